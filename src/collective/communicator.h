@@ -1,0 +1,67 @@
+// The collective-communication interface every backend implements, and the factory
+// that picks a backend at run time (CommunicationImplementation: AUTO, RING, NCCL).
+//
+// Threading: one thread at a time may call the collective operations of a
+// Communicator (they are issued in the same order on every rank). Abort() may be
+// called from any thread at any time, e.g. by a heartbeat watcher.
+// Blocking: every operation returns within the communicator's timeout; a dead or
+// hung peer makes it fail with an error that names the peer.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "store/store.h"
+
+namespace ringtrain {
+
+enum class ReduceOp { kSum, kMean };
+enum class Implementation { kAuto, kRing, kNccl };
+
+// "AUTO" | "RING" | "NCCL" (case-insensitive).
+StatusOr<Implementation> ParseImplementation(const std::string& name);
+const char* ImplementationName(Implementation impl);
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;  // closes connections; never throws, never blocks for long
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual const char* backend_name() const = 0;
+
+  // In place: data[0..count) becomes the element-wise sum (or mean) over all ranks.
+  // The result is bit-for-bit identical on every rank and across runs with the same size.
+  virtual Status AllReduce(float* data, size_t count, ReduceOp op) = 0;
+  // data[0..count) on every rank becomes root's data.
+  virtual Status Broadcast(float* data, size_t count, int root) = 0;
+  // out[r*count .. (r+1)*count) becomes rank r's in[0..count). out holds count*size() floats.
+  virtual Status AllGather(const float* in, size_t count, float* out) = 0;
+  // Returns once every rank has entered the barrier.
+  virtual Status Barrier() = 0;
+  // Makes every in-flight and later operation fail promptly with ABORTED: reason.
+  virtual void Abort(const std::string& reason) = 0;
+};
+
+struct CommunicatorOptions {
+  Implementation implementation = Implementation::kAuto;
+  // Deadline for each collective operation and for connection set-up.
+  std::chrono::milliseconds timeout{std::chrono::seconds(120)};
+  // The host (name or address) this rank listens on for data-plane connections;
+  // peers connect to it. For TF_CONFIG clusters it is the task's own host.
+  std::string listen_host = "127.0.0.1";
+  // Ring: size of a pipelined chunk in bytes.
+  size_t chunk_bytes = 1 << 18;
+};
+
+// Creates a communicator for `rank` of `size` ranks. Endpoints are exchanged through
+// `store` (not owned; must outlive the call) under keys of its own; callers that
+// build several communicators pass a PrefixStore per communicator.
+// Blocks until all ranks are connected or options.timeout passes.
+StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOptions& options, int rank,
+                                                           int size, Store* store);
+
+}  // namespace ringtrain

@@ -1,0 +1,73 @@
+#include "common/logging.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace ringtrain {
+namespace {
+
+LogLevel LevelFromEnv() {
+  const char* v = std::getenv("RINGTRAIN_LOG_LEVEL");
+  if (v == nullptr) return LogLevel::kInfo;
+  if (std::strcmp(v, "DEBUG") == 0) return LogLevel::kDebug;
+  if (std::strcmp(v, "WARNING") == 0) return LogLevel::kWarning;
+  if (std::strcmp(v, "ERROR") == 0) return LogLevel::kError;
+  return LogLevel::kInfo;
+}
+
+std::atomic<int>& MinLevelStorage() {
+  static std::atomic<int> level{static_cast<int>(LevelFromEnv())};
+  return level;
+}
+
+std::string& Tag() {
+  static std::string tag;
+  return tag;
+}
+
+}  // namespace
+
+LogLevel MinLogLevel() { return static_cast<LogLevel>(MinLevelStorage().load(std::memory_order_relaxed)); }
+void SetMinLogLevel(LogLevel level) { MinLevelStorage().store(static_cast<int>(level)); }
+void SetLogTag(const std::string& tag) { Tag() = tag; }
+
+LogMessage::LogMessage(LogLevel level, const char* file, int line) : level_(level) {
+  static const char kLetters[] = {'D', 'I', 'W', 'E'};
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  int micros = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() % 1000000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%c%02d%02d %02d:%02d:%02d.%06d ", kLetters[static_cast<int>(level)],
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
+  const char* base = std::strrchr(file, '/');
+  stream_ << buf;
+  if (!Tag().empty()) stream_ << Tag() << ' ';
+  stream_ << (base ? base + 1 : file) << ':' << line << "] ";
+}
+
+LogMessage::~LogMessage() {
+  try {
+    stream_ << '\n';
+    std::string s = stream_.str();
+    const char* p = s.data();
+    size_t left = s.size();
+    while (left > 0) {
+      ssize_t n = ::write(STDERR_FILENO, p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  } catch (...) {
+    // A destructor never throws; a lost log line is the lesser harm.
+  }
+}
+
+}  // namespace ringtrain

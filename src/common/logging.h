@@ -1,0 +1,39 @@
+// Minimal glog-style logging to stderr: RT_LOG(INFO) << "text";
+// Thread-safe: each message is written with one write(2) call.
+#pragma once
+
+#include <sstream>
+#include <string>
+
+namespace ringtrain {
+
+enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
+
+// The minimum level printed; from RINGTRAIN_LOG_LEVEL (DEBUG|INFO|WARNING|ERROR), default INFO.
+LogLevel MinLogLevel();
+void SetMinLogLevel(LogLevel level);
+// A tag printed in every line, e.g. "worker:1". Set once at start-up, before threads start.
+void SetLogTag(const std::string& tag);
+
+class LogMessage {
+ public:
+  LogMessage(LogLevel level, const char* file, int line);
+  ~LogMessage();  // writes the line; never throws
+  std::ostringstream& stream() { return stream_; }
+
+ private:
+  LogLevel level_;
+  std::ostringstream stream_;
+};
+
+}  // namespace ringtrain
+
+#define RT_LOG_LEVEL_DEBUG ::ringtrain::LogLevel::kDebug
+#define RT_LOG_LEVEL_INFO ::ringtrain::LogLevel::kInfo
+#define RT_LOG_LEVEL_WARNING ::ringtrain::LogLevel::kWarning
+#define RT_LOG_LEVEL_ERROR ::ringtrain::LogLevel::kError
+
+#define RT_LOG(level)                                                   \
+  if (RT_LOG_LEVEL_##level < ::ringtrain::MinLogLevel()) {              \
+  } else                                                                \
+    ::ringtrain::LogMessage(RT_LOG_LEVEL_##level, __FILE__, __LINE__).stream()

@@ -1,0 +1,51 @@
+#include "common/status.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace ringtrain {
+
+const char* CodeName(Code code) {
+  switch (code) {
+    case Code::kOk: return "OK";
+    case Code::kInvalidArgument: return "INVALID_ARGUMENT";
+    case Code::kNotFound: return "NOT_FOUND";
+    case Code::kDeadlineExceeded: return "DEADLINE_EXCEEDED";
+    case Code::kUnavailable: return "UNAVAILABLE";
+    case Code::kAborted: return "ABORTED";
+    case Code::kFailedPrecondition: return "FAILED_PRECONDITION";
+    case Code::kDataLoss: return "DATA_LOSS";
+    case Code::kPermissionDenied: return "PERMISSION_DENIED";
+    case Code::kUnimplemented: return "UNIMPLEMENTED";
+    case Code::kInternal: return "INTERNAL";
+  }
+  return "UNKNOWN";
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  return std::string(CodeName(code_)) + ": " + message_;
+}
+
+Status Status::WithContext(const std::string& context) const {
+  if (ok()) return *this;
+  return Status(code_, context + ": " + message_);
+}
+
+Status ErrnoError(const std::string& what, int err) {
+  std::string msg = what + ": " + std::strerror(err);
+  switch (err) {
+    case ENOENT: return NotFoundError(msg);
+    case ECONNREFUSED:
+    case ECONNRESET:
+    case EPIPE:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ETIMEDOUT: return UnavailableError(msg);
+    case EACCES:
+    case EPERM: return PermissionDeniedError(msg);
+    default: return InternalError(msg);
+  }
+}
+
+}  // namespace ringtrain

@@ -1,0 +1,103 @@
+// ringtrain's one error model: a Status (code + message) and StatusOr<T>.
+// gRPC, socket, zlib and file-system errors are converted to a Status at the edge
+// where they happen; no exception crosses a library boundary. Every message a user
+// can see says what was wrong and, where it can, what to do about it.
+#pragma once
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace ringtrain {
+
+enum class Code {
+  kOk = 0,
+  kInvalidArgument,     // bad input: configuration, job file, flags
+  kNotFound,            // a file or key that is not there
+  kDeadlineExceeded,    // a wait ran past its deadline
+  kUnavailable,         // a peer or service could not be reached
+  kAborted,             // an operation was stopped by Abort() or a peer failure
+  kFailedPrecondition,  // the system is not in a state that allows the call
+  kDataLoss,            // corrupt or truncated data
+  kPermissionDenied,    // refused by the other side (e.g. a different job)
+  kUnimplemented,       // a feature this build does not have
+  kInternal,            // a bug or an unexpected system error
+};
+
+const char* CodeName(Code code);
+
+class Status {
+ public:
+  Status() = default;  // OK
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "INVALID_ARGUMENT: message" (or "OK").
+  std::string ToString() const;
+  // Returns a copy whose message is "context: message".
+  Status WithContext(const std::string& context) const;
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+inline Status InvalidArgumentError(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
+inline Status NotFoundError(std::string m) { return {Code::kNotFound, std::move(m)}; }
+inline Status DeadlineExceededError(std::string m) { return {Code::kDeadlineExceeded, std::move(m)}; }
+inline Status UnavailableError(std::string m) { return {Code::kUnavailable, std::move(m)}; }
+inline Status AbortedError(std::string m) { return {Code::kAborted, std::move(m)}; }
+inline Status FailedPreconditionError(std::string m) { return {Code::kFailedPrecondition, std::move(m)}; }
+inline Status DataLossError(std::string m) { return {Code::kDataLoss, std::move(m)}; }
+inline Status PermissionDeniedError(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
+inline Status UnimplementedError(std::string m) { return {Code::kUnimplemented, std::move(m)}; }
+inline Status InternalError(std::string m) { return {Code::kInternal, std::move(m)}; }
+// "what: strerror(errno)" as an INTERNAL or UNAVAILABLE status, chosen from errno.
+Status ErrnoError(const std::string& what, int err);
+
+template <typename T>
+class StatusOr {
+ public:
+  StatusOr(const Status& status) : v_(status) { assert(!status.ok()); }  // NOLINT: implicit by design
+  StatusOr(Status&& status) : v_(std::move(status)) { assert(!std::get<Status>(v_).ok()); }  // NOLINT
+  StatusOr(const T& value) : v_(value) {}  // NOLINT
+  StatusOr(T&& value) : v_(std::move(value)) {}  // NOLINT
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  Status status() const { return ok() ? Status() : std::get<Status>(v_); }
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<Status, T> v_;
+};
+
+}  // namespace ringtrain
+
+#define RT_CONCAT_INNER(a, b) a##b
+#define RT_CONCAT(a, b) RT_CONCAT_INNER(a, b)
+
+#define RT_RETURN_IF_ERROR(expr)                 \
+  do {                                           \
+    ::ringtrain::Status rt_status_ = (expr);     \
+    if (!rt_status_.ok()) return rt_status_;     \
+  } while (0)
+
+#define RT_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                             \
+  if (!tmp.ok()) return tmp.status();            \
+  lhs = std::move(tmp).value()
+
+// RT_ASSIGN_OR_RETURN(auto x, MakeX()); returns the error status if MakeX() failed.
+#define RT_ASSIGN_OR_RETURN(lhs, expr) \
+  RT_ASSIGN_OR_RETURN_IMPL(RT_CONCAT(rt_statusor_, __LINE__), lhs, expr)

@@ -1,0 +1,50 @@
+// The chief's coordination service over gRPC (proto/coordination.proto):
+// registration with incarnation ids and job-hash checks, wait-for-all, a key-value
+// store, named barriers, heartbeats with failure detection, and orderly shutdown.
+//
+// Threading: all methods are thread-safe. Destruction stops the server (bounded).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/deadline.h"
+#include "common/status.h"
+
+namespace ringtrain::coordination {
+
+struct ServerOptions {
+  // Where to listen: "host:port" (the chief's own TF_CONFIG address).
+  std::string address;
+  // The tasks that must register, e.g. {"chief:0", "worker:0", "worker:1"}.
+  std::vector<std::string> expected_tasks;
+  // The chief's job configuration, canonical JSON (nlohmann dump of the parsed job).
+  // A task whose job differs is refused with PERMISSION_DENIED naming the first
+  // differing field as a JSON pointer ("/optimizer/learning_rate").
+  std::string reference_job_json;
+  // A task that sends no heartbeat for this long is declared failed.
+  std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(10)};
+};
+
+class CoordinationServer {
+ public:
+  // Binds and starts serving. UNAVAILABLE if the address cannot be bound (says which).
+  static StatusOr<std::unique_ptr<CoordinationServer>> Start(const ServerOptions& options);
+  ~CoordinationServer();  // Stop() if not stopped; never throws
+
+  // Waits until every expected task has called Shutdown, or the deadline passes
+  // (DEADLINE_EXCEEDED naming the tasks that did not).
+  Status WaitForShutdown(Deadline deadline);
+  // Stops serving; in-flight long polls return UNAVAILABLE promptly.
+  void Stop();
+  int port() const;  // the bound port
+
+ private:
+  CoordinationServer();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringtrain::coordination

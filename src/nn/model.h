@@ -1,0 +1,63 @@
+// A sequential model built from the job file's "model" section (Keras-like layers,
+// channels-last NHWC). Parameters live in one contiguous buffer and gradients in
+// another of the same layout, so a whole step's gradient is one all-reduce.
+//
+// Threading: a Model is used by one thread at a time. Forward/Backward allocate
+// nothing after the first call with a given batch size.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace ringtrain::nn {
+
+struct ParamInfo {
+  std::string name;            // Keras-style: "conv2d/kernel", "dense_1/bias"
+  std::vector<int64_t> shape;  // conv kernel [kh, kw, in, out]; dense kernel [in, out]; bias [units]
+  size_t offset = 0;           // into params() / grads(), in floats
+  size_t count = 0;
+};
+
+class Layer;  // defined in nn/layer.h
+
+class Model {
+ public:
+  // Builds and initialises the model: Glorot-uniform kernels and zero biases, drawn
+  // deterministically from `seed` (same seed -> same bits). Errors name the bad
+  // layer and field, e.g. "model.layers[2] (dense): 'units' must be a positive integer".
+  static StatusOr<std::unique_ptr<Model>> FromJson(const nlohmann::json& model_json, uint64_t seed);
+  ~Model();
+
+  const std::vector<int>& input_shape() const;  // per example, e.g. {28, 28}
+  size_t input_size() const;                     // floats per example
+  int num_classes() const;                       // size of the last layer's output
+
+  float* params();
+  const float* params() const;
+  float* grads();
+  size_t num_params() const;
+  const std::vector<ParamInfo>& param_infos() const;
+
+  // input: [batch, input_shape...] floats. Returns logits [batch, num_classes()],
+  // valid until the next Forward. `training` keeps what Backward needs.
+  const float* Forward(const float* input, int batch, bool training);
+  // grad_logits: [batch, num_classes()] for the batch of the last training Forward.
+  // Overwrites grads().
+  void Backward(const float* grad_logits);
+
+  // A Keras-like summary table (layer, output shape, parameter count).
+  std::string Summary() const;
+
+ private:
+  Model();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ringtrain::nn
