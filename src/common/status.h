@@ -99,5 +99,6 @@ class StatusOr {
   lhs = std::move(tmp).value()
 
 // RT_ASSIGN_OR_RETURN(auto x, MakeX()); returns the error status if MakeX() failed.
+// It expands to several statements: inside an if/else, use braces.
 #define RT_ASSIGN_OR_RETURN(lhs, expr) \
   RT_ASSIGN_OR_RETURN_IMPL(RT_CONCAT(rt_statusor_, __LINE__), lhs, expr)

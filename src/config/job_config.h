@@ -1,0 +1,50 @@
+// The job file: what to train and how (JSON; relative paths resolve against the
+// file's directory). The top level is validated here; the "model", "optimizer" and
+// data-source sections are validated by the libraries that own them (nn, data).
+// Unknown keys are errors that name the key, so typos are caught before training.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace ringtrain::config {
+
+struct CommunicationConfig {
+  std::string implementation = "AUTO";  // AUTO | RING | NCCL
+  double timeout_seconds = 0;           // per collective; 0 = the default from Settings
+};
+
+struct JobConfig {
+  nlohmann::json raw;     // the file as parsed: what the chief compares across workers
+  std::string base_dir;   // the job file's directory ("." for inline jobs)
+
+  nlohmann::json model;
+  nlohmann::json loss;
+  nlohmann::json optimizer;
+  nlohmann::json train_data;            // data.train
+  nlohmann::json eval_data;             // data.eval, or null
+  std::string auto_shard_policy = "AUTO";
+  int batch_size_per_worker = 0;
+  int epochs = 1;
+  int steps_per_epoch = 0;              // 0: one pass over the smallest worker shard
+  uint64_t seed = 0;
+  CommunicationConfig communication;
+  std::string save_model;               // resolved path, or empty
+  std::string history_file;             // resolved path, or empty
+
+  // Canonical text of `raw` (sorted keys): equal for equal jobs.
+  std::string CanonicalJson() const { return raw.dump(); }
+  // A path from the job resolved against base_dir (absolute paths unchanged).
+  std::string Resolve(const std::string& path) const;
+};
+
+// Parses a job from text. `base_dir` anchors relative paths.
+StatusOr<JobConfig> ParseJobConfig(const std::string& text, const std::string& base_dir);
+// Reads and parses the job file at `path` (INVALID_ARGUMENT if unreadable).
+StatusOr<JobConfig> LoadJobConfig(const std::string& path);
+
+}  // namespace ringtrain::config

@@ -1,0 +1,65 @@
+#include "config/settings.h"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace ringtrain::config {
+namespace {
+
+Status ReadDouble(const char* name, double min, double* out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return Status::Ok();
+  char* end = nullptr;
+  double d = std::strtod(v, &end);
+  if (end == v || *end != '\0' || d < min) {
+    return InvalidArgumentError(std::string(name) + "='" + v + "' is not a number >= " + std::to_string(min));
+  }
+  *out = d;
+  return Status::Ok();
+}
+
+Status ReadInt(const char* name, int min, int* out) {
+  double d = *out;
+  RT_RETURN_IF_ERROR(ReadDouble(name, min, &d));
+  if (d != static_cast<int>(d)) return InvalidArgumentError(std::string(name) + " must be an integer");
+  *out = static_cast<int>(d);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Settings> LoadSettings() {
+  Settings s;
+  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_RENDEZVOUS_TIMEOUT_S", 0.1, &s.rendezvous_timeout_s));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_HEARTBEAT_INTERVAL_MS", 10, &s.heartbeat_interval_ms));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_HEARTBEAT_TIMEOUT_MS", 50, &s.heartbeat_timeout_ms));
+  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_COLLECTIVE_TIMEOUT_S", 0.1, &s.collective_timeout_s));
+  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_SHUTDOWN_TIMEOUT_S", 0.1, &s.shutdown_timeout_s));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, &s.num_threads));
+  if (const char* v = std::getenv("RINGTRAIN_DATA_HOST")) s.data_host = v;
+  if (const char* v = std::getenv("RINGTRAIN_PROGRESS")) {
+    s.progress = v;
+    if (s.progress != "auto" && s.progress != "bar" && s.progress != "lines") {
+      return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar or lines, not '" + s.progress + "'");
+    }
+  }
+  if (s.heartbeat_timeout_ms <= s.heartbeat_interval_ms) {
+    return InvalidArgumentError("RINGTRAIN_HEARTBEAT_TIMEOUT_MS must be larger than RINGTRAIN_HEARTBEAT_INTERVAL_MS");
+  }
+  return s;
+}
+
+std::string Describe(const Settings& s) {
+  Settings d;
+  std::ostringstream o;
+  o << "settings: RINGTRAIN_RENDEZVOUS_TIMEOUT_S=" << s.rendezvous_timeout_s << " (default " << d.rendezvous_timeout_s
+    << "), RINGTRAIN_HEARTBEAT_INTERVAL_MS=" << s.heartbeat_interval_ms << " (default " << d.heartbeat_interval_ms
+    << "), RINGTRAIN_HEARTBEAT_TIMEOUT_MS=" << s.heartbeat_timeout_ms << " (default " << d.heartbeat_timeout_ms
+    << "), RINGTRAIN_COLLECTIVE_TIMEOUT_S=" << s.collective_timeout_s << " (default " << d.collective_timeout_s
+    << "), RINGTRAIN_SHUTDOWN_TIMEOUT_S=" << s.shutdown_timeout_s << " (default " << d.shutdown_timeout_s
+    << "), RINGTRAIN_NUM_THREADS=" << s.num_threads << " (default 0 = auto), RINGTRAIN_DATA_HOST='" << s.data_host
+    << "' (default: the task's own host), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)";
+  return o.str();
+}
+
+}  // namespace ringtrain::config

@@ -1,0 +1,35 @@
+// Every run-time knob of a worker in one place: its environment variable, its
+// default, and what it does. Logged once at start-up (Describe()).
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace ringtrain::config {
+
+struct Settings {
+  // RINGTRAIN_RENDEZVOUS_TIMEOUT_S: how long a task waits for the whole cluster to register.
+  double rendezvous_timeout_s = 300;
+  // RINGTRAIN_HEARTBEAT_INTERVAL_MS / RINGTRAIN_HEARTBEAT_TIMEOUT_MS: liveness of every task.
+  int heartbeat_interval_ms = 1000;
+  int heartbeat_timeout_ms = 10000;
+  // RINGTRAIN_COLLECTIVE_TIMEOUT_S: deadline of each collective operation when the job's
+  // communication.timeout_seconds is 0.
+  double collective_timeout_s = 300;
+  // RINGTRAIN_SHUTDOWN_TIMEOUT_S: how long the chief waits for every task's orderly shutdown.
+  double shutdown_timeout_s = 60;
+  // RINGTRAIN_NUM_THREADS: compute threads per worker; 0 = cores / training tasks on this host.
+  int num_threads = 0;
+  // RINGTRAIN_DATA_HOST: the address the data plane listens on; empty = the task's TF_CONFIG host.
+  std::string data_host;
+  // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", or "lines".
+  std::string progress = "auto";
+};
+
+// Defaults overridden by the environment. INVALID_ARGUMENT names a malformed variable.
+StatusOr<Settings> LoadSettings();
+// One line per knob: "NAME=value (default D)".
+std::string Describe(const Settings& s);
+
+}  // namespace ringtrain::config
