@@ -1,0 +1,18 @@
+// The subcommands of the `ringtrain` executable. Each returns a process exit code
+// (common/exit_codes.h) and prints one clear line for any error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ringtrain::cli {
+
+// `ringtrain worker --job JOB.json [--tf_config FILE|JSON]`: one task of a cluster.
+int RunWorker(const std::vector<std::string>& args);
+// `ringtrain launch --workers N --job JOB.json`: N local workers on loopback.
+int RunLaunch(const std::vector<std::string>& args, const std::string& self_path);
+
+// Prints "ringtrain: error: <message>" (prefixed with the task when known) to stderr.
+void PrintError(const std::string& message);
+
+}  // namespace ringtrain::cli

@@ -1,0 +1,45 @@
+// ringtrain: synchronous multi-worker training configured like TensorFlow's
+// MultiWorkerMirroredStrategy. This file only dispatches to the subcommands.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "common/exit_codes.h"
+
+namespace {
+
+const char kUsage[] =
+    "usage: ringtrain <command> [flags]\n"
+    "\n"
+    "commands:\n"
+    "  worker --job JOB.json [--tf_config FILE|JSON]\n"
+    "      run one task of a cluster described by TF_CONFIG (environment or --tf_config)\n"
+    "  launch --workers N --job JOB.json [--base_port P] [-- worker flags]\n"
+    "      start N local workers on loopback, with their TF_CONFIG set, prefixing their output\n"
+    "  version     print the version\n"
+    "  help        print this text\n"
+    "\n"
+    "exit codes: 0 ok, 1 internal error, 2 bad configuration, 3 bad data, 4 rendezvous failed,\n"
+    "            5 a peer failed during training, 6 model/backup file error (README.md, \"Exit codes\")\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? ringtrain::kExitBadConfig : ringtrain::kExitOk;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "version" || command == "--version") {
+    std::printf("ringtrain %s (RING over TCP; NCCL: not built)\n", RINGTRAIN_VERSION);
+    return ringtrain::kExitOk;
+  }
+  if (command == "worker") return ringtrain::cli::RunWorker(args);
+  if (command == "launch") return ringtrain::cli::RunLaunch(args, "/proc/self/exe");
+  ringtrain::cli::PrintError("unknown command '" + command + "'; run `ringtrain help`");
+  return ringtrain::kExitBadConfig;
+}
