@@ -30,28 +30,54 @@ struct Dataset {
 struct ShardResult {
   Dataset data;               // this worker's shard
   ShardPolicy applied;        // FILE, DATA or OFF (AUTO resolved)
-  std::string description;    // e.g. "AUTO -> DATA: 1 file < 2 workers; worker 1 keeps 4000 of 8000 examples"
+  std::string description;    // e.g. "AUTO -> DATA (1 file for 2 workers): worker 1 reads 4000 of 8000 examples"
 };
 
 // Loads the part of the source `source_json` (a "train"/"eval" entry of the job) that
 // belongs to worker `index` of `num_workers`. Relative paths resolve against base_dir.
 // Errors: INVALID_ARGUMENT for a bad spec (naming the field), NOT_FOUND for a missing
 // file (naming the path), DATA_LOSS for a malformed file.
+//
+// Sharding, with tf.data's meanings (example indices count within the range that
+// first/count select):
+//   FILE  file j goes to worker j mod num_workers; INVALID_ARGUMENT if there are fewer
+//         files than workers, or if an mnist_idx source also gives first/count (a
+//         range across files cannot be split by file; use DATA).
+//   DATA  worker k keeps example i when i mod num_workers == k.
+//   OFF   every worker gets everything.
+//   AUTO  FILE when the source has at least num_workers files (and no first/count),
+//         else DATA.
+// With num_workers == 1 every policy yields everything (applied = OFF). A synthetic
+// source has `files` virtual files (default 1), see source_spec.h. A shard that would
+// be empty is an INVALID_ARGUMENT (a worker with no data could not take a step).
+// Blocks on file reads; any thread may call it.
 StatusOr<ShardResult> LoadShard(const nlohmann::json& source_json, const std::string& base_dir,
                                 ShardPolicy policy, int index, int num_workers);
+// The same, with `field` naming the source in messages (e.g. "data.train", giving
+// "data.train.images: ..."); the overload above uses "source".
+StatusOr<ShardResult> LoadShard(const nlohmann::json& source_json, const std::string& base_dir,
+                                ShardPolicy policy, int index, int num_workers, const std::string& field);
 
 // Endless, deterministic batches over a dataset: each pass over the data is a
 // permutation derived from (seed, pass) only, so the same seed gives the same order
 // on every run; a batch that reaches the end of a pass continues into the next
-// (tf.data's shuffle().repeat().batch()).
+// (tf.data's shuffle().repeat().batch()). A dataset smaller than a batch wraps
+// through several passes within one batch. shuffle=false keeps the data's order.
+//
+// The caller guarantees data->size() > 0 and batch_size > 0; if it does not, Next
+// writes zeros (when it can) and returns instead of crashing. `data` must outlive the
+// iterator and not change size while it is used. One thread at a time; never blocks.
 class BatchIterator {
  public:
   BatchIterator(const Dataset* data, int batch_size, uint64_t seed, bool shuffle);  // data not owned
   // Fills images [batch, example_size] and labels [batch].
   void Next(float* images, int32_t* labels);
-  // Position, for resuming: passes completed and offset within the current pass.
+  // Position, for resuming: passes completed and offset within the current pass
+  // (always < size: finishing a pass moves to offset 0 of the next).
   uint64_t pass() const { return pass_; }
   size_t offset() const { return offset_; }
+  // Restores a position saved from pass()/offset(); an offset >= size counts on into
+  // later passes. O(size).
   void Seek(uint64_t pass, size_t offset);
 
  private:

@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "common/status.h"
+
 namespace ringtrain::nn {
 
 struct LossStats {
@@ -15,7 +17,12 @@ struct LossStats {
 // With grad_scale = 1 / global_batch, summing the gradients of all workers gives the
 // gradient of the mean loss over the global batch (the custom-training-loop seed's
 // scaling). grad_logits may be null (evaluation).
+// Labels must lie in [0, classes) (see CheckLabels); an example whose label is
+// outside makes loss_sum NaN, and the call logs an error.
 LossStats SparseSoftmaxCrossEntropy(const float* logits, const int32_t* labels, int batch, int classes,
                                     float grad_scale, float* grad_logits);
+
+// INVALID_ARGUMENT naming the first label outside [0, classes), else OK.
+Status CheckLabels(const int32_t* labels, int batch, int classes);
 
 }  // namespace ringtrain::nn

@@ -1,0 +1,92 @@
+// RingCommunicator::Create: listen, publish the address, connect the ring.
+#include <sys/eventfd.h>
+
+#include <cerrno>
+
+#include "collective/handshake.h"
+#include "collective/ring_communicator.h"
+#include "common/logging.h"
+
+namespace ringtrain {
+namespace {
+
+std::string AddrKey(int rank) { return "ring/addr/" + std::to_string(rank); }
+
+std::string JoinHostPort(const std::string& host, int port) {
+  bool ipv6_literal = host.find(':') != std::string::npos;
+  return (ipv6_literal ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+bool IsWildcard(const std::string& host) {
+  return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]" || host == "*";
+}
+
+StatusOr<std::string> FetchAddress(Store* store, int rank, int peer, Deadline deadline) {
+  auto addr = store->Get(AddrKey(peer), deadline);
+  if (!addr.ok()) {
+    return addr.status().WithContext("ring set-up on rank " + std::to_string(rank) + ": rank " +
+                                     std::to_string(peer) + " did not publish its ring address (is it running?)");
+  }
+  return addr;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const CommunicatorOptions& options, int rank,
+                                                                  int size, Store* store) {
+  if (size < 2) return InvalidArgumentError("a ring needs at least 2 ranks, got " + std::to_string(size));
+  if (rank < 0 || rank >= size) {
+    return InvalidArgumentError("rank " + std::to_string(rank) + " is out of range for " + std::to_string(size) +
+                                " ranks");
+  }
+  if (store == nullptr) return InvalidArgumentError("ring set-up needs a store to exchange addresses; got null");
+  if (IsWildcard(options.listen_host)) {
+    return InvalidArgumentError("listen_host '" + options.listen_host +
+                                "' is a wildcard that peers cannot connect to; use this worker's own host name or "
+                                "address");
+  }
+  const Deadline deadline = Deadline::After(options.timeout);
+  const int next_rank = (rank + 1) % size;
+  const int prev_rank = (rank + size - 1) % size;
+
+  int port = 0;
+  RT_ASSIGN_OR_RETURN(Fd listener, ListenTcp(options.listen_host, &port));
+  const std::string my_addr = JoinHostPort(options.listen_host, port);
+  // Published only after listen(), so a peer that reads it can connect at once.
+  RT_RETURN_IF_ERROR(store->Set(AddrKey(rank), my_addr).WithContext("ring set-up: publishing this rank's address"));
+
+  RT_ASSIGN_OR_RETURN(std::string next_addr, FetchAddress(store, rank, next_rank, deadline));
+  RT_ASSIGN_OR_RETURN(std::string prev_addr, FetchAddress(store, rank, prev_rank, deadline));
+  std::string next_host;
+  int next_port = 0;
+  if (!SplitHostPort(next_addr, &next_host, &next_port)) {
+    return InternalError("rank " + std::to_string(next_rank) + " published a malformed ring address '" +
+                         next_addr + "' under store key " + AddrKey(next_rank));
+  }
+
+  Peer next;
+  next.rank = next_rank;
+  next.name = "rank " + std::to_string(next_rank) + " (" + next_addr + ")";
+  Peer prev;
+  prev.rank = prev_rank;
+  prev.name = "rank " + std::to_string(prev_rank) + " (" + prev_addr + ")";
+
+  // Connect-and-hello, then accept, then read the answer: no rank waits on another's
+  // answer before answering its own peer, so the ring cannot deadlock here.
+  RT_ASSIGN_OR_RETURN(next.fd, ConnectToNext(next_host, next_port, rank, size, next_rank, deadline));
+  std::string prev_remote;
+  RT_ASSIGN_OR_RETURN(prev.fd, AcceptFromPrev(listener.get(), rank, size, prev_rank, deadline, &prev_remote));
+  RT_RETURN_IF_ERROR(AwaitNextReply(next.fd.get(), size, next_rank, deadline, next.name));
+  listener.reset();  // later strangers get "connection refused" instead of hanging
+
+  Fd abort_fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!abort_fd.valid()) return ErrnoError("eventfd() for the communicator's abort signal", errno);
+
+  RT_LOG(INFO) << "ring rank " << rank << "/" << size << " connected: listening on " << my_addr << ", sending to "
+               << next.name << ", receiving from " << prev.name << " (" << prev_remote << "), chunk "
+               << options.chunk_bytes << " bytes, timeout " << options.timeout.count() << " ms";
+  return std::unique_ptr<Communicator>(
+      new RingCommunicator(rank, size, options, std::move(next), std::move(prev), std::move(abort_fd)));
+}
+
+}  // namespace ringtrain

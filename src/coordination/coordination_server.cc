@@ -1,0 +1,89 @@
+#include "coordination/coordination_server.h"
+
+#include <mutex>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "common/logging.h"
+#include "coordination/coordination_service.h"
+#include "coordination/job_diff.h"
+#include "coordination/service_state.h"
+
+namespace ringtrain::coordination {
+
+struct CoordinationServer::Impl {
+  std::string address;
+  int port = 0;
+  // Declared before server so that it is destroyed after it: gRPC requires a service
+  // to outlive the server it is registered with.
+  std::unique_ptr<CoordinationServiceImpl> service;
+  std::unique_ptr<grpc::Server> server;
+  std::mutex stop_mu;
+  bool stopped = false;  // guarded by stop_mu
+};
+
+CoordinationServer::CoordinationServer() : impl_(std::make_unique<Impl>()) {}
+
+CoordinationServer::~CoordinationServer() { Stop(); }
+
+StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const ServerOptions& options) {
+  if (options.expected_tasks.empty()) {
+    return InvalidArgumentError("the coordination service needs the cluster's task list; TF_CONFIG lists no tasks");
+  }
+  if (options.heartbeat_timeout.count() <= 0) {
+    return InvalidArgumentError("heartbeat timeout must be positive, got " +
+                                std::to_string(options.heartbeat_timeout.count()) + " ms");
+  }
+  if (!options.reference_job_json.empty()) {
+    RT_RETURN_IF_ERROR(ValidateJobJson(options.reference_job_json, "the chief's"));
+  }
+
+  std::unique_ptr<CoordinationServer> server(new CoordinationServer());
+  Impl& impl = *server->impl_;
+  impl.address = options.address;
+  impl.service = std::make_unique<CoordinationServiceImpl>(
+      ServiceState(options.expected_tasks, options.reference_job_json, options.heartbeat_timeout),
+      options.heartbeat_timeout);
+
+  // The standard grpc.health.v1 service, so that launchers and probes can ask whether
+  // the chief is serving.
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &impl.port);
+  // gRPC sets SO_REUSEPORT by default, which would let a second chief bind the same
+  // port silently; we want "address in use" instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(impl.service.get());
+  impl.server = builder.BuildAndStart();
+  if (!impl.server || impl.port == 0) {
+    impl.server.reset();
+    return UnavailableError("cannot listen on " + options.address +
+                            ": address in use or not local; check that no other chief runs there and that the "
+                            "chief's TF_CONFIG address names this machine");
+  }
+  impl.service->StartTimer();
+  RT_LOG(INFO) << "coordination service listening on " << options.address << " (port " << impl.port << ") for "
+               << options.expected_tasks.size() << " tasks";
+  return server;
+}
+
+Status CoordinationServer::WaitForShutdown(Deadline deadline) { return impl_->service->WaitForShutdown(deadline); }
+
+void CoordinationServer::Stop() {
+  if (!impl_) return;
+  std::lock_guard<std::mutex> lock(impl_->stop_mu);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  // Answer the parked long polls first: gRPC's Shutdown waits for every callback
+  // request to finish, and those would otherwise hold it until their wait ends.
+  if (impl_->service) impl_->service->Stop();
+  if (impl_->server) {
+    impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    RT_LOG(INFO) << "coordination service on " << impl_->address << " stopped";
+  }
+}
+
+int CoordinationServer::port() const { return impl_->port; }
+
+}  // namespace ringtrain::coordination

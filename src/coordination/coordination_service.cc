@@ -1,0 +1,249 @@
+#include "coordination/coordination_service.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "common/logging.h"
+#include "coordination/grpc_status.h"
+
+namespace ringtrain::coordination {
+namespace {
+
+const grpc::Status kShuttingDown(grpc::StatusCode::UNAVAILABLE,
+                                 "the chief's coordination service is shutting down");
+
+}  // namespace
+
+// Reactors to finish once mu_ is released: Finish may run gRPC callbacks, which must not
+// run under our lock. Declare one before taking the lock so it is destroyed after it.
+class CoordinationServiceImpl::FinishList {
+ public:
+  FinishList() = default;
+  FinishList(const FinishList&) = delete;
+  FinishList& operator=(const FinishList&) = delete;
+  ~FinishList() {
+    for (auto& [reactor, status] : items_) reactor->Finish(status);
+  }
+  void Add(grpc::ServerUnaryReactor* reactor, grpc::Status status = grpc::Status::OK) {
+    items_.emplace_back(reactor, std::move(status));
+  }
+
+ private:
+  std::vector<std::pair<grpc::ServerUnaryReactor*, grpc::Status>> items_;
+};
+
+CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout)
+    : failure_check_period_(std::clamp(heartbeat_timeout / 4, std::chrono::milliseconds(10),
+                                       std::chrono::milliseconds(1000))),
+      state_(std::move(state)) {}
+
+CoordinationServiceImpl::~CoordinationServiceImpl() { Stop(); }
+
+void CoordinationServiceImpl::StartTimer() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!timer_.joinable() && !stopping_) timer_ = std::thread([this] { TimerLoop(); });
+}
+
+void CoordinationServiceImpl::Stop() {
+  {
+    FinishList finish;
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (auto& poll : parked_) finish.Add(poll.reactor, kShuttingDown);
+    parked_.clear();
+  }
+  timer_cv_.notify_all();
+  shutdown_cv_.notify_all();
+  if (timer_.joinable() && timer_.get_id() != std::this_thread::get_id()) timer_.join();
+}
+
+Status CoordinationServiceImpl::WaitForShutdown(Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  shutdown_cv_.wait_until(lock, deadline.when(),
+                          [&] { return stopping_ || state_.MissingShutdowns().empty(); });
+  std::vector<std::string> missing = state_.MissingShutdowns();
+  if (missing.empty()) return Status::Ok();
+  if (stopping_) return UnavailableError("the coordination service was stopped while waiting for tasks to shut down");
+  return DeadlineExceededError(std::to_string(missing.size()) + " of " + std::to_string(state_.expected_tasks().size()) +
+                               " tasks did not shut down before the deadline: " + JoinTasks(missing));
+}
+
+void CoordinationServiceImpl::PollLocked(grpc::ServerUnaryReactor* reactor, uint32_t wait_ms, PollCheck check,
+                                         FinishList* finish) {
+  if (stopping_) {
+    finish->Add(reactor, kShuttingDown);
+    return;
+  }
+  auto wait = std::min(std::chrono::milliseconds(wait_ms), kMaxPollWait);
+  if (check(/*expired=*/wait.count() == 0)) {
+    finish->Add(reactor);
+    return;
+  }
+  parked_.push_back({reactor, Clock::now() + wait, std::move(check)});
+  timer_cv_.notify_all();  // the timer may need to wake earlier
+}
+
+void CoordinationServiceImpl::WakePollsLocked(FinishList* finish) {
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    if (it->check(/*expired=*/false)) {
+      finish->Add(it->reactor);
+      it = parked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void CoordinationServiceImpl::DetectFailuresLocked(Clock::time_point now) {
+  for (const auto& f : state_.DetectFailures(now)) {
+    RT_LOG(WARNING) << "declaring " << f.task << " failed: " << f.reason;
+  }
+}
+
+void CoordinationServiceImpl::TimerLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    Clock::time_point wake = Clock::now() + failure_check_period_;
+    for (const auto& poll : parked_) wake = std::min(wake, poll.expiry);
+    timer_cv_.wait_until(lock, wake);
+    if (stopping_) break;
+
+    Clock::time_point now = Clock::now();
+    DetectFailuresLocked(now);
+    std::vector<grpc::ServerUnaryReactor*> expired;
+    for (auto it = parked_.begin(); it != parked_.end();) {
+      if (it->expiry <= now) {
+        it->check(/*expired=*/true);
+        expired.push_back(it->reactor);
+        it = parked_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (!expired.empty()) {
+      lock.unlock();
+      for (auto* reactor : expired) reactor->Finish(grpc::Status::OK);
+      lock.lock();
+    }
+  }
+}
+
+grpc::ServerUnaryReactor* CoordinationServiceImpl::Register(grpc::CallbackServerContext* ctx,
+                                                            const proto::RegisterRequest* req,
+                                                            proto::RegisterResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  Status s = state_.Register(req->task(), req->incarnation(), req->job_json());
+  if (!s.ok()) {
+    RT_LOG(WARNING) << "refused registration of '" << req->task() << "': " << s.message();
+  } else if (state_.MissingRegistrations().empty()) {
+    WakePollsLocked(&finish);
+  }
+  finish.Add(reactor, ToGrpcStatus(s));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinationServiceImpl::WaitForAll(grpc::CallbackServerContext* ctx,
+                                                              const proto::WaitForAllRequest* req,
+                                                              proto::WaitForAllResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  PollLocked(reactor, req->wait_ms(), [this, resp](bool expired) {
+    std::vector<std::string> missing = state_.MissingRegistrations();
+    resp->set_num_tasks(static_cast<uint32_t>(state_.expected_tasks().size()));
+    resp->set_all_registered(missing.empty());
+    resp->clear_missing_tasks();
+    for (auto& t : missing) resp->add_missing_tasks(std::move(t));
+    return resp->all_registered() || expired;
+  }, &finish);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinationServiceImpl::KvSet(grpc::CallbackServerContext* ctx,
+                                                         const proto::KvSetRequest* req, proto::KvSetResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.KvSet(req->key(), req->value());
+  WakePollsLocked(&finish);
+  finish.Add(reactor);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinationServiceImpl::KvGet(grpc::CallbackServerContext* ctx,
+                                                         const proto::KvGetRequest* req, proto::KvGetResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  PollLocked(reactor, req->wait_ms(), [this, key = req->key(), resp](bool expired) {
+    std::optional<std::string> value = state_.KvGet(key);
+    resp->set_found(value.has_value());
+    if (value) resp->set_value(std::move(*value));
+    return resp->found() || expired;
+  }, &finish);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinationServiceImpl::Barrier(grpc::CallbackServerContext* ctx,
+                                                           const proto::BarrierRequest* req,
+                                                           proto::BarrierResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  Status s = state_.ArriveAtBarrier(req->name(), req->task());
+  if (!s.ok()) {
+    finish.Add(reactor, ToGrpcStatus(s));
+    return reactor;
+  }
+  WakePollsLocked(&finish);  // this arrival may complete the barrier for the others
+  PollLocked(reactor, req->wait_ms(), [this, name = req->name(), resp](bool expired) {
+    std::vector<std::string> missing = state_.MissingAtBarrier(name);
+    resp->set_num_tasks(static_cast<uint32_t>(state_.expected_tasks().size()));
+    resp->set_passed(missing.empty());
+    resp->clear_missing_tasks();
+    for (auto& t : missing) resp->add_missing_tasks(std::move(t));
+    return resp->passed() || expired;
+  }, &finish);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServerContext* ctx,
+                                                             const proto::HeartbeatRequest* req,
+                                                             proto::HeartbeatResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  Clock::time_point now = Clock::now();
+  Status s = state_.Heartbeat(req->task(), req->incarnation(), now);
+  if (s.ok()) {
+    DetectFailuresLocked(now);  // do not wait for the timer to notice
+    for (const auto& f : state_.failed_tasks()) {
+      proto::FailedTask* out = resp->add_failed_tasks();
+      out->set_task(f.task);
+      out->set_reason(f.reason);
+    }
+  }
+  finish.Add(reactor, ToGrpcStatus(s));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinationServiceImpl::Shutdown(grpc::CallbackServerContext* ctx,
+                                                            const proto::ShutdownRequest* req,
+                                                            proto::ShutdownResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  Status s = state_.Shutdown(req->task());
+  if (s.ok()) {
+    RT_LOG(INFO) << req->task() << " shut down; still running: "
+                 << (state_.MissingShutdowns().empty() ? "none" : JoinTasks(state_.MissingShutdowns()));
+    shutdown_cv_.notify_all();
+  }
+  finish.Add(reactor, ToGrpcStatus(s));
+  return reactor;
+}
+
+}  // namespace ringtrain::coordination

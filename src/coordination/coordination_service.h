@@ -1,0 +1,86 @@
+// The gRPC side of the coordination service: a callback service whose handlers never
+// block. Long polls (WaitForAll, KvGet, Barrier) that cannot be answered at once are
+// parked in a list and finished when a state change satisfies them or their wait
+// (capped at kMaxPollWait) passes; a timer thread handles expiry and heartbeat
+// failure detection.
+//
+// Threading: handlers run on gRPC's callback threads; state is guarded by mu_.
+// grpc::ServerUnaryReactor::Finish is never called with mu_ held.
+// Lifetime: owned by CoordinationServer; must outlive the grpc::Server it is
+// registered with. Stop() before destroying the grpc::Server.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <thread>
+
+#include "common/deadline.h"
+#include "common/status.h"
+#include "coordination/service_state.h"
+#include "proto/coordination.grpc.pb.h"
+
+namespace ringtrain::coordination {
+
+// The longest the server holds a long poll; the client polls again until its deadline.
+inline constexpr std::chrono::milliseconds kMaxPollWait{2000};
+
+class CoordinationServiceImpl final : public proto::CoordinationService::CallbackService {
+ public:
+  explicit CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout);
+  ~CoordinationServiceImpl() override;  // Stop()s; never throws
+
+  void StartTimer();
+  // Finishes every parked long poll with UNAVAILABLE, answers later ones the same way,
+  // and joins the timer thread. Idempotent; returns promptly.
+  void Stop();
+  // Blocks until every expected task called Shutdown, the deadline passes, or Stop().
+  Status WaitForShutdown(Deadline deadline);
+
+  grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx, const proto::RegisterRequest* req,
+                                     proto::RegisterResponse* resp) override;
+  grpc::ServerUnaryReactor* WaitForAll(grpc::CallbackServerContext* ctx, const proto::WaitForAllRequest* req,
+                                       proto::WaitForAllResponse* resp) override;
+  grpc::ServerUnaryReactor* KvSet(grpc::CallbackServerContext* ctx, const proto::KvSetRequest* req,
+                                  proto::KvSetResponse* resp) override;
+  grpc::ServerUnaryReactor* KvGet(grpc::CallbackServerContext* ctx, const proto::KvGetRequest* req,
+                                  proto::KvGetResponse* resp) override;
+  grpc::ServerUnaryReactor* Barrier(grpc::CallbackServerContext* ctx, const proto::BarrierRequest* req,
+                                    proto::BarrierResponse* resp) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx, const proto::HeartbeatRequest* req,
+                                      proto::HeartbeatResponse* resp) override;
+  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx, const proto::ShutdownRequest* req,
+                                     proto::ShutdownResponse* resp) override;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  class FinishList;
+  // Fills the poll's response under mu_. Returns true when the call may be answered;
+  // with expired == true it must fill a "not yet" answer and return true.
+  using PollCheck = std::function<bool(bool expired)>;
+  struct ParkedPoll {
+    grpc::ServerUnaryReactor* reactor;
+    Clock::time_point expiry;
+    PollCheck check;
+  };
+
+  // Answers the poll now if `check` allows, else parks it. Requires mu_.
+  void PollLocked(grpc::ServerUnaryReactor* reactor, uint32_t wait_ms, PollCheck check, FinishList* finish);
+  // After a state change: answers every parked poll that is now satisfied. Requires mu_.
+  void WakePollsLocked(FinishList* finish);
+  void DetectFailuresLocked(Clock::time_point now);
+  void TimerLoop();
+
+  const std::chrono::milliseconds failure_check_period_;
+  std::mutex mu_;
+  std::condition_variable timer_cv_;     // wakes the timer: new poll or Stop()
+  std::condition_variable shutdown_cv_;  // wakes WaitForShutdown
+  ServiceState state_;                   // guarded by mu_
+  std::list<ParkedPoll> parked_;         // guarded by mu_
+  bool stopping_ = false;                // guarded by mu_
+  std::thread timer_;
+};
+
+}  // namespace ringtrain::coordination

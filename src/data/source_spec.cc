@@ -1,0 +1,176 @@
+#include "data/source_spec.h"
+
+#include <filesystem>
+#include <set>
+
+namespace ringtrain::data {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr const char* kFormats = "\"mnist_idx\", \"synthetic\"";
+// Bounds that keep a typo from allocating the machine away.
+constexpr int64_t kMaxSyntheticFloats = int64_t{1} << 30;  // 4 GiB of floats
+constexpr int kMaxSyntheticDim = 4096;
+constexpr int kMaxClasses = 1000;
+
+Status Invalid(const std::string& field, const std::string& what) {
+  return InvalidArgumentError(field + ": " + what);
+}
+
+StatusOr<int64_t> GetInt(const json& j, const std::string& field, int64_t lo, int64_t hi) {
+  if (!j.is_number_integer()) return Invalid(field, "must be an integer, got " + j.dump());
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    return Invalid(field, "must be at most " + std::to_string(hi) + ", got " + j.dump());
+  }
+  const int64_t v = j.get<int64_t>();
+  if (v < lo || v > hi) {
+    return Invalid(field, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                              std::to_string(v));
+  }
+  return v;
+}
+
+std::string ResolvePath(const std::string& p, const std::string& base_dir) {
+  fs::path path(p);
+  if (path.is_relative() && !base_dir.empty()) path = fs::path(base_dir) / path;
+  std::error_code ec;
+  fs::path abs = fs::absolute(path, ec);
+  return (ec ? path : abs).lexically_normal().string();
+}
+
+// "images": "a.gz" or ["a.gz", "b.gz"] -> resolved paths and their field names.
+Status GetPaths(const json& j, const std::string& field, const std::string& base_dir,
+                std::vector<std::string>* paths, std::vector<std::string>* fields) {
+  if (j.is_string()) {
+    if (j.get<std::string>().empty()) return Invalid(field, "must not be empty");
+    paths->push_back(ResolvePath(j.get<std::string>(), base_dir));
+    fields->push_back(field);
+    return Status::Ok();
+  }
+  if (!j.is_array() || j.empty()) return Invalid(field, "must be a path or a non-empty list of paths");
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string f = field + "[" + std::to_string(i) + "]";
+    if (!j[i].is_string() || j[i].get<std::string>().empty()) return Invalid(f, "must be a non-empty path string");
+    paths->push_back(ResolvePath(j[i].get<std::string>(), base_dir));
+    fields->push_back(f);
+  }
+  return Status::Ok();
+}
+
+Status CheckKeys(const json& source, const std::string& field, const std::set<std::string>& allowed,
+                 const std::string& format) {
+  for (const auto& item : source.items()) {
+    if (!allowed.count(item.key())) {
+      std::string list;
+      for (const auto& k : allowed) list += (list.empty() ? "" : ", ") + k;
+      return Invalid(field + "." + item.key(),
+                     "unknown key for format \"" + format + "\" (a typo?); valid keys: " + list);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseMnist(const json& s, const std::string& base_dir, SourceSpec* spec) {
+  const std::string& f = spec->field;
+  RT_RETURN_IF_ERROR(CheckKeys(s, f, {"format", "images", "labels", "first", "count"}, "mnist_idx"));
+  if (!s.contains("images")) return Invalid(f + ".images", "missing; name the IDX images file(s)");
+  if (!s.contains("labels")) return Invalid(f + ".labels", "missing; name the IDX labels file(s)");
+  RT_RETURN_IF_ERROR(GetPaths(s["images"], f + ".images", base_dir, &spec->images, &spec->image_fields));
+  RT_RETURN_IF_ERROR(GetPaths(s["labels"], f + ".labels", base_dir, &spec->labels, &spec->label_fields));
+  if (spec->images.size() != spec->labels.size()) {
+    return Invalid(f + ".labels", "lists " + std::to_string(spec->labels.size()) + " files but " + f +
+                                      ".images lists " + std::to_string(spec->images.size()) +
+                                      "; they are paired by position");
+  }
+  if (s.contains("first")) {
+    RT_ASSIGN_OR_RETURN(spec->first, GetInt(s["first"], f + ".first", 0, INT64_MAX));
+  }
+  if (s.contains("count")) {
+    RT_ASSIGN_OR_RETURN(spec->count, GetInt(s["count"], f + ".count", 1, INT64_MAX));
+  }
+  return Status::Ok();
+}
+
+Status ParseSynthetic(const json& s, SourceSpec* spec) {
+  const std::string& f = spec->field;
+  RT_RETURN_IF_ERROR(
+      CheckKeys(s, f, {"format", "count", "shape", "classes", "seed", "noise", "first", "files"}, "synthetic"));
+  SyntheticParams& p = spec->synthetic;
+  if (!s.contains("count")) return Invalid(f + ".count", "missing; a synthetic source needs its number of examples");
+  RT_ASSIGN_OR_RETURN(spec->count, GetInt(s["count"], f + ".count", 1, INT64_MAX));
+  spec->first = 0;
+  if (s.contains("first")) {
+    RT_ASSIGN_OR_RETURN(spec->first, GetInt(s["first"], f + ".first", 0, INT64_MAX - *spec->count));
+  }
+  if (s.contains("shape")) {
+    const json& shape = s["shape"];
+    if (!shape.is_array() || shape.size() < 2 || shape.size() > 3) {
+      return Invalid(f + ".shape", "must be [rows, cols] or [rows, cols, channels], got " + shape.dump());
+    }
+    p.shape.clear();
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const int64_t lo = i < 2 ? 8 : 1;
+      RT_ASSIGN_OR_RETURN(int64_t d, GetInt(shape[i], f + ".shape[" + std::to_string(i) + "]", lo,
+                                            i < 2 ? kMaxSyntheticDim : 64));
+      p.shape.push_back(static_cast<int>(d));
+    }
+  }
+  if (s.contains("classes")) {
+    RT_ASSIGN_OR_RETURN(int64_t c, GetInt(s["classes"], f + ".classes", 2, kMaxClasses));
+    p.classes = static_cast<int>(c);
+  }
+  if (s.contains("seed")) {
+    if (!s["seed"].is_number_integer() || (s["seed"].is_number_integer() && !s["seed"].is_number_unsigned() &&
+                                            s["seed"].get<int64_t>() < 0)) {
+      return Invalid(f + ".seed", "must be a non-negative integer, got " + s["seed"].dump());
+    }
+    p.seed = s["seed"].get<uint64_t>();
+  }
+  if (s.contains("noise")) {
+    if (!s["noise"].is_number() || s["noise"].get<double>() < 0 || s["noise"].get<double>() > 1) {
+      return Invalid(f + ".noise", "must be a number in [0, 1], got " + s["noise"].dump());
+    }
+    p.noise = s["noise"].get<float>();
+  }
+  if (s.contains("files")) {
+    RT_ASSIGN_OR_RETURN(spec->virtual_files, GetInt(s["files"], f + ".files", 1, *spec->count));
+  }
+  int64_t size = 1;
+  for (int d : p.shape) size *= d;
+  if (*spec->count > kMaxSyntheticFloats / size) {
+    return Invalid(f + ".count", std::to_string(*spec->count) + " examples of " + std::to_string(size) +
+                                     " floats exceed the limit of " + std::to_string(kMaxSyntheticFloats) +
+                                     " floats; use fewer or smaller examples");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<SourceSpec> ParseSourceSpec(const json& source, const std::string& base_dir, const std::string& field) {
+  SourceSpec spec;
+  spec.field = field;
+  try {
+    if (!source.is_object()) return Invalid(field, "must be an object with a \"format\" key, got " + source.dump());
+    if (!source.contains("format") || !source["format"].is_string()) {
+      return Invalid(field + ".format", std::string("missing or not a string; valid formats: ") + kFormats);
+    }
+    const std::string format = source["format"].get<std::string>();
+    if (format == "mnist_idx") {
+      spec.format = SourceSpec::Format::kMnistIdx;
+      RT_RETURN_IF_ERROR(ParseMnist(source, base_dir, &spec));
+    } else if (format == "synthetic") {
+      spec.format = SourceSpec::Format::kSynthetic;
+      RT_RETURN_IF_ERROR(ParseSynthetic(source, &spec));
+    } else {
+      return Invalid(field + ".format", "unknown format \"" + format + "\"; valid formats: " + kFormats);
+    }
+  } catch (const std::exception& e) {  // nlohmann::json::exception, std::bad_alloc
+    return Invalid(field, std::string("malformed source: ") + e.what());
+  }
+  return spec;
+}
+
+}  // namespace ringtrain::data

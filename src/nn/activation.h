@@ -1,0 +1,43 @@
+// Bias + activation epilogues shared by conv2d and dense, which both produce a
+// row-major [rows, units] matrix from one GEMM.
+#pragma once
+
+#include <cstddef>
+
+#include "nn/json_fields.h"
+
+namespace ringtrain::nn {
+
+// y[r, u] = act(y[r, u] + bias[u]); bias may be null.
+inline void BiasActivation(float* y, size_t rows, size_t units, const float* bias, Activation act) {
+  if (bias == nullptr && act == Activation::kLinear) return;
+  for (size_t r = 0; r < rows; ++r) {
+    float* row = y + r * units;
+    if (bias != nullptr) {
+      for (size_t u = 0; u < units; ++u) row[u] += bias[u];
+    }
+    if (act == Activation::kRelu) {
+      for (size_t u = 0; u < units; ++u) row[u] = row[u] > 0.0f ? row[u] : 0.0f;
+    }
+  }
+}
+
+// The gradient before the activation. For relu it is written to `scratch` (dout masked
+// where the output was not positive) and returned; for linear it is dout itself.
+inline const float* ActivationBackward(const float* dout, const float* y, size_t n, Activation act,
+                                       float* scratch) {
+  if (act == Activation::kLinear) return dout;
+  for (size_t i = 0; i < n; ++i) scratch[i] = y[i] > 0.0f ? dout[i] : 0.0f;
+  return scratch;
+}
+
+// bias_grad[u] = sum over rows of d[r, u] (overwrites).
+inline void BiasGrad(const float* d, size_t rows, size_t units, float* bias_grad) {
+  for (size_t u = 0; u < units; ++u) bias_grad[u] = 0.0f;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* row = d + r * units;
+    for (size_t u = 0; u < units; ++u) bias_grad[u] += row[u];
+  }
+}
+
+}  // namespace ringtrain::nn

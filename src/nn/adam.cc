@@ -1,0 +1,37 @@
+#include "nn/adam.h"
+
+#include <cmath>
+
+#include "common/logging.h"
+
+namespace ringtrain::nn {
+
+std::vector<std::pair<std::string, std::vector<float>*>> Adam::state() { return {{"m", &m_}, {"v", &v_}}; }
+
+void Adam::Apply(float* params, const float* grads, size_t n) {
+  if (m_.size() != n || v_.size() != n) {
+    if (!m_.empty() || !v_.empty()) {
+      RT_LOG(ERROR) << "Adam state has " << m_.size() << "/" << v_.size() << " values but the model has " << n
+                    << "; restarting it from zero";
+    }
+    m_.assign(n, 0.0f);
+    v_.assign(n, 0.0f);
+  }
+  const double t = static_cast<double>(iterations_ + 1);
+  const float alpha =
+      static_cast<float>(lr_ * std::sqrt(1.0 - std::pow(beta_2_, t)) / (1.0 - std::pow(beta_1_, t)));
+  const float one_minus_b1 = static_cast<float>(1.0 - beta_1_);
+  const float one_minus_b2 = static_cast<float>(1.0 - beta_2_);
+  const float eps = static_cast<float>(epsilon_);
+  float* m = m_.data();
+  float* v = v_.data();
+  for (size_t i = 0; i < n; ++i) {
+    const float g = grads[i];
+    m[i] += (g - m[i]) * one_minus_b1;
+    v[i] += (g * g - v[i]) * one_minus_b2;
+    params[i] -= (m[i] * alpha) / (std::sqrt(v[i]) + eps);
+  }
+  ++iterations_;
+}
+
+}  // namespace ringtrain::nn

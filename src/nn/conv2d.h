@@ -1,0 +1,54 @@
+// conv2d: Keras Conv2D over NHWC input, kernel HWIO [kh, kw, in, filters], bias
+// [filters]. Implemented as im2col + one sgemm per pass:
+//   forward   out[M, F]  = cols[M, K] x W[K, F]   (M = batch*OH*OW, K = kh*kw*C)
+//   backward  dW[K, F]   = cols^T x dpre,  dcols[M, K] = dpre x W^T -> col2im
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "nn/json_fields.h"
+#include "nn/layer.h"
+#include "nn/window.h"
+
+namespace ringtrain::nn {
+
+class Conv2D final : public Layer {
+ public:
+  // Fields: filters, kernel_size, strides (1), padding ("valid"), activation, use_bias (true).
+  // `in` must be [H, W, C]. `ctx` prefixes error messages.
+  static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
+                                                 const std::string& ctx);
+
+  const char* type() const override { return "conv2d"; }
+  const char* class_name() const override { return "Conv2D"; }
+  std::vector<ParamSpec> ParamSpecs() const override;
+  void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) override;
+  const float* Forward(const float* in, int batch, bool training) override;
+  const float* Backward(const float* dout, bool need_din) override;
+
+ private:
+  Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias);
+
+  Window2D g_;
+  int filters_;
+  Activation act_;
+  bool use_bias_;
+  // A 1x1 kernel with stride 1 reads the input as its own im2col matrix.
+  bool direct_;
+
+  float* kernel_ = nullptr;  // into the model's buffers
+  float* bias_ = nullptr;
+  float* dkernel_ = nullptr;
+  float* dbias_ = nullptr;
+
+  const float* cols_in_ = nullptr;  // the im2col matrix of the last training Forward
+  int batch_ = 0;
+  std::vector<float> cols_, out_, dpre_, dcols_, din_;
+};
+
+}  // namespace ringtrain::nn

@@ -1,0 +1,67 @@
+#include "nn/dense.h"
+
+#include <cblas.h>
+
+#include "nn/activation.h"
+
+namespace ringtrain::nn {
+
+StatusOr<std::unique_ptr<Layer>> Dense::Create(const nlohmann::json& j, std::string name, const Shape& in,
+                                               const std::string& ctx) {
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "units", "activation", "use_bias"}, ctx));
+  if (in.size() != 1) {
+    return InvalidArgumentError(ctx + ": dense needs a flat input per example, got " + ShapeToString(in) +
+                                "; add {\"type\": \"flatten\"} before it");
+  }
+  RT_ASSIGN_OR_RETURN(int units, GetPositiveInt(j, "units", 0, ctx));
+  RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
+  RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
+  return std::unique_ptr<Layer>(new Dense(std::move(name), in[0], units, act, use_bias));
+}
+
+Dense::Dense(std::string name, int in, int units, Activation act, bool use_bias)
+    : Layer(std::move(name), Shape{in}, Shape{units}), in_(in), units_(units), act_(act), use_bias_(use_bias) {}
+
+std::vector<ParamSpec> Dense::ParamSpecs() const {
+  std::vector<ParamSpec> specs;
+  specs.push_back({"kernel", {in_, units_}, ParamSpec::Init::kGlorotUniform, in_, units_});
+  if (use_bias_) specs.push_back({"bias", {units_}, ParamSpec::Init::kZeros, 0, 0});
+  return specs;
+}
+
+void Dense::BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) {
+  kernel_ = params[0];
+  dkernel_ = grads[0];
+  if (use_bias_) {
+    bias_ = params[1];
+    dbias_ = grads[1];
+  }
+}
+
+const float* Dense::Forward(const float* in, int batch, bool training) {
+  float* out = EnsureSize(out_, static_cast<size_t>(batch) * units_);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, units_, in_, 1.0f, in, in_, kernel_, units_, 0.0f,
+              out, units_);
+  BiasActivation(out, batch, units_, use_bias_ ? bias_ : nullptr, act_);
+  if (training) {
+    x_ = in;
+    batch_ = batch;
+  }
+  return out;
+}
+
+const float* Dense::Backward(const float* dout, bool need_din) {
+  const size_t nu = static_cast<size_t>(batch_) * units_;
+  const float* d =
+      act_ == Activation::kLinear ? dout : ActivationBackward(dout, out_.data(), nu, act_, EnsureSize(dpre_, nu));
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in_, units_, batch_, 1.0f, x_, in_, d, units_, 0.0f, dkernel_,
+              units_);
+  if (use_bias_) BiasGrad(d, batch_, units_, dbias_);
+  if (!need_din) return nullptr;
+  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * in_);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch_, in_, units_, 1.0f, d, units_, kernel_, units_, 0.0f,
+              din, in_);
+  return din;
+}
+
+}  // namespace ringtrain::nn

@@ -1,0 +1,47 @@
+// dense: Keras Dense on a flat input, kernel [in, units], bias [units].
+//   forward   out[N, U] = in[N, I] x W[I, U] + b, then the activation
+//   backward  dW = in^T x dpre,  din = dpre x W^T
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "nn/json_fields.h"
+#include "nn/layer.h"
+
+namespace ringtrain::nn {
+
+class Dense final : public Layer {
+ public:
+  // Fields: units, activation, use_bias (true). `in` must be rank 1.
+  static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
+                                                 const std::string& ctx);
+
+  const char* type() const override { return "dense"; }
+  const char* class_name() const override { return "Dense"; }
+  std::vector<ParamSpec> ParamSpecs() const override;
+  void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) override;
+  const float* Forward(const float* in, int batch, bool training) override;
+  const float* Backward(const float* dout, bool need_din) override;
+
+ private:
+  Dense(std::string name, int in, int units, Activation act, bool use_bias);
+
+  int in_, units_;
+  Activation act_;
+  bool use_bias_;
+  float* kernel_ = nullptr;  // into the model's buffers
+  float* bias_ = nullptr;
+  float* dkernel_ = nullptr;
+  float* dbias_ = nullptr;
+
+  const float* x_ = nullptr;  // the input of the last training Forward
+  int batch_ = 0;
+  std::vector<float> out_, dpre_, din_;
+};
+
+}  // namespace ringtrain::nn

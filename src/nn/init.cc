@@ -1,0 +1,37 @@
+#include "nn/init.h"
+
+#include <cmath>
+
+namespace ringtrain::nn {
+namespace {
+
+uint64_t Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+Rng::Rng(uint64_t seed, uint64_t stream)
+    : state_(Mix(seed + 0x9E3779B97F4A7C15ULL) ^ Mix((stream + 1) * 0xD1B54A32D192ED03ULL)) {}
+
+uint64_t Rng::Next() {
+  state_ += 0x9E3779B97F4A7C15ULL;
+  return Mix(state_);
+}
+
+float Rng::Uniform() { return static_cast<float>(Next() >> 40) * (1.0f / 16777216.0f); }
+
+float GlorotLimit(int64_t fan_in, int64_t fan_out) {
+  return static_cast<float>(std::sqrt(6.0 / static_cast<double>(fan_in + fan_out)));
+}
+
+void GlorotUniform(float* out, size_t n, int64_t fan_in, int64_t fan_out, uint64_t seed, uint64_t stream) {
+  const double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
+  Rng rng(seed, stream);
+  // Computed in double and rounded once, so |value| <= float(limit) exactly.
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(limit * (2.0 * rng.Uniform() - 1.0));
+}
+
+}  // namespace ringtrain::nn

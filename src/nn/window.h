@@ -1,0 +1,45 @@
+// Sliding-window geometry shared by conv2d and max_pooling2d (Keras/TensorFlow
+// semantics), and the im2col/col2im transforms conv2d uses to turn a convolution
+// into one GEMM. Layout is NHWC throughout.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "nn/json_fields.h"
+
+namespace ringtrain::nn {
+
+// One spatial axis of a window.
+struct Window1D {
+  int in = 0;          // input extent
+  int k = 0;           // window extent
+  int stride = 1;
+  int pad_before = 0;  // implicit zeros (conv) or ignored cells (pooling) before index 0
+  int out = 0;         // output extent
+};
+
+// 'valid': out = (in - k) / stride + 1, an error when k > in.
+// 'same':  out = ceil(in / stride), pad_total = max((out - 1) * stride + k - in, 0),
+//          pad_before = pad_total / 2 (TensorFlow puts the odd cell after).
+// `axis` ("height"/"width") and `ctx` only shape the error message.
+StatusOr<Window1D> MakeWindow(int in, int k, int stride, Padding padding, const char* what, const char* axis,
+                              const std::string& ctx);
+
+// The full 2-D geometry of a conv or pooling window over an [H, W, C] input.
+struct Window2D {
+  Window1D h, w;
+  int channels = 0;
+  int col_width() const { return h.k * w.k * channels; }  // K of the im2col matrix
+  int out_pixels() const { return h.out * w.out; }
+};
+
+// cols[(n*OH + oh)*OW + ow, (i*KW + j)*C + c] = in[n, oh*s - pad + i, ow*s - pad + j, c],
+// zero outside the input. cols is [batch * OH * OW, KH * KW * C], matching an HWIO kernel
+// flattened to [KH * KW * C, F].
+void Im2Col(const Window2D& g, const float* in, int batch, float* cols);
+// The adjoint of Im2Col: din = 0, then every cols entry is added back to the input cell
+// it was copied from (padding cells are dropped).
+void Col2Im(const Window2D& g, const float* cols, int batch, float* din);
+
+}  // namespace ringtrain::nn

@@ -1,0 +1,78 @@
+// Backend selection and the size-1 communicator.
+#include <vector>
+
+#include "collective/communicator.h"
+#include "ring_test_util.h"
+
+namespace ringtrain {
+namespace {
+
+TEST(ParseImplementationTest, AcceptsKnownNamesCaseInsensitively) {
+  EXPECT_EQ(*ParseImplementation("AUTO"), Implementation::kAuto);
+  EXPECT_EQ(*ParseImplementation("ring"), Implementation::kRing);
+  EXPECT_EQ(*ParseImplementation("Nccl"), Implementation::kNccl);
+  EXPECT_STREQ(ImplementationName(Implementation::kRing), "RING");
+}
+
+TEST(ParseImplementationTest, RejectsUnknownNamesListingTheValidOnes) {
+  auto impl = ParseImplementation("mpi");
+  ASSERT_FALSE(impl.ok());
+  EXPECT_EQ(impl.status().code(), Code::kInvalidArgument);
+  for (const char* name : {"mpi", "AUTO", "RING", "NCCL"}) {
+    EXPECT_NE(impl.status().message().find(name), std::string::npos) << impl.status().message();
+  }
+}
+
+TEST(CreateCommunicatorTest, NcclIsUnimplementedInThisBuild) {
+  InMemoryStore store;
+  CommunicatorOptions options;
+  options.implementation = Implementation::kNccl;
+  auto c = CreateCommunicator(options, 0, 2, &store);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kUnimplemented);
+  EXPECT_NE(c.status().message().find("NCCL"), std::string::npos);
+}
+
+TEST(CreateCommunicatorTest, AutoChoosesRing) {
+  InMemoryStore store;
+  auto options = testing_util::TestOptions();
+  options.implementation = Implementation::kAuto;
+  auto comms = testing_util::CreateRing(2, options, &store);
+  ASSERT_FALSE(HasFailure());
+  EXPECT_STREQ(comms[0]->backend_name(), "RING");
+  EXPECT_EQ(comms[1]->rank(), 1);
+  EXPECT_EQ(comms[1]->size(), 2);
+}
+
+TEST(CreateCommunicatorTest, RejectsBadRankAndSize) {
+  InMemoryStore store;
+  EXPECT_EQ(CreateCommunicator({}, 2, 2, &store).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(CreateCommunicator({}, 0, 0, &store).status().code(), Code::kInvalidArgument);
+  CommunicatorOptions wildcard;
+  wildcard.listen_host = "0.0.0.0";
+  EXPECT_EQ(CreateCommunicator(wildcard, 0, 2, &store).status().code(), Code::kInvalidArgument);
+}
+
+TEST(LocalCommunicatorTest, SizeOneImplementsEveryOperationLocally) {
+  auto c = CreateCommunicator({}, 0, 1, nullptr);  // no store needed: no peers
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  Communicator& comm = **c;
+  EXPECT_EQ(comm.size(), 1);
+  std::vector<float> data = {1.5f, -2.0f, 3.0f};
+  ASSERT_TRUE(comm.AllReduce(data.data(), data.size(), ReduceOp::kSum).ok());
+  EXPECT_EQ(data, (std::vector<float>{1.5f, -2.0f, 3.0f}));
+  ASSERT_TRUE(comm.AllReduce(data.data(), data.size(), ReduceOp::kMean).ok());
+  EXPECT_EQ(data, (std::vector<float>{1.5f, -2.0f, 3.0f}));
+  ASSERT_TRUE(comm.Broadcast(data.data(), data.size(), 0).ok());
+  std::vector<float> out(3, 0.0f);
+  ASSERT_TRUE(comm.AllGather(data.data(), data.size(), out.data()).ok());
+  EXPECT_EQ(out, data);
+  ASSERT_TRUE(comm.Barrier().ok());
+  comm.Abort("stop");
+  Status s = comm.Barrier();
+  EXPECT_EQ(s.code(), Code::kAborted);
+  EXPECT_EQ(s.message(), "stop");
+}
+
+}  // namespace
+}  // namespace ringtrain

@@ -1,0 +1,175 @@
+// Failures: a peer that disappears, aborts, or never shows up; Abort() from another
+// thread; and strangers on the listening port during set-up. Short timeouts keep the
+// tests fast; assertions are on status codes and messages, never on timing.
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "collective/communicator.h"
+#include "collective/socket.h"
+#include "ring_test_util.h"
+
+namespace ringtrain {
+namespace {
+
+using namespace std::chrono_literals;
+using testing_util::CreateRing;
+using testing_util::RunOnRanks;
+using testing_util::TestOptions;
+
+bool Contains(const Status& s, const std::string& text) { return s.message().find(text) != std::string::npos; }
+
+// All three ranks finish one AllReduce; then rank 2 leaves (via `leave`) and ranks 0
+// and 1 attempt a second one, which must fail promptly (well before the 30 s timeout
+// would make them fail otherwise) naming a peer.
+void CheckSurvivorsFailAfterRankTwoLeaves(const std::function<void(std::unique_ptr<Communicator>&)>& leave) {
+  InMemoryStore store;
+  auto comms = CreateRing(3, TestOptions(30s), &store);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  std::vector<float> warmup[3];
+  RunOnRanks(3, [&](int r) {
+    warmup[r].assign(1000, 1.0f);
+    EXPECT_TRUE(comms[r]->AllReduce(warmup[r].data(), warmup[r].size(), ReduceOp::kSum).ok());
+  });
+  leave(comms[2]);
+  std::vector<Status> statuses(2);
+  RunOnRanks(2, [&](int r) {
+    std::vector<float> data(1 << 20, 1.0f);
+    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+  });
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(statuses[r].code(), Code::kUnavailable) << statuses[r].ToString();
+    EXPECT_TRUE(Contains(statuses[r], "rank ")) << statuses[r].ToString();
+  }
+  // Rank 0 receives from rank 2, so it sees rank 2 go and names it.
+  EXPECT_TRUE(Contains(statuses[0], "connection to rank 2 (127.0.0.1:")) << statuses[0].ToString();
+  EXPECT_TRUE(Contains(statuses[0], "closed")) << statuses[0].ToString();
+  // Broken for good: the next operation fails at once with the same error.
+  float x = 1;
+  Status again = comms[0]->AllReduce(&x, 1, ReduceOp::kSum);
+  EXPECT_EQ(again.code(), statuses[0].code());
+  EXPECT_EQ(again.message(), statuses[0].message());
+  EXPECT_EQ(comms[0]->Barrier().code(), statuses[0].code());
+}
+
+TEST(RingFailureTest, DestroyedPeerFailsTheOthersNamingIt) {
+  CheckSurvivorsFailAfterRankTwoLeaves([](std::unique_ptr<Communicator>& c) { c.reset(); });
+}
+
+TEST(RingFailureTest, AbortedPeerFailsTheOthersAndItselfWithAborted) {
+  Communicator* aborted = nullptr;
+  CheckSurvivorsFailAfterRankTwoLeaves([&](std::unique_ptr<Communicator>& c) {
+    c->Abort("heartbeat lost");
+    aborted = c.get();
+  });
+  ASSERT_NE(aborted, nullptr);
+  float x = 1;
+  Status s = aborted->AllReduce(&x, 1, ReduceOp::kSum);
+  EXPECT_EQ(s.code(), Code::kAborted);
+  EXPECT_EQ(s.message(), "heartbeat lost");
+}
+
+TEST(RingFailureTest, PeerThatNeverCallsGivesDeadlineExceededNamingIt) {
+  InMemoryStore store;
+  auto comms = CreateRing(3, TestOptions(500ms), &store);
+  ASSERT_FALSE(HasFailure());
+  std::vector<Status> statuses(2);
+  RunOnRanks(2, [&](int r) {  // rank 2 never calls
+    std::vector<float> data(100, 1.0f);
+    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+  });
+  EXPECT_EQ(statuses[0].code(), Code::kDeadlineExceeded) << statuses[0].ToString();
+  EXPECT_TRUE(Contains(statuses[0], "waiting for data from rank 2")) << statuses[0].ToString();
+  EXPECT_FALSE(statuses[1].ok());
+  EXPECT_TRUE(Contains(statuses[1], "rank ")) << statuses[1].ToString();
+}
+
+TEST(RingFailureTest, AbortFromAnotherThreadUnblocksAllReduce) {
+  InMemoryStore store;
+  auto comms = CreateRing(2, TestOptions(60s), &store);
+  ASSERT_FALSE(HasFailure());
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(100ms);  // usually lands mid-operation; ABORTED either way
+    comms[0]->Abort("job cancelled");
+  });
+  std::vector<float> data(1000, 1.0f);
+  Status s = comms[0]->AllReduce(data.data(), data.size(), ReduceOp::kSum);  // rank 1 never joins
+  aborter.join();
+  EXPECT_EQ(s.code(), Code::kAborted) << s.ToString();
+  EXPECT_EQ(s.message(), "job cancelled");
+  // Abort shut the connections down, so rank 1 fails at once too, naming rank 0.
+  float x = 1;
+  Status peer = comms[1]->AllReduce(&x, 1, ReduceOp::kSum);
+  EXPECT_EQ(peer.code(), Code::kUnavailable) << peer.ToString();
+  EXPECT_TRUE(Contains(peer, "rank 0")) << peer.ToString();
+}
+
+TEST(RingSetupTest, StrangersOnTheListeningPortDoNotBreakSetUp) {
+  InMemoryStore store;
+  const int n = 3;
+  std::vector<std::unique_ptr<Communicator>> comms(n);
+  std::vector<Status> statuses(n);
+  auto create = [&](int r) {
+    auto c = CreateCommunicator(TestOptions(10s), r, n, &store);
+    statuses[r] = c.status();
+    if (c.ok()) comms[r] = std::move(c).value();
+  };
+  // Ranks 1 and 2 start; rank 0 (rank 1's legitimate peer) starts only after the
+  // strangers have connected to rank 1, so rank 1 must sort them out first.
+  std::thread r1(create, 1), r2(create, 2);
+  auto addr = store.Get("ring/addr/1", Deadline::After(10s));
+  ASSERT_TRUE(addr.ok()) << addr.status().ToString();
+  std::string host;
+  int port = 0;
+  ASSERT_TRUE(SplitHostPort(*addr, &host, &port)) << *addr;
+  auto connect = [&] {
+    auto fd = ConnectTcp(host, port, Deadline::After(5s), "rank 1");
+    EXPECT_TRUE(fd.ok()) << fd.status().ToString();
+    return fd.ok() ? std::move(fd).value() : Fd();
+  };
+  auto send = [&](const Fd& fd, const void* p, size_t len) {
+    EXPECT_TRUE(SendAll(fd.get(), p, len, Deadline::After(5s), -1, "rank 1").ok());
+  };
+  const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+  Fd garbage = connect();
+  send(garbage, http, sizeof(http) - 1);
+  // Right magic, wrong protocol version.
+  const uint8_t bad_version[16] = {'R', 'T', 'R', 'G', 99, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0};
+  Fd versioned = connect();
+  send(versioned, bad_version, sizeof(bad_version));
+  // A valid hello, but from a rank that is not rank 1's predecessor.
+  const uint8_t wrong_rank[16] = {'R', 'T', 'R', 'G', 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0};
+  Fd impostor = connect();
+  send(impostor, wrong_rank, sizeof(wrong_rank));
+  // Half a hello, then silence, held open for the whole set-up.
+  Fd silent = connect();
+  send(silent, "RTR", 3);
+  Fd closer = connect();
+  closer.reset();
+
+  std::thread r0(create, 0);
+  r0.join();
+  r1.join();
+  r2.join();
+  for (int r = 0; r < n; ++r) ASSERT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
+
+  std::vector<float> data[n];
+  RunOnRanks(n, [&](int r) {
+    data[r].assign(5, static_cast<float>(r + 1));
+    Status s = comms[r]->AllReduce(data[r].data(), data[r].size(), ReduceOp::kSum);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  });
+  for (int r = 0; r < n; ++r) EXPECT_EQ(data[r], std::vector<float>(5, 6.0f));
+}
+
+TEST(RingSetupTest, MissingPeerGivesDeadlineExceededNamingIt) {
+  InMemoryStore store;
+  auto c = CreateCommunicator(TestOptions(200ms), 0, 2, &store);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kDeadlineExceeded) << c.status().ToString();
+  EXPECT_TRUE(Contains(c.status(), "rank 1")) << c.status().ToString();
+}
+
+}  // namespace
+}  // namespace ringtrain

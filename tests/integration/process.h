@@ -1,0 +1,47 @@
+// Runs the ringtrain binary as a child process for multi-process tests, with a
+// deadline: a child still running at its deadline is killed (and the test fails).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ringtrain::testing {
+
+struct ProcessResult {
+  int exit_code = -1;     // 128+signal if killed
+  bool timed_out = false;
+  std::string output;     // stdout and stderr, interleaved
+};
+
+class Process {
+ public:
+  // Starts `binary args...` with extra environment variables (others inherited).
+  Process(const std::string& binary, const std::vector<std::string>& args,
+          const std::map<std::string, std::string>& env = {});
+  ~Process();  // kills the child if it still runs; never throws
+  // Waits up to timeout_s, then kills the child.
+  ProcessResult Wait(double timeout_s);
+  void Kill(int sig);
+  int pid() const { return pid_; }
+
+ private:
+  int pid_ = -1;
+  int fd_ = -1;
+  std::string output_;
+  bool done_ = false;
+  ProcessResult result_;
+};
+
+// The ringtrain binary under test (RINGTRAIN_BINARY, set by ctest).
+std::string RingtrainBinary();
+// The repository's root (RINGTRAIN_SOURCE_DIR, set by ctest).
+std::string SourceDir();
+// A fresh temporary directory.
+std::string MakeTempDir();
+std::string ReadFileOrEmpty(const std::string& path);
+void WriteFile(const std::string& path, const std::string& text);
+// Distinct free TCP ports on 127.0.0.1.
+std::vector<int> FreePorts(int n);
+
+}  // namespace ringtrain::testing

@@ -1,0 +1,32 @@
+// Job files for the multi-process tests.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace ringtrain::testing {
+
+// A small synthetic job that trains in a few seconds on two workers.
+inline nlohmann::json SmallSyntheticJob(const std::string& out_dir) {
+  return nlohmann::json::parse(R"({
+    "model": {"input_shape": [12, 12], "layers": [
+      {"type": "reshape", "target_shape": [12, 12, 1]},
+      {"type": "conv2d", "filters": 4, "kernel_size": 3, "activation": "relu"},
+      {"type": "max_pooling2d"},
+      {"type": "flatten"},
+      {"type": "dense", "units": 16, "activation": "relu"},
+      {"type": "dense", "units": 4}]},
+    "optimizer": {"type": "adam", "learning_rate": 0.01},
+    "data": {
+      "train": {"format": "synthetic", "count": 1024, "shape": [12, 12], "classes": 4, "seed": 3},
+      "eval":  {"format": "synthetic", "count": 256, "shape": [12, 12], "classes": 4, "seed": 4}},
+    "batch_size_per_worker": 16, "epochs": 2, "steps_per_epoch": 12, "seed": 5
+  })")
+      .patch(nlohmann::json::array({
+          {{"op", "add"}, {"path", "/save_model"}, {"value", out_dir + "/model.safetensors"}},
+          {{"op", "add"}, {"path", "/history_file"}, {"value", out_dir + "/history.jsonl"}},
+      }));
+}
+
+}  // namespace ringtrain::testing
