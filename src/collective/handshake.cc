@@ -88,8 +88,8 @@ StatusOr<Fd> AcceptFromPrev(int listen_fd, int rank, int size, int prev_rank, De
     if (n < 0 && errno != EINTR) return ErrnoError("poll() on the ring listener", errno);
     if (n == 0 && deadline.expired()) break;
 
-    // Read what candidates sent, newest last; iterate backwards so erasing is safe.
-    for (size_t i = pending.size(); i-- > 0;) {
+    // Oldest first, so that connections are judged in the order they arrived.
+    for (size_t i = 0; i < pending.size(); ++i) {
       if (fds[i + 1].revents == 0) continue;
       Candidate& c = pending[i];
       ssize_t got = ::recv(c.fd.get(), c.hello + c.got, kHelloBytes - c.got, 0);
@@ -97,7 +97,7 @@ StatusOr<Fd> AcceptFromPrev(int listen_fd, int rank, int size, int prev_rank, De
       if (got <= 0) {
         last_rejection = "a connection from " + c.remote + " closed before sending a complete hello";
         RT_LOG(WARNING) << "ring rank " << rank << ": ignoring " << last_rejection;
-        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+        c.fd.reset();
         continue;
       }
       c.got += static_cast<size_t>(got);
@@ -107,7 +107,7 @@ StatusOr<Fd> AcceptFromPrev(int listen_fd, int rank, int size, int prev_rank, De
         last_rejection = "rejected a connection from " + c.remote + ": " + why;
         RT_LOG(WARNING) << "ring rank " << rank << ": " << last_rejection << "; still waiting for rank "
                         << prev_rank;
-        pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+        c.fd.reset();
         continue;
       }
       uint8_t reply[kHelloBytes];
@@ -117,6 +117,7 @@ StatusOr<Fd> AcceptFromPrev(int listen_fd, int rank, int size, int prev_rank, De
       *remote = c.remote;
       return std::move(c.fd);
     }
+    std::erase_if(pending, [](const Candidate& c) { return !c.fd.valid(); });
 
     if (fds[0].revents != 0) {
       while (true) {

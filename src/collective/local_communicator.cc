@@ -20,8 +20,7 @@ void LocalCommunicator::Abort(const std::string& reason) {
 Status LocalCommunicator::AllReduce(float* data, size_t count, ReduceOp op) {
   RT_RETURN_IF_ERROR(CheckAborted());
   if (data == nullptr && count > 0) return InvalidArgumentError("AllReduce: data is null but count is > 0");
-  // The mean over one rank divides by 1, which is exact; done anyway so that a NaN
-  // payload or a signalling value behaves as it would in a larger ring.
+  // Dividing by 1 is exact; it is still done so that NaNs come out as they would from a ring.
   if (op == ReduceOp::kMean) {
     for (size_t i = 0; i < count; ++i) data[i] /= 1.0f;
   }

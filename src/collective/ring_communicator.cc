@@ -134,8 +134,9 @@ Status RingCommunicator::RunStep(const Step& step, OpKind kind, Deadline deadlin
       } else if (n == 0) {
         return PeerError(prev_, kind, "closed", received, step.recv_len);
       } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        return PeerError(prev_, kind, std::string("failed (") + std::strerror(errno) + ")", received,
-                         step.recv_len);
+        std::string what = errno == ECONNRESET ? "closed (reset by peer)"
+                                               : std::string("failed (") + std::strerror(errno) + ")";
+        return PeerError(prev_, kind, what, received, step.recv_len);
       }
     }
 
@@ -147,8 +148,9 @@ Status RingCommunicator::RunStep(const Step& step, OpKind kind, Deadline deadlin
         sent += static_cast<size_t>(n);
         progress = true;
       } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        std::string what = errno == EPIPE || errno == ECONNRESET ? "closed" : std::string("failed (") +
-                                                                              std::strerror(errno) + ")";
+        std::string what = errno == EPIPE || errno == ECONNRESET
+                               ? "closed"
+                               : std::string("failed (") + std::strerror(errno) + ")";
         return PeerError(next_, kind, what, sent, step.send_len);
       }
     }
@@ -173,10 +175,9 @@ Status RingCommunicator::RunStep(const Step& step, OpKind kind, Deadline deadlin
   return Status::Ok();
 }
 
-Status RingCommunicator::BeginOp(OpKind kind, uint64_t count, uint32_t root, Deadline* deadline) {
+Status RingCommunicator::BeginOp(OpKind kind, uint64_t count, uint32_t root, Deadline deadline) {
   if (aborted_.load()) return AbortStatus();
   if (!broken_.ok()) return broken_;
-  *deadline = Deadline::After(timeout_);
   OpHeader mine;
   mine.kind = static_cast<uint32_t>(kind);
   mine.root = root;
@@ -188,7 +189,7 @@ Status RingCommunicator::BeginOp(OpKind kind, uint64_t count, uint32_t root, Dea
   step.send_len = sizeof(mine);
   step.recv = reinterpret_cast<char*>(&theirs);
   step.recv_len = sizeof(theirs);
-  Status s = RunStep(step, kind, *deadline);
+  Status s = RunStep(step, kind, deadline);
   if (!s.ok()) return Fail(s);
   if (std::memcmp(&mine, &theirs, sizeof(mine)) != 0) {
     return Fail(FailedPreconditionError(
@@ -235,13 +236,13 @@ Status RingCommunicator::RingAllReduce(float* data, size_t count, ReduceOp op, O
 Status RingCommunicator::AllReduce(float* data, size_t count, ReduceOp op) {
   if (data == nullptr && count > 0) return InvalidArgumentError("AllReduce: data is null but count is > 0");
   Deadline deadline = Deadline::After(timeout_);
-  RT_RETURN_IF_ERROR(BeginOp(OpKind::kAllReduce, count, 0, &deadline));
+  RT_RETURN_IF_ERROR(BeginOp(OpKind::kAllReduce, count, 0, deadline));
   return RingAllReduce(data, count, op, OpKind::kAllReduce, deadline);
 }
 
 Status RingCommunicator::Barrier() {
   Deadline deadline = Deadline::After(timeout_);
-  RT_RETURN_IF_ERROR(BeginOp(OpKind::kBarrier, 0, 0, &deadline));
+  RT_RETURN_IF_ERROR(BeginOp(OpKind::kBarrier, 0, 0, deadline));
   // One element per segment, so every step of the ring carries data: no rank can
   // leave before every rank's contribution has travelled to it.
   std::vector<float> token(static_cast<size_t>(size_), 0.0f);
@@ -255,7 +256,7 @@ Status RingCommunicator::Broadcast(float* data, size_t count, int root) {
   }
   if (data == nullptr && count > 0) return InvalidArgumentError("Broadcast: data is null but count is > 0");
   Deadline deadline = Deadline::After(timeout_);
-  RT_RETURN_IF_ERROR(BeginOp(OpKind::kBroadcast, count, static_cast<uint32_t>(root), &deadline));
+  RT_RETURN_IF_ERROR(BeginOp(OpKind::kBroadcast, count, static_cast<uint32_t>(root), deadline));
   // A chain root -> root+1 -> ... -> root-1; middle ranks relay each chunk as it lands.
   const int position = Mod(rank_ - root);
   const size_t len = count * sizeof(float);
@@ -279,7 +280,7 @@ Status RingCommunicator::AllGather(const float* in, size_t count, float* out) {
     return InvalidArgumentError("AllGather: in or out is null but count is > 0");
   }
   Deadline deadline = Deadline::After(timeout_);
-  RT_RETURN_IF_ERROR(BeginOp(OpKind::kAllGather, count, 0, &deadline));
+  RT_RETURN_IF_ERROR(BeginOp(OpKind::kAllGather, count, 0, deadline));
   if (count == 0) return Status::Ok();
   const size_t block = count * sizeof(float);
   char* base = reinterpret_cast<char*>(out);

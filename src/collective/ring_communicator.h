@@ -53,6 +53,7 @@ class RingCommunicator : public Communicator {
   // down, so neighbours fail promptly too instead of waiting for their timeout.
   void Abort(const std::string& reason) override;
 
+ private:
   // One neighbour connection. `name` is "rank 2 (host:port)" for error messages.
   struct Peer {
     Fd fd;
@@ -60,7 +61,6 @@ class RingCommunicator : public Communicator {
     std::string name;
   };
 
- private:
   enum class OpKind : uint32_t { kAllReduce = 1, kBroadcast = 2, kAllGather = 3, kBarrier = 4 };
 
   // One ring step: send send_len bytes to next while receiving recv_len bytes from prev.
@@ -75,8 +75,8 @@ class RingCommunicator : public Communicator {
 
   RingCommunicator(int rank, int size, const CommunicatorOptions& options, Peer next, Peer prev, Fd abort_fd);
 
-  // Checks abort/broken state, sets *deadline and exchanges the operation header.
-  Status BeginOp(OpKind kind, uint64_t count, uint32_t root, Deadline* deadline);
+  // Checks abort/broken state and exchanges the operation header with both neighbours.
+  Status BeginOp(OpKind kind, uint64_t count, uint32_t root, Deadline deadline);
   Status RunStep(const Step& step, OpKind kind, Deadline deadline);
   // Sum (then mean) reduce-scatter + all-gather over the ring; no header.
   Status RingAllReduce(float* data, size_t count, ReduceOp op, OpKind kind, Deadline deadline);

@@ -56,7 +56,6 @@ StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const Communica
   RT_RETURN_IF_ERROR(store->Set(AddrKey(rank), my_addr).WithContext("ring set-up: publishing this rank's address"));
 
   RT_ASSIGN_OR_RETURN(std::string next_addr, FetchAddress(store, rank, next_rank, deadline));
-  RT_ASSIGN_OR_RETURN(std::string prev_addr, FetchAddress(store, rank, prev_rank, deadline));
   std::string next_host;
   int next_port = 0;
   if (!SplitHostPort(next_addr, &next_host, &next_port)) {
@@ -67,17 +66,21 @@ StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const Communica
   Peer next;
   next.rank = next_rank;
   next.name = "rank " + std::to_string(next_rank) + " (" + next_addr + ")";
-  Peer prev;
-  prev.rank = prev_rank;
-  prev.name = "rank " + std::to_string(prev_rank) + " (" + prev_addr + ")";
 
   // Connect-and-hello, then accept, then read the answer: no rank waits on another's
   // answer before answering its own peer, so the ring cannot deadlock here.
   RT_ASSIGN_OR_RETURN(next.fd, ConnectToNext(next_host, next_port, rank, size, next_rank, deadline));
+  Peer prev;
+  prev.rank = prev_rank;
   std::string prev_remote;
   RT_ASSIGN_OR_RETURN(prev.fd, AcceptFromPrev(listener.get(), rank, size, prev_rank, deadline, &prev_remote));
   RT_RETURN_IF_ERROR(AwaitNextReply(next.fd.get(), size, next_rank, deadline, next.name));
   listener.reset();  // later strangers get "connection refused" instead of hanging
+  // Errors name the previous rank by its published listening address, which is what
+  // an operator can match against the cluster configuration (the connection's own
+  // source port is ephemeral). It was published before prev connected, so this does not wait.
+  RT_ASSIGN_OR_RETURN(std::string prev_addr, FetchAddress(store, rank, prev_rank, deadline));
+  prev.name = "rank " + std::to_string(prev_rank) + " (" + prev_addr + ")";
 
   Fd abort_fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!abort_fd.valid()) return ErrnoError("eventfd() for the communicator's abort signal", errno);

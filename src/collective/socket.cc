@@ -51,7 +51,9 @@ std::string FormatAddress(const sockaddr* sa) {
     auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
     inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
     port = ntohs(in6->sin6_port);
-    return "[" + std::string(ip) + "]:" + std::to_string(port);
+    std::string out = "[";  // built piecewise: GCC 12 warns falsely (-Wrestrict) on "[" + std::string(ip)
+    out.append(ip).append("]:").append(std::to_string(port));
+    return out;
   }
   return "?";
 }

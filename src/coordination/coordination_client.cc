@@ -48,7 +48,7 @@ std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::
 
 struct CoordinationClient::Impl {
   explicit Impl(const ClientOptions& o)
-      : options(o), stub(proto::CoordinationService::NewStub(MakeChannel(o.service_address))) {}
+      : options(o), stub(CoordinationService::NewStub(MakeChannel(o.service_address))) {}
 
   const std::string& address() const { return options.service_address; }
   // The RPC deadline for one long poll that the server may hold for `wait`.
@@ -58,7 +58,7 @@ struct CoordinationClient::Impl {
   void HeartbeatLoop(milliseconds interval, milliseconds timeout, std::function<void(const std::string&)> on_failure);
 
   ClientOptions options;
-  std::unique_ptr<proto::CoordinationService::Stub> stub;
+  std::unique_ptr<CoordinationService::Stub> stub;
 
   std::mutex hb_mu;
   std::condition_variable hb_cv;
@@ -72,7 +72,7 @@ CoordinationClient::CoordinationClient(const ClientOptions& options) : impl_(std
 CoordinationClient::~CoordinationClient() { StopHeartbeat(); }
 
 Status CoordinationClient::Register(const std::string& job_json, Deadline deadline) {
-  proto::RegisterRequest req;
+  RegisterRequest req;
   req.set_task(impl_->options.task);
   req.set_incarnation(impl_->options.incarnation);
   req.set_job_json(job_json);
@@ -81,7 +81,7 @@ Status CoordinationClient::Register(const std::string& job_json, Deadline deadli
   while (true) {
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(Deadline::Min(deadline, Deadline::After(impl_->options.rpc_timeout))));
-    proto::RegisterResponse resp;
+    RegisterResponse resp;
     grpc::Status s = impl_->stub->Register(&ctx, req, &resp);
     if (s.ok()) {
       RT_LOG(INFO) << impl_->options.task << " registered with the chief at " << impl_->address();
@@ -113,10 +113,10 @@ Status CoordinationClient::WaitForAll(Deadline deadline, milliseconds log_every)
     auto until_log = std::chrono::duration_cast<milliseconds>(next_log - Clock::now());
     milliseconds wait = std::clamp(std::min({deadline.remaining(), kMaxPollWait, until_log}), milliseconds(0),
                                    kMaxPollWait);
-    proto::WaitForAllRequest req;
+    WaitForAllRequest req;
     req.set_task(impl_->options.task);
     req.set_wait_ms(static_cast<uint32_t>(wait.count()));
-    proto::WaitForAllResponse resp;
+    WaitForAllResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
     RT_RETURN_IF_ERROR(FromGrpcStatus(impl_->stub->WaitForAll(&ctx, req, &resp), impl_->address(), "WaitForAll"));
@@ -137,10 +137,10 @@ Status CoordinationClient::WaitForAll(Deadline deadline, milliseconds log_every)
 }
 
 Status CoordinationClient::Set(const std::string& key, const std::string& value) {
-  proto::KvSetRequest req;
+  KvSetRequest req;
   req.set_key(key);
   req.set_value(value);
-  proto::KvSetResponse resp;
+  KvSetResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(ToSystemDeadline(Deadline::After(impl_->options.rpc_timeout)));
   return FromGrpcStatus(impl_->stub->KvSet(&ctx, req, &resp), impl_->address(), "KvSet('" + key + "')");
@@ -149,10 +149,10 @@ Status CoordinationClient::Set(const std::string& key, const std::string& value)
 StatusOr<std::string> CoordinationClient::Get(const std::string& key, Deadline deadline) {
   while (true) {
     milliseconds wait = std::min(deadline.remaining(), kMaxPollWait);
-    proto::KvGetRequest req;
+    KvGetRequest req;
     req.set_key(key);
     req.set_wait_ms(static_cast<uint32_t>(wait.count()));
-    proto::KvGetResponse resp;
+    KvGetResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
     RT_RETURN_IF_ERROR(FromGrpcStatus(impl_->stub->KvGet(&ctx, req, &resp), impl_->address(), "KvGet('" + key + "')"));
@@ -168,11 +168,11 @@ StatusOr<std::string> CoordinationClient::Get(const std::string& key, Deadline d
 Status CoordinationClient::Barrier(const std::string& name, Deadline deadline) {
   while (true) {
     milliseconds wait = std::min(deadline.remaining(), kMaxPollWait);
-    proto::BarrierRequest req;
+    BarrierRequest req;
     req.set_name(name);
     req.set_task(impl_->options.task);
     req.set_wait_ms(static_cast<uint32_t>(wait.count()));
-    proto::BarrierResponse resp;
+    BarrierResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
     RT_RETURN_IF_ERROR(
@@ -216,10 +216,10 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
   bool reported = false;
   std::unique_lock<std::mutex> lock(hb_mu);
   while (!hb_stop) {
-    proto::HeartbeatRequest req;
+    HeartbeatRequest req;
     req.set_task(options.task);
     req.set_incarnation(options.incarnation);
-    proto::HeartbeatResponse resp;
+    HeartbeatResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(Deadline::After(std::min(options.rpc_timeout, timeout))));
     hb_call = &ctx;
@@ -237,7 +237,9 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
       }
       if (!failure.empty()) failure = "the coordination service declared a task failed: " + failure;
     } else if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-               s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+               s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+               s.error_code() == grpc::StatusCode::CANCELLED) {  // the server went away mid-call
+      // Transient until it lasts longer than the timeout: the chief may be briefly busy.
       auto silent = std::chrono::duration_cast<milliseconds>(Clock::now() - last_ok);
       if (silent > timeout) {
         failure = "lost contact with the chief's coordination service at " + options.service_address + " for " +
@@ -262,9 +264,9 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
 
 Status CoordinationClient::Shutdown(Deadline deadline) {
   StopHeartbeat();  // a finished task is no longer watched; stop before telling the chief
-  proto::ShutdownRequest req;
+  ShutdownRequest req;
   req.set_task(impl_->options.task);
-  proto::ShutdownResponse resp;
+  ShutdownResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(ToSystemDeadline(Deadline::Min(deadline, Deadline::After(impl_->options.rpc_timeout))));
   RT_RETURN_IF_ERROR(FromGrpcStatus(impl_->stub->Shutdown(&ctx, req, &resp), impl_->address(), "Shutdown"));

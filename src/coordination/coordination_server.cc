@@ -63,8 +63,11 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
                             "chief's TF_CONFIG address names this machine");
   }
   impl.service->StartTimer();
-  RT_LOG(INFO) << "coordination service listening on " << options.address << " (port " << impl.port << ") for "
-               << options.expected_tasks.size() << " tasks";
+  // With port 0 the kernel picked one; name the real address in the logs.
+  std::string host = options.address.substr(0, options.address.rfind(':'));
+  impl.address = host + ":" + std::to_string(impl.port);
+  RT_LOG(INFO) << "coordination service listening on " << impl.address << " for " << options.expected_tasks.size()
+               << " tasks";
   return server;
 }
 

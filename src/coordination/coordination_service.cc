@@ -130,8 +130,8 @@ void CoordinationServiceImpl::TimerLoop() {
 }
 
 grpc::ServerUnaryReactor* CoordinationServiceImpl::Register(grpc::CallbackServerContext* ctx,
-                                                            const proto::RegisterRequest* req,
-                                                            proto::RegisterResponse* resp) {
+                                                            const RegisterRequest* req,
+                                                            RegisterResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
@@ -146,8 +146,8 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Register(grpc::CallbackServer
 }
 
 grpc::ServerUnaryReactor* CoordinationServiceImpl::WaitForAll(grpc::CallbackServerContext* ctx,
-                                                              const proto::WaitForAllRequest* req,
-                                                              proto::WaitForAllResponse* resp) {
+                                                              const WaitForAllRequest* req,
+                                                              WaitForAllResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
@@ -163,7 +163,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::WaitForAll(grpc::CallbackServ
 }
 
 grpc::ServerUnaryReactor* CoordinationServiceImpl::KvSet(grpc::CallbackServerContext* ctx,
-                                                         const proto::KvSetRequest* req, proto::KvSetResponse* resp) {
+                                                         const KvSetRequest* req, KvSetResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
@@ -174,7 +174,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::KvSet(grpc::CallbackServerCon
 }
 
 grpc::ServerUnaryReactor* CoordinationServiceImpl::KvGet(grpc::CallbackServerContext* ctx,
-                                                         const proto::KvGetRequest* req, proto::KvGetResponse* resp) {
+                                                         const KvGetRequest* req, KvGetResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
@@ -188,8 +188,8 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::KvGet(grpc::CallbackServerCon
 }
 
 grpc::ServerUnaryReactor* CoordinationServiceImpl::Barrier(grpc::CallbackServerContext* ctx,
-                                                           const proto::BarrierRequest* req,
-                                                           proto::BarrierResponse* resp) {
+                                                           const BarrierRequest* req,
+                                                           BarrierResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
@@ -211,8 +211,8 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Barrier(grpc::CallbackServerC
 }
 
 grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServerContext* ctx,
-                                                             const proto::HeartbeatRequest* req,
-                                                             proto::HeartbeatResponse* resp) {
+                                                             const HeartbeatRequest* req,
+                                                             HeartbeatResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
@@ -221,7 +221,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServe
   if (s.ok()) {
     DetectFailuresLocked(now);  // do not wait for the timer to notice
     for (const auto& f : state_.failed_tasks()) {
-      proto::FailedTask* out = resp->add_failed_tasks();
+      FailedTask* out = resp->add_failed_tasks();
       out->set_task(f.task);
       out->set_reason(f.reason);
     }
@@ -231,8 +231,8 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServe
 }
 
 grpc::ServerUnaryReactor* CoordinationServiceImpl::Shutdown(grpc::CallbackServerContext* ctx,
-                                                            const proto::ShutdownRequest* req,
-                                                            proto::ShutdownResponse* resp) {
+                                                            const ShutdownRequest* req,
+                                                            ShutdownResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);

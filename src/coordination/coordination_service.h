@@ -27,7 +27,7 @@ namespace ringtrain::coordination {
 // The longest the server holds a long poll; the client polls again until its deadline.
 inline constexpr std::chrono::milliseconds kMaxPollWait{2000};
 
-class CoordinationServiceImpl final : public proto::CoordinationService::CallbackService {
+class CoordinationServiceImpl final : public CoordinationService::CallbackService {
  public:
   explicit CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout);
   ~CoordinationServiceImpl() override;  // Stop()s; never throws
@@ -39,20 +39,20 @@ class CoordinationServiceImpl final : public proto::CoordinationService::Callbac
   // Blocks until every expected task called Shutdown, the deadline passes, or Stop().
   Status WaitForShutdown(Deadline deadline);
 
-  grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx, const proto::RegisterRequest* req,
-                                     proto::RegisterResponse* resp) override;
-  grpc::ServerUnaryReactor* WaitForAll(grpc::CallbackServerContext* ctx, const proto::WaitForAllRequest* req,
-                                       proto::WaitForAllResponse* resp) override;
-  grpc::ServerUnaryReactor* KvSet(grpc::CallbackServerContext* ctx, const proto::KvSetRequest* req,
-                                  proto::KvSetResponse* resp) override;
-  grpc::ServerUnaryReactor* KvGet(grpc::CallbackServerContext* ctx, const proto::KvGetRequest* req,
-                                  proto::KvGetResponse* resp) override;
-  grpc::ServerUnaryReactor* Barrier(grpc::CallbackServerContext* ctx, const proto::BarrierRequest* req,
-                                    proto::BarrierResponse* resp) override;
-  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx, const proto::HeartbeatRequest* req,
-                                      proto::HeartbeatResponse* resp) override;
-  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx, const proto::ShutdownRequest* req,
-                                     proto::ShutdownResponse* resp) override;
+  grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx, const RegisterRequest* req,
+                                     RegisterResponse* resp) override;
+  grpc::ServerUnaryReactor* WaitForAll(grpc::CallbackServerContext* ctx, const WaitForAllRequest* req,
+                                       WaitForAllResponse* resp) override;
+  grpc::ServerUnaryReactor* KvSet(grpc::CallbackServerContext* ctx, const KvSetRequest* req,
+                                  KvSetResponse* resp) override;
+  grpc::ServerUnaryReactor* KvGet(grpc::CallbackServerContext* ctx, const KvGetRequest* req,
+                                  KvGetResponse* resp) override;
+  grpc::ServerUnaryReactor* Barrier(grpc::CallbackServerContext* ctx, const BarrierRequest* req,
+                                    BarrierResponse* resp) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx, const HeartbeatRequest* req,
+                                      HeartbeatResponse* resp) override;
+  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx, const ShutdownRequest* req,
+                                     ShutdownResponse* resp) override;
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -36,7 +36,7 @@ struct Resolved {
 StatusOr<Resolved> Resolve(const SourceSpec& spec, ShardPolicy policy, int num_workers) {
   const int64_t files = spec.num_files();
   const bool has_range = spec.format == SourceSpec::Format::kMnistIdx && (spec.first || spec.count);
-  const std::string counts = "(" + Plural(files, "file") + " for " + Plural(num_workers, "worker") + ")";
+  const std::string counts = std::string("(") + Plural(files, "file") + " for " + Plural(num_workers, "worker") + ")";
   if (num_workers == 1) return Resolved{ShardPolicy::kOff, std::string("1 worker, no sharding")};
   switch (policy) {
     case ShardPolicy::kAuto:

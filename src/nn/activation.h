@@ -32,12 +32,35 @@ inline const float* ActivationBackward(const float* dout, const float* y, size_t
 }
 
 // bias_grad[u] = sum over rows of d[r, u] (overwrites).
-inline void BiasGrad(const float* d, size_t rows, size_t units, float* bias_grad) {
+inline void BiasGrad(const float* __restrict d, size_t rows, size_t units, float* __restrict bias_grad) {
   for (size_t u = 0; u < units; ++u) bias_grad[u] = 0.0f;
   for (size_t r = 0; r < rows; ++r) {
     const float* row = d + r * units;
     for (size_t u = 0; u < units; ++u) bias_grad[u] += row[u];
   }
+}
+
+// ActivationBackward and BiasGrad in one pass over the data (bias_grad may be null).
+// The pointers must not overlap (__restrict lets the compiler vectorise the fused loop).
+inline const float* ActivationBiasBackward(const float* __restrict dout, const float* __restrict y, size_t rows,
+                                           size_t units, Activation act, float* __restrict scratch,
+                                           float* __restrict bias_grad) {
+  if (act == Activation::kLinear) {
+    if (bias_grad != nullptr) BiasGrad(dout, rows, units, bias_grad);
+    return dout;
+  }
+  if (bias_grad == nullptr) return ActivationBackward(dout, y, rows * units, act, scratch);
+  for (size_t u = 0; u < units; ++u) bias_grad[u] = 0.0f;
+  for (size_t r = 0; r < rows; ++r) {
+    const float* dr = dout + r * units;
+    const float* yr = y + r * units;
+    float* sr = scratch + r * units;
+    for (size_t u = 0; u < units; ++u) {
+      sr[u] = yr[u] > 0.0f ? dr[u] : 0.0f;
+      bias_grad[u] += sr[u];
+    }
+  }
+  return scratch;
 }
 
 }  // namespace ringtrain::nn

@@ -79,10 +79,9 @@ const float* Conv2D::Forward(const float* in, int batch, bool training) {
 const float* Conv2D::Backward(const float* dout, bool need_din) {
   const int M = batch_ * g_.out_pixels(), K = g_.col_width(), F = filters_;
   const size_t mf = static_cast<size_t>(M) * F;
-  const float* d = act_ == Activation::kLinear ? dout : ActivationBackward(dout, out_.data(), mf, act_,
-                                                                            EnsureSize(dpre_, mf));
+  float* scratch = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, mf);
+  const float* d = ActivationBiasBackward(dout, out_.data(), M, F, act_, scratch, use_bias_ ? dbias_ : nullptr);
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, F, M, 1.0f, cols_in_, K, d, F, 0.0f, dkernel_, F);
-  if (use_bias_) BiasGrad(d, M, F, dbias_);
   if (!need_din) return nullptr;
   const size_t in_floats = static_cast<size_t>(batch_) * input_size();
   float* din = EnsureSize(din_, in_floats);

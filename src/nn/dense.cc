@@ -52,11 +52,10 @@ const float* Dense::Forward(const float* in, int batch, bool training) {
 
 const float* Dense::Backward(const float* dout, bool need_din) {
   const size_t nu = static_cast<size_t>(batch_) * units_;
-  const float* d =
-      act_ == Activation::kLinear ? dout : ActivationBackward(dout, out_.data(), nu, act_, EnsureSize(dpre_, nu));
+  float* scratch = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, nu);
+  const float* d = ActivationBiasBackward(dout, out_.data(), batch_, units_, act_, scratch, use_bias_ ? dbias_ : nullptr);
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in_, units_, batch_, 1.0f, x_, in_, d, units_, 0.0f, dkernel_,
               units_);
-  if (use_bias_) BiasGrad(d, batch_, units_, dbias_);
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * in_);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch_, in_, units_, 1.0f, d, units_, kernel_, units_, 0.0f,

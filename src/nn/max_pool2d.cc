@@ -58,11 +58,11 @@ const float* MaxPool2D::Forward(const float* in, int batch, bool training) {
           for (int iw = (ih == h0 ? w0 + 1 : w0); iw < w1; ++iw) {
             const int32_t cell = (ih * W + iw) * C;
             const float* v = img + cell;
+            // Branch-free so the compiler can vectorise across channels.
             for (int c = 0; c < C; ++c) {
-              if (v[c] > best[c]) {
-                best[c] = v[c];
-                best_at[c] = cell + c;
-              }
+              const bool larger = v[c] > best[c];
+              best_at[c] = larger ? cell + c : best_at[c];
+              best[c] = larger ? v[c] : best[c];
             }
           }
         }

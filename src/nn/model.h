@@ -45,10 +45,13 @@ class Model {
   const std::vector<ParamInfo>& param_infos() const;
 
   // input: [batch, input_shape...] floats. Returns logits [batch, num_classes()],
-  // valid until the next Forward. `training` keeps what Backward needs.
+  // valid until the next Forward. `training` keeps what Backward needs (the input is
+  // copied, so the caller may reuse its buffer at once). Any batch size works; buffers
+  // grow to the largest batch seen and are reused after that.
   const float* Forward(const float* input, int batch, bool training);
-  // grad_logits: [batch, num_classes()] for the batch of the last training Forward.
-  // Overwrites grads().
+  // grad_logits: [batch, num_classes()] for the batch of the last Forward, which must
+  // have been a training one (an evaluation Forward in between reuses the buffers;
+  // Backward then logs an error and zeroes grads()). Overwrites grads().
   void Backward(const float* grad_logits);
 
   // A Keras-like summary table (layer, output shape, parameter count).

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <thread>
 
 #include "collective/communicator.h"
@@ -23,9 +24,11 @@ bool Contains(const Status& s, const std::string& text) { return s.message().fin
 // All three ranks finish one AllReduce; then rank 2 leaves (via `leave`) and ranks 0
 // and 1 attempt a second one, which must fail promptly (well before the 30 s timeout
 // would make them fail otherwise) naming a peer.
-void CheckSurvivorsFailAfterRankTwoLeaves(const std::function<void(std::unique_ptr<Communicator>&)>& leave) {
+// `comms` is filled with the ring so the caller can inspect rank 2 afterwards.
+void CheckSurvivorsFailAfterRankTwoLeaves(const std::function<void(std::unique_ptr<Communicator>&)>& leave,
+                                          std::vector<std::unique_ptr<Communicator>>& comms) {
   InMemoryStore store;
-  auto comms = CreateRing(3, TestOptions(30s), &store);
+  comms = CreateRing(3, TestOptions(30s), &store);
   ASSERT_FALSE(::testing::Test::HasFailure());
   std::vector<float> warmup[3];
   RunOnRanks(3, [&](int r) {
@@ -54,18 +57,17 @@ void CheckSurvivorsFailAfterRankTwoLeaves(const std::function<void(std::unique_p
 }
 
 TEST(RingFailureTest, DestroyedPeerFailsTheOthersNamingIt) {
-  CheckSurvivorsFailAfterRankTwoLeaves([](std::unique_ptr<Communicator>& c) { c.reset(); });
+  std::vector<std::unique_ptr<Communicator>> comms;
+  CheckSurvivorsFailAfterRankTwoLeaves([](std::unique_ptr<Communicator>& c) { c.reset(); }, comms);
 }
 
 TEST(RingFailureTest, AbortedPeerFailsTheOthersAndItselfWithAborted) {
-  Communicator* aborted = nullptr;
-  CheckSurvivorsFailAfterRankTwoLeaves([&](std::unique_ptr<Communicator>& c) {
-    c->Abort("heartbeat lost");
-    aborted = c.get();
-  });
-  ASSERT_NE(aborted, nullptr);
+  std::vector<std::unique_ptr<Communicator>> comms;
+  CheckSurvivorsFailAfterRankTwoLeaves([](std::unique_ptr<Communicator>& c) { c->Abort("heartbeat lost"); },
+                                       comms);
+  ASSERT_EQ(comms.size(), 3u);
   float x = 1;
-  Status s = aborted->AllReduce(&x, 1, ReduceOp::kSum);
+  Status s = comms[2]->AllReduce(&x, 1, ReduceOp::kSum);
   EXPECT_EQ(s.code(), Code::kAborted);
   EXPECT_EQ(s.message(), "heartbeat lost");
 }
@@ -99,8 +101,7 @@ TEST(RingFailureTest, AbortFromAnotherThreadUnblocksAllReduce) {
   EXPECT_EQ(s.code(), Code::kAborted) << s.ToString();
   EXPECT_EQ(s.message(), "job cancelled");
   // Abort shut the connections down, so rank 1 fails at once too, naming rank 0.
-  float x = 1;
-  Status peer = comms[1]->AllReduce(&x, 1, ReduceOp::kSum);
+  Status peer = comms[1]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
   EXPECT_EQ(peer.code(), Code::kUnavailable) << peer.ToString();
   EXPECT_TRUE(Contains(peer, "rank 0")) << peer.ToString();
 }
@@ -153,6 +154,13 @@ TEST(RingSetupTest, StrangersOnTheListeningPortDoNotBreakSetUp) {
   r1.join();
   r2.join();
   for (int r = 0; r < n; ++r) ASSERT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
+
+  // Set-up was not fooled: no stranger got the answer meant for rank 0; each was closed.
+  for (Fd* stranger : {&garbage, &versioned, &impostor, &silent}) {
+    char byte;
+    Status s = RecvAll(stranger->get(), &byte, 1, Deadline::After(5s), -1, "rank 1");
+    EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  }
 
   std::vector<float> data[n];
   RunOnRanks(n, [&](int r) {

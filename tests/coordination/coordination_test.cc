@@ -252,6 +252,21 @@ TEST(CoordinationTest, LosingTheServiceIsReported) {
   EXPECT_TRUE(Contains(sink.messages[0], "lost contact with the chief's coordination service")) << sink.messages[0];
 }
 
+TEST(CoordinationTest, RestartedTaskIsAcceptedAndTheOldProcessIsToldToExit) {
+  auto server = StartServer(kTwoTasks);
+  ASSERT_NE(server, nullptr);
+  auto old_process = MakeClient(server->port(), "worker:0", /*incarnation=*/1);
+  ASSERT_TRUE(old_process->Register(kJob, Deadline::After(milliseconds(5000))).ok());
+  FailureSink sink;
+  old_process->StartHeartbeat(milliseconds(50), milliseconds(1000), sink.Callback());
+  auto restarted = MakeClient(server->port(), "worker:0", /*incarnation=*/2);
+  ASSERT_TRUE(restarted->Register(kJob, Deadline::After(milliseconds(5000))).ok());
+  ASSERT_TRUE(sink.WaitForOne(milliseconds(10000)));
+  old_process->StopHeartbeat();
+  std::lock_guard<std::mutex> lock(sink.mu);
+  EXPECT_TRUE(Contains(sink.messages[0], "replaced by a restarted process")) << sink.messages[0];
+}
+
 TEST(CoordinationTest, StopAnswersPendingLongPolls) {
   auto server = StartServer(kTwoTasks);
   ASSERT_NE(server, nullptr);

@@ -97,6 +97,9 @@ TEST(TwoWorkersTest, SeedTutorialCurveOnMnist) {
   WriteFile(dir + "/job.json", job.dump());
   ProcessResult r = Launch(dir + "/job.json", 2, 600);
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto fp = Fingerprints(r.output);
+  ASSERT_EQ(fp.size(), 2u) << r.output;
+  EXPECT_EQ(fp["worker:0"], fp["worker:1"]);
   auto history = ReadJsonLines(dir + "/history.jsonl");
   ASSERT_EQ(history.size(), 4u) << r.output;
   double loss1 = history[0]["loss"], loss3 = history[2]["loss"], acc3 = history[2]["accuracy"];

@@ -29,6 +29,8 @@ struct ConvCase {
   json config;
   Shape input;
 };
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
 
 class Conv2DGradientTest : public ::testing::TestWithParam<ConvCase> {};
 

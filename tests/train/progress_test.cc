@@ -1,0 +1,60 @@
+#include "train/progress.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "train/history.h"
+#include "checkpoint/safetensors.h"
+
+namespace ringtrain::train {
+namespace {
+
+TEST(ProgressTest, KerasLikeEpochLine) {
+  EpochLine l;
+  l.epoch = 2;
+  l.epochs = 3;
+  l.step = 70;
+  l.steps = 70;
+  l.seconds = 3.14;
+  l.loss = 2.21723;
+  l.accuracy = 0.41571;
+  l.images_per_sec = 2873.4;
+  EXPECT_EQ(FormatEpochLine(l), "Epoch 2/3 - 70/70 - 3.1s - loss: 2.2172 - accuracy: 0.4157 - 2873 images/s");
+}
+
+TEST(ProgressTest, LinesModeWritesOnlyFinishedEpochs) {
+  FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressPrinter p(f, "lines");
+  EpochLine l;
+  l.epoch = 1;
+  l.epochs = 1;
+  l.steps = 2;
+  l.step = 1;
+  p.Update(l);
+  l.step = 2;
+  p.Finish(l);
+  std::rewind(f);
+  char buf[256] = {};
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  std::string out(buf, n);
+  EXPECT_EQ(out.find('\r'), std::string::npos);
+  EXPECT_EQ(out.rfind("Epoch 1/1 - 2/2", 0), 0u) << out;
+}
+
+TEST(HistoryTest, EpochLinesThenEvaluation) {
+  std::string path = ::testing::TempDir() + "/history_test.jsonl";
+  HistoryFile h(path);
+  ASSERT_TRUE(h.AppendEpoch({{"epoch", 1}, {"loss", 2.5}}).ok());
+  ASSERT_TRUE(h.AppendEpoch({{"epoch", 2}, {"loss", 2.0}}).ok());
+  ASSERT_TRUE(h.SetEvaluation({{"loss", 1.9}, {"accuracy", 0.5}}).ok());
+  auto text = checkpoint::ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text,
+            "{\"epoch\":1,\"loss\":2.5}\n{\"epoch\":2,\"loss\":2.0}\n{\"evaluation\":{\"accuracy\":0.5,\"loss\":1.9}}\n");
+}
+
+}  // namespace
+}  // namespace ringtrain::train

@@ -1,0 +1,117 @@
+// The trainer on one worker (a size-1 communicator) and on ranks run as threads
+// over loopback: learning, determinism, and equal weights on every rank.
+#include "train/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace ringtrain::train {
+namespace {
+
+config::JobConfig SyntheticJob(int epochs, const std::string& optimizer) {
+  auto job = config::ParseJobConfig(R"({
+    "model": {"input_shape": [10, 10], "layers": [
+      {"type": "reshape", "target_shape": [10, 10, 1]},
+      {"type": "conv2d", "filters": 4, "kernel_size": 3, "padding": "same", "activation": "relu"},
+      {"type": "max_pooling2d"},
+      {"type": "flatten"},
+      {"type": "dense", "units": 3}]},
+    "optimizer": )" + optimizer + R"(,
+    "data": {"train": {"format": "synthetic", "count": 600, "shape": [10, 10], "classes": 3, "seed": 11},
+             "eval": {"format": "synthetic", "count": 150, "shape": [10, 10], "classes": 3, "seed": 12}},
+    "batch_size_per_worker": 16, "epochs": )" + std::to_string(epochs) + R"(, "seed": 2})",
+                                    ".");
+  EXPECT_TRUE(job.ok()) << job.status().ToString();
+  return *job;
+}
+
+std::unique_ptr<Communicator> Local() {
+  InMemoryStore store;
+  auto c = CreateCommunicator(CommunicatorOptions{}, 0, 1, &store);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return std::move(c).value();
+}
+
+TEST(TrainerTest, LearnsOnOneWorker) {
+  TrainerOptions o;
+  o.out = std::tmpfile();
+  auto t = Trainer::Create(SyntheticJob(4, R"({"type": "adam", "learning_rate": 0.01})"), o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto comm = Local();
+  ASSERT_TRUE((*t)->Fit(comm.get()).ok());
+  const auto& h = (*t)->history();
+  ASSERT_EQ(h.size(), 4u);
+  EXPECT_EQ(h[0].steps, 600 / 16);
+  EXPECT_LT(h[3].loss, h[0].loss);
+  auto eval = (*t)->Evaluate(comm.get());
+  ASSERT_TRUE(eval.ok()) << eval.status().ToString();
+  EXPECT_EQ(eval->examples, 150);
+  EXPECT_GT(eval->accuracy, 0.6);  // 3 classes: chance is 0.33
+  std::fclose(o.out);
+}
+
+TEST(TrainerTest, SameSeedSameBits) {
+  uint64_t fp[2];
+  for (int run = 0; run < 2; ++run) {
+    TrainerOptions o;
+    o.out = std::tmpfile();
+    auto t = Trainer::Create(SyntheticJob(1, R"({"type": "sgd", "learning_rate": 0.05, "momentum": 0.9})"), o);
+    ASSERT_TRUE(t.ok());
+    auto comm = Local();
+    ASSERT_TRUE((*t)->Fit(comm.get()).ok());
+    fp[run] = (*t)->WeightsFingerprint();
+    std::fclose(o.out);
+  }
+  EXPECT_EQ(fp[0], fp[1]);
+}
+
+TEST(TrainerTest, ThreeRanksOverLoopbackEndIdentical) {
+  const int n = 3;
+  InMemoryStore store;
+  std::vector<uint64_t> fp(n);
+  std::vector<Status> result(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      TrainerOptions o;
+      o.rank = r;
+      o.num_workers = n;
+      o.is_chief = r == 0;
+      o.out = std::tmpfile();
+      auto t = Trainer::Create(SyntheticJob(2, R"({"type": "sgd", "learning_rate": 0.05})"), o);
+      if (!t.ok()) {
+        result[r] = t.status();
+        return;
+      }
+      CommunicatorOptions co;
+      co.implementation = Implementation::kRing;
+      co.timeout = std::chrono::seconds(60);
+      auto comm = CreateCommunicator(co, r, n, &store);
+      if (!comm.ok()) {
+        result[r] = comm.status();
+        return;
+      }
+      result[r] = (*t)->Fit(comm->get());
+      fp[r] = (*t)->WeightsFingerprint();
+      std::fclose(o.out);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < n; ++r) ASSERT_TRUE(result[r].ok()) << "rank " << r << ": " << result[r].ToString();
+  EXPECT_EQ(fp[0], fp[1]);
+  EXPECT_EQ(fp[0], fp[2]);
+}
+
+TEST(TrainerTest, MismatchedInputShapeIsAClearError) {
+  auto job = SyntheticJob(1, R"({"type": "sgd"})");
+  job.train_data["shape"] = {12, 12};
+  TrainerOptions o;
+  auto t = Trainer::Create(job, o);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(t.status().message().find("input_shape"), std::string::npos) << t.status().message();
+}
+
+}  // namespace
+}  // namespace ringtrain::train
