@@ -133,9 +133,9 @@ Status RingCommunicator::RunStep(const Step& step, OpKind kind, Deadline deadlin
         }
       } else if (n == 0) {
         return PeerError(prev_, kind, "closed", received, step.recv_len);
-      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        std::string what = errno == ECONNRESET ? "closed (reset by peer)"
-                                               : std::string("failed (") + std::strerror(errno) + ")";
+      } else if (int err = errno; err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
+        std::string what = err == ECONNRESET ? "closed (reset by peer)"
+                                             : std::string("failed (") + std::strerror(err) + ")";
         return PeerError(prev_, kind, what, received, step.recv_len);
       }
     }
@@ -147,10 +147,9 @@ Status RingCommunicator::RunStep(const Step& step, OpKind kind, Deadline deadlin
       if (n > 0) {
         sent += static_cast<size_t>(n);
         progress = true;
-      } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        std::string what = errno == EPIPE || errno == ECONNRESET
-                               ? "closed"
-                               : std::string("failed (") + std::strerror(errno) + ")";
+      } else if (int err = errno; n < 0 && err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
+        std::string what = err == EPIPE || err == ECONNRESET ? "closed"
+                                                             : std::string("failed (") + std::strerror(err) + ")";
         return PeerError(next_, kind, what, sent, step.send_len);
       }
     }

@@ -1,8 +1,10 @@
 // A task's connection to the chief's coordination service. Implements Store (the
 // key-value store used to exchange data-plane endpoints) over gRPC.
 //
-// Every RPC carries a deadline. Threading: thread-safe; the heartbeat runs on its own
-// thread between StartHeartbeat() and StopHeartbeat()/destruction.
+// Every RPC carries a deadline. Errors are converted at this edge: UNAVAILABLE becomes
+// kUnavailable "cannot reach the chief's coordination service at ADDR ..."; refusals
+// by the service keep their code and message. Threading: thread-safe; the heartbeat
+// runs on its own thread between StartHeartbeat() and StopHeartbeat()/destruction.
 #pragma once
 
 #include <chrono>
@@ -49,12 +51,15 @@ class CoordinationClient : public Store {
 
   // Sends a heartbeat every `interval`. When the service reports a failed task, or
   // cannot be reached for longer than `timeout`, calls on_failure(message) once
-  // (from the heartbeat thread; it must not block).
+  // (from the heartbeat thread; it must not block). Heartbeats continue after that.
+  // A refusal (e.g. ABORTED: this process was replaced by a restart) is reported at once.
+  // StopHeartbeat() cancels the call in flight and joins; it returns promptly.
   void StartHeartbeat(std::chrono::milliseconds interval, std::chrono::milliseconds timeout,
                       std::function<void(const std::string&)> on_failure);
   void StopHeartbeat();
 
-  // Tells the service this task is done (orderly shutdown).
+  // Tells the service this task is done (orderly shutdown). Stops the heartbeat first,
+  // since a finished task is no longer watched.
   Status Shutdown(Deadline deadline);
 
  private:

@@ -2,6 +2,12 @@
 // registration with incarnation ids and job-hash checks, wait-for-all, a key-value
 // store, named barriers, heartbeats with failure detection, and orderly shutdown.
 //
+// Implementation: gRPC's callback API; handlers never block. The waits (WaitForAll,
+// KvGet, Barrier) are long polls the server holds for at most 2 s; the client polls
+// again until its own deadline. Also serves the standard grpc.health.v1 service.
+// Re-registration with a new incarnation (a restarted task) is accepted and logged;
+// the old process's heartbeats are then answered with ABORTED.
+//
 // Threading: all methods are thread-safe. Destruction stops the server (bounded).
 #pragma once
 
@@ -24,7 +30,10 @@ struct ServerOptions {
   // A task whose job differs is refused with PERMISSION_DENIED naming the first
   // differing field as a JSON pointer ("/optimizer/learning_rate").
   std::string reference_job_json;
-  // A task that sends no heartbeat for this long is declared failed.
+  // A task that sends no heartbeat for this long is declared failed. A task is
+  // watched from its first heartbeat on (not from registration), a task that called
+  // Shutdown is not watched, and a failure is sticky (every task's later heartbeats
+  // are told about it). Each failure is logged once at WARNING.
   std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(10)};
 };
 

@@ -59,6 +59,17 @@ Status GetPaths(const json& j, const std::string& field, const std::string& base
   return Status::Ok();
 }
 
+// An optional non-negative integer of up to 64 bits.
+Status GetSeed(const json& s, const char* key, const std::string& field, uint64_t* out) {
+  if (!s.contains(key)) return Status::Ok();
+  const json& v = s[key];
+  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) {
+    return Invalid(field + "." + key, "must be a non-negative integer, got " + v.dump());
+  }
+  *out = v.get<uint64_t>();
+  return Status::Ok();
+}
+
 Status CheckKeys(const json& source, const std::string& field, const std::set<std::string>& allowed,
                  const std::string& format) {
   for (const auto& item : source.items()) {
@@ -96,7 +107,7 @@ Status ParseMnist(const json& s, const std::string& base_dir, SourceSpec* spec) 
 Status ParseSynthetic(const json& s, SourceSpec* spec) {
   const std::string& f = spec->field;
   RT_RETURN_IF_ERROR(
-      CheckKeys(s, f, {"format", "count", "shape", "classes", "seed", "noise", "first", "files"}, "synthetic"));
+      CheckKeys(s, f, {"format", "count", "shape", "classes", "seed", "task", "noise", "first", "files"}, "synthetic"));
   SyntheticParams& p = spec->synthetic;
   if (!s.contains("count")) return Invalid(f + ".count", "missing; a synthetic source needs its number of examples");
   RT_ASSIGN_OR_RETURN(spec->count, GetInt(s["count"], f + ".count", 1, INT64_MAX));
@@ -121,13 +132,8 @@ Status ParseSynthetic(const json& s, SourceSpec* spec) {
     RT_ASSIGN_OR_RETURN(int64_t c, GetInt(s["classes"], f + ".classes", 2, kMaxClasses));
     p.classes = static_cast<int>(c);
   }
-  if (s.contains("seed")) {
-    if (!s["seed"].is_number_integer() || (s["seed"].is_number_integer() && !s["seed"].is_number_unsigned() &&
-                                            s["seed"].get<int64_t>() < 0)) {
-      return Invalid(f + ".seed", "must be a non-negative integer, got " + s["seed"].dump());
-    }
-    p.seed = s["seed"].get<uint64_t>();
-  }
+  RT_RETURN_IF_ERROR(GetSeed(s, "seed", f, &p.seed));
+  RT_RETURN_IF_ERROR(GetSeed(s, "task", f, &p.task));
   if (s.contains("noise")) {
     if (!s["noise"].is_number() || s["noise"].get<double>() < 0 || s["noise"].get<double>() > 1) {
       return Invalid(f + ".noise", "must be a number in [0, 1], got " + s["noise"].dump());

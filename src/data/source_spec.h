@@ -7,12 +7,13 @@
 //     examples, like tf.data's skip/take applied before sharding.
 //
 //   {"format": "synthetic", "count": 4096, "shape": [28, 28], "classes": 10,
-//    "seed": 7, "noise": 0.35, "first": 0, "files": 1}
-//     The examples with ids first .. first+count-1 of the generator seeded by `seed`
-//     (see synthetic.h); `count` is required, the rest optional (defaults shown).
-//     A held-out split of the same task is the same seed with another `first`.
-//     `files` splits the ids into that many contiguous "virtual files" of (nearly)
-//     equal size so FILE sharding applies to synthetic data too.
+//    "seed": 7, "task": 0, "noise": 0.35, "first": 0, "files": 1}
+//     Examples with ids first .. first+count-1 drawn with `seed` from the task
+//     numbered `task` (see synthetic.h); `count` is required, the rest optional
+//     (defaults shown). A held-out split of the same task: another seed, or the same
+//     seed with a `first` past the training ids. `files` splits the ids into that
+//     many contiguous "virtual files" of (nearly) equal size so FILE sharding applies
+//     to synthetic data too; first/count may be combined with it.
 //
 // Unknown keys are rejected so typos do not silently change a run.
 #pragma once

@@ -42,7 +42,7 @@ SyntheticGenerator::SyntheticGenerator(const SyntheticParams& params) : params_(
 
   const float scale = std::min(rows_, cols_) / 28.f;
   const float margin_y = rows_ * 0.18f, margin_x = cols_ * 0.18f;
-  Rng rng(MixSeed(params_.seed, kPrototypeStream));
+  Rng rng(MixSeed(params_.task, kPrototypeStream));
   prototypes_.resize(static_cast<size_t>(params_.classes) * channels_);
   for (int ch = 0; ch < channels_; ++ch) {
     float anchors[kAnchors][2];

@@ -25,13 +25,13 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   RT_ASSIGN_OR_RETURN(t->optimizer_, nn::Optimizer::FromJson(job.optimizer));
   RT_ASSIGN_OR_RETURN(data::ShardPolicy policy, data::ParseShardPolicy(job.auto_shard_policy));
 
-  auto train = data::LoadShard(job.train_data, job.base_dir, policy, options.rank, options.num_workers);
-  if (!train.ok()) return train.status().WithContext("data.train");
+  auto train = data::LoadShard(job.train_data, job.base_dir, policy, options.rank, options.num_workers, "data.train");
+  if (!train.ok()) return train.status();
   t->train_ = std::move(train).value();
   RT_LOG(INFO) << "data.train: " << t->train_.description;
   if (!job.eval_data.is_null()) {
-    auto eval = data::LoadShard(job.eval_data, job.base_dir, policy, options.rank, options.num_workers);
-    if (!eval.ok()) return eval.status().WithContext("data.eval");
+    auto eval = data::LoadShard(job.eval_data, job.base_dir, policy, options.rank, options.num_workers, "data.eval");
+    if (!eval.ok()) return eval.status();
     t->eval_ = std::move(eval).value();
     t->has_eval_ = true;
     RT_LOG(INFO) << "data.eval: " << t->eval_.description;

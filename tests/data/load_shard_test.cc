@@ -199,6 +199,7 @@ TEST_F(LoadShardTest, BadSpecsNameTheField) {
       {{{"format", "synthetic"}, {"count", 10}, {"shape", {28, 2}}}, "data.train.shape[1]"},
       {{{"format", "synthetic"}, {"count", 10}, {"classes", 1}}, "data.train.classes"},
       {{{"format", "synthetic"}, {"count", 10}, {"seed", -4}}, "data.train.seed"},
+      {{{"format", "synthetic"}, {"count", 10}, {"task", 1.5}}, "data.train.task"},
       {{{"format", "synthetic"}, {"count", 10}, {"noise", 1.5}}, "data.train.noise"},
       {{{"format", "synthetic"}, {"count", 10}, {"files", 11}}, "data.train.files"},
       {{{"format", "synthetic"}, {"count", 10}, {"images", "x"}}, "data.train.images"},
@@ -234,7 +235,8 @@ TEST(ShardPolicyTest, ParsesCaseInsensitivelyAndRoundTrips) {
 
 // Synthetic sources shard the same way, by virtual file or by example.
 TEST(SyntheticShardTest, FileShardingUsesContiguousVirtualFiles) {
-  json spec = {{"format", "synthetic"}, {"count", 10}, {"first", 100}, {"shape", {8, 8}}, {"seed", 3}, {"files", 4}};
+  json spec = {{"format", "synthetic"}, {"count", 10}, {"first", 100}, {"shape", {8, 8}},
+               {"seed", 3}, {"task", 5}, {"files", 4}};
   auto w1 = LoadShard(spec, "", ShardPolicy::kAuto, 1, 2);
   ASSERT_TRUE(w1.ok()) << w1.status().ToString();
   EXPECT_EQ(w1->applied, ShardPolicy::kFile);
@@ -242,6 +244,7 @@ TEST(SyntheticShardTest, FileShardingUsesContiguousVirtualFiles) {
   SyntheticParams p;
   p.shape = {8, 8};
   p.seed = 3;
+  p.task = 5;
   SyntheticGenerator gen(p);
   std::vector<float> want;
   std::vector<int32_t> want_labels;
