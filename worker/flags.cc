@@ -1,5 +1,7 @@
 #include "flags.h"
 
+#include <stdexcept>
+
 namespace ringtrain::cli {
 
 StatusOr<Flags> Flags::Parse(const std::vector<std::string>& args, const std::set<std::string>& known,

@@ -26,6 +26,12 @@ class LogMessage {
   std::ostringstream stream_;
 };
 
+// Turns the stream expression into void for the ?: in RT_LOG. `&` binds more loosely
+// than `<<` and more tightly than `?:`.
+struct LogVoidify {
+  void operator&(std::ostream&) {}
+};
+
 }  // namespace ringtrain
 
 #define RT_LOG_LEVEL_DEBUG ::ringtrain::LogLevel::kDebug
@@ -33,7 +39,9 @@ class LogMessage {
 #define RT_LOG_LEVEL_WARNING ::ringtrain::LogLevel::kWarning
 #define RT_LOG_LEVEL_ERROR ::ringtrain::LogLevel::kError
 
-#define RT_LOG(level)                                                   \
-  if (RT_LOG_LEVEL_##level < ::ringtrain::MinLogLevel()) {              \
-  } else                                                                \
-    ::ringtrain::LogMessage(RT_LOG_LEVEL_##level, __FILE__, __LINE__).stream()
+// glog's trick: a single expression, so that `if (x) RT_LOG(INFO) << y; else ...` is safe.
+#define RT_LOG(level)                                                  \
+  (RT_LOG_LEVEL_##level < ::ringtrain::MinLogLevel())                  \
+      ? (void)0                                                        \
+      : ::ringtrain::LogVoidify() &                                    \
+            ::ringtrain::LogMessage(RT_LOG_LEVEL_##level, __FILE__, __LINE__).stream()

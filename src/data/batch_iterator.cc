@@ -6,6 +6,10 @@
 
 namespace ringtrain::data {
 
+uint64_t WorkerShuffleSeed(uint64_t seed, int index) {
+  return MixSeed(seed, 0x5745524BULL << 32 | static_cast<uint32_t>(index));  // "WERK" tags the sub-stream
+}
+
 // Each pass draws its permutation from its own sub-stream of the seed, so the order
 // of pass p never depends on how passes 0..p-1 were consumed: Seek is O(size).
 BatchIterator::BatchIterator(const Dataset* data, int batch_size, uint64_t seed, bool shuffle)

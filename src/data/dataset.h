@@ -67,6 +67,12 @@ StatusOr<ShardResult> LoadShard(const nlohmann::json& source_json, const std::st
 // The caller guarantees data->size() > 0 and batch_size > 0; if it does not, Next
 // writes zeros (when it can) and returns instead of crashing. `data` must outlive the
 // iterator and not change size while it is used. One thread at a time; never blocks.
+// The shuffle seed of worker `index`: each worker shuffles its shard with its own
+// stream. With one shared permutation, worker 1's k-th example would always be the
+// source-order neighbour of worker 0's (DATA keeps i mod n), so data stored by class
+// would fill every global batch with same-class pairs.
+uint64_t WorkerShuffleSeed(uint64_t seed, int index);
+
 class BatchIterator {
  public:
   BatchIterator(const Dataset* data, int batch_size, uint64_t seed, bool shuffle);  // data not owned

@@ -77,7 +77,7 @@ Status Trainer::Fit(Communicator* comm) {
                << batch * comm->size() << " (" << batch << " x " << comm->size() << " workers), " << n
                << " parameters";
 
-  data::BatchIterator it(&train_.data, batch, job_.seed, /*shuffle=*/true);
+  data::BatchIterator it(&train_.data, batch, data::WorkerShuffleSeed(job_.seed, comm->rank()), /*shuffle=*/true);
   std::vector<float> images(static_cast<size_t>(batch) * train_.data.example_size);
   std::vector<int32_t> labels(static_cast<size_t>(batch));
   std::vector<float> grad_logits(static_cast<size_t>(batch) * classes);

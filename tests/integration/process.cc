@@ -80,12 +80,12 @@ ProcessResult Process::Wait(double timeout_s) {
 
 std::string RingtrainBinary() {
   const char* b = std::getenv("RINGTRAIN_BINARY");
-  return b ? b : "build/bin/ringtrain";
+  return b ? b : RINGTRAIN_TEST_BINARY;
 }
 
 std::string SourceDir() {
   const char* s = std::getenv("RINGTRAIN_SOURCE_DIR");
-  return s ? s : ".";
+  return s ? s : RINGTRAIN_TEST_SOURCE_DIR;
 }
 
 std::string MakeTempDir() {
