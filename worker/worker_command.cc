@@ -168,7 +168,7 @@ int RunWorker(const std::vector<std::string>& args) {
   if (st.ok() && !job->eval_data.is_null()) st = (*trainer)->Evaluate(comm->get()).status();
   if (!st.ok()) {
     std::string why = relay.failure();
-    if (!why.empty()) st = st.WithContext(why);
+    if (!why.empty() && st.message().find(why) == std::string::npos) st = st.WithContext(why);
     return Fail(st.code() == Code::kInvalidArgument ? kExitBadConfig : kExitPeerFailure, st);
   }
   st = (*trainer)->SaveModel();

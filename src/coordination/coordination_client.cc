@@ -33,8 +33,10 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   // A worker often starts before the chief; gRPC's default backoff (1 s growing to
   // 120 s) would leave it waiting long after the chief is up.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // This is also the shortest time a connection attempt is given: much below a second
+  // and a busy machine's handshakes are cut off ("tcp handshaker shutdown").
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
   // Cluster traffic never goes through an HTTP proxy from the environment.
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
@@ -103,6 +105,9 @@ Status CoordinationClient::Register(const std::string& job_json, Deadline deadli
     // Bounded by the caller's deadline; this runs on the caller's thread.
     std::this_thread::sleep_for(std::min(backoff, deadline.remaining()));
     backoff = std::min(backoff * 2, milliseconds(1000));
+    // A fresh channel connects at once, instead of after the old one's reconnect
+    // backoff. Safe: Register runs before any other call on this client.
+    impl_->stub = CoordinationService::NewStub(MakeChannel(impl_->options.service_address));
   }
 }
 

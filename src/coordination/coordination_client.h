@@ -32,6 +32,7 @@ class CoordinationClient : public Store {
   explicit CoordinationClient(const ClientOptions& options);
   ~CoordinationClient() override;  // stops the heartbeat; never throws
 
+  // Call first, before any other method (it may replace the channel).
   // Registers this task, retrying while the service is not up yet (the chief may
   // start after a worker) until the deadline. PERMISSION_DENIED if the chief refuses
   // (e.g. a different job; the message names the differing field); INVALID_ARGUMENT
