@@ -47,6 +47,20 @@ void Process::Kill(int sig) {
   if (pid_ > 0 && !done_) ::kill(pid_, sig);
 }
 
+bool Process::WaitForOutput(const std::string& text, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  char buf[65536];
+  while (fd_ >= 0 && output_.find(text) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd pfd{fd_, POLLIN, 0};
+    ::poll(&pfd, 1, 50);
+    if (!pfd.revents) continue;
+    ssize_t r = ::read(fd_, buf, sizeof(buf));
+    if (r <= 0) break;  // the child closed its output; Wait() collects the exit
+    output_.append(buf, static_cast<size_t>(r));
+  }
+  return output_.find(text) != std::string::npos;
+}
+
 ProcessResult Process::Wait(double timeout_s) {
   if (done_) return result_;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);

@@ -22,6 +22,9 @@ class Process {
   ~Process();  // kills the child if it still runs; never throws
   // Waits up to timeout_s, then kills the child.
   ProcessResult Wait(double timeout_s);
+  // Reads output until it contains `text` (true) or timeout_s passes / the child
+  // ends (false). What was read stays part of the result's output.
+  bool WaitForOutput(const std::string& text, double timeout_s);
   void Kill(int sig);
   int pid() const { return pid_; }
 

@@ -1,0 +1,68 @@
+// A worker that dies or hangs mid-training makes the others fail within a bound,
+// with exit code 5 and an error naming the peer -- nobody waits forever.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include "process.h"
+#include "test_jobs.h"
+
+namespace ringtrain::testing {
+namespace {
+
+std::string TfConfig(const std::vector<int>& ports, int index) {
+  nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
+  for (int p : ports) cluster["worker"].push_back("127.0.0.1:" + std::to_string(p));
+  return nlohmann::json{{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", index}}}}.dump();
+}
+
+// A job long enough to be interrupted (hundreds of short epochs).
+std::string LongJob(const std::string& dir) {
+  auto job = SmallSyntheticJob(dir);
+  job["epochs"] = 2000;
+  WriteFile(dir + "/job.json", job.dump());
+  return dir + "/job.json";
+}
+
+std::map<std::string, std::string> Env(const std::vector<int>& ports, int index) {
+  return {{"TF_CONFIG", TfConfig(ports, index)},
+          {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
+          {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
+          {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"},
+          {"RINGTRAIN_COLLECTIVE_TIMEOUT_S", "120"},
+          {"RINGTRAIN_NUM_THREADS", "1"}};
+}
+
+TEST(FailureTest, KilledWorkerFailsTheOthers) {
+  std::string dir = MakeTempDir();
+  std::string job = LongJob(dir);
+  auto ports = FreePorts(2);
+  Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0));
+  Process other(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1));
+  ASSERT_TRUE(other.WaitForOutput("Epoch 2/2000", 120));
+  other.Kill(SIGKILL);
+  ProcessResult r = chief.Wait(60);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_NE(r.output.find("rank 1"), std::string::npos) << r.output;
+}
+
+// A hung worker (SIGSTOP) keeps its sockets open: only the heartbeat timeout finds
+// it, and the chief names it.
+TEST(FailureTest, HungWorkerIsDeclaredFailed) {
+  std::string dir = MakeTempDir();
+  std::string job = LongJob(dir);
+  auto ports = FreePorts(2);
+  Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0));
+  Process other(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1));
+  ASSERT_TRUE(other.WaitForOutput("Epoch 2/2000", 120));
+  other.Kill(SIGSTOP);
+  ProcessResult r = chief.Wait(60);
+  other.Kill(SIGKILL);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_NE(r.output.find("no heartbeat from worker:1"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace ringtrain::testing
