@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/file.h"  // ReadFile
 #include "common/status.h"
 
 namespace ringtrain::checkpoint {
@@ -48,7 +49,6 @@ Status DecodeSafetensors(const std::string& bytes, std::map<std::string, Tensor>
 // share the temporary name); different paths are fine.
 Status WriteFileAtomically(const std::string& path, const std::string& bytes);
 // The whole file; NOT_FOUND if it does not exist.
-StatusOr<std::string> ReadFile(const std::string& path);
 
 // Encode + WriteFileAtomically / ReadFile + Decode; errors name the path.
 Status SaveSafetensors(const std::string& path, const std::vector<TensorView>& tensors,

@@ -1,8 +1,5 @@
 #include "data/idx_file.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,6 +7,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+
+#include "common/file.h"
 
 namespace ringtrain::data {
 namespace {
@@ -139,36 +138,20 @@ StatusOr<std::string> Gunzip(const std::string& compressed, const std::string& p
 }
 
 StatusOr<std::string> ReadMaybeGzipped(const std::string& path, const std::string& field) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT) {
+  StatusOr<std::string> read = ReadFile(path);
+  if (!read.ok()) {
+    if (read.status().code() == Code::kNotFound) {
       return NotFoundError("data file '" + path + "' does not exist (" + field +
                            "); check the path -- relative paths are resolved against the job file's directory");
     }
-    return ErrnoError("cannot open data file '" + path + "' (" + field + ")", err);
+    return read.status().WithContext(field);
   }
-  std::string bytes;
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) bytes.reserve(static_cast<size_t>(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return ErrnoError("cannot read data file '" + path + "' (" + field + ")", err);
-    }
-    if (n == 0) break;
-    bytes.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
+  const std::string& bytes = read.value();
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
       static_cast<unsigned char>(bytes[1]) == 0x8b) {
     return Gunzip(bytes, path);
   }
-  return bytes;
+  return read;
 }
 
 StatusOr<IdxImages> ParseIdxImages(const std::string& bytes, const std::string& path) {

@@ -7,12 +7,6 @@
 namespace ringtrain::testing {
 namespace {
 
-std::string TfConfig(const std::vector<int>& ports, int index) {
-  nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
-  for (int p : ports) cluster["worker"].push_back("127.0.0.1:" + std::to_string(p));
-  return nlohmann::json{{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", index}}}}.dump();
-}
-
 int CountErrorLines(const std::string& output) {
   int n = 0;
   for (size_t pos = 0; (pos = output.find("error:", pos)) != std::string::npos; ++pos) ++n;
@@ -49,7 +43,7 @@ TEST(BadInputTest, MissingDataFileExits3) {
   job["data"].erase("eval");
   WriteFile(dir + "/job.json", job.dump());
   auto ports = FreePorts(1);
-  Process p(RingtrainBinary(), {"worker", "--job", dir + "/job.json"}, {{"TF_CONFIG", TfConfig(ports, 0)}});
+  Process p(RingtrainBinary(), {"worker", "--job", dir + "/job.json"}, {{"TF_CONFIG", LoopbackTfConfig(ports, 0)}});
   ProcessResult r = p.Wait(30);
   EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("nope-images.gz"), std::string::npos) << r.output;
@@ -60,7 +54,7 @@ TEST(BadInputTest, UnknownJobFieldExits2) {
   auto job = SmallSyntheticJob(dir);
   job["epoch"] = 3;
   WriteFile(dir + "/job.json", job.dump());
-  Process p(RingtrainBinary(), {"worker", "--job", dir + "/job.json"}, {{"TF_CONFIG", TfConfig(FreePorts(1), 0)}});
+  Process p(RingtrainBinary(), {"worker", "--job", dir + "/job.json"}, {{"TF_CONFIG", LoopbackTfConfig(FreePorts(1), 0)}});
   ProcessResult r = p.Wait(30);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("unknown field 'epoch'"), std::string::npos) << r.output;
@@ -76,9 +70,9 @@ TEST(BadInputTest, WorkerWithDifferentJobIsRefused) {
   WriteFile(dir + "/b.json", job.dump());
   auto ports = FreePorts(2);
   Process chief(RingtrainBinary(), {"worker", "--job", dir + "/a.json"},
-                {{"TF_CONFIG", TfConfig(ports, 0)}, {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "8"}});
+                {{"TF_CONFIG", LoopbackTfConfig(ports, 0)}, {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "8"}});
   Process other(RingtrainBinary(), {"worker", "--job", dir + "/b.json"},
-                {{"TF_CONFIG", TfConfig(ports, 1)}, {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "30"}});
+                {{"TF_CONFIG", LoopbackTfConfig(ports, 1)}, {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "30"}});
   ProcessResult refused = other.Wait(60);
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find("/optimizer/learning_rate"), std::string::npos) << refused.output;

@@ -10,12 +10,6 @@
 namespace ringtrain::testing {
 namespace {
 
-std::string TfConfig(const std::vector<int>& ports, int index) {
-  nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
-  for (int p : ports) cluster["worker"].push_back("127.0.0.1:" + std::to_string(p));
-  return nlohmann::json{{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", index}}}}.dump();
-}
-
 // A job long enough to be interrupted (hundreds of short epochs).
 std::string LongJob(const std::string& dir) {
   auto job = SmallSyntheticJob(dir);
@@ -25,7 +19,7 @@ std::string LongJob(const std::string& dir) {
 }
 
 std::map<std::string, std::string> Env(const std::vector<int>& ports, int index) {
-  return {{"TF_CONFIG", TfConfig(ports, index)},
+  return {{"TF_CONFIG", LoopbackTfConfig(ports, index)},
           {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
           {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
           {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"},

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,13 @@ inline nlohmann::json SmallSyntheticJob(const std::string& out_dir) {
           {{"op", "add"}, {"path", "/save_model"}, {"value", out_dir + "/model.safetensors"}},
           {{"op", "add"}, {"path", "/history_file"}, {"value", out_dir + "/history.jsonl"}},
       }));
+}
+
+// TF_CONFIG for worker `index` of a cluster of workers on 127.0.0.1 `ports`.
+inline std::string LoopbackTfConfig(const std::vector<int>& ports, int index) {
+  nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
+  for (int p : ports) cluster["worker"].push_back("127.0.0.1:" + std::to_string(p));
+  return nlohmann::json{{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", index}}}}.dump();
 }
 
 }  // namespace ringtrain::testing

@@ -50,7 +50,7 @@ TEST(HistoryTest, EpochLinesThenEvaluation) {
   ASSERT_TRUE(h.AppendEpoch({{"epoch", 1}, {"loss", 2.5}}).ok());
   ASSERT_TRUE(h.AppendEpoch({{"epoch", 2}, {"loss", 2.0}}).ok());
   ASSERT_TRUE(h.SetEvaluation({{"loss", 1.9}, {"accuracy", 0.5}}).ok());
-  auto text = checkpoint::ReadFile(path);
+  auto text = ReadFile(path);
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text,
             "{\"epoch\":1,\"loss\":2.5}\n{\"epoch\":2,\"loss\":2.0}\n{\"evaluation\":{\"accuracy\":0.5,\"loss\":1.9}}\n");
