@@ -11,35 +11,12 @@
 #include <filesystem>
 
 #include "checkpoint/safetensors.h"
+#include "testing/temp_dir.h"
 
 namespace ringtrain::checkpoint {
 namespace {
 
-// A fresh directory under $TMPDIR (or /tmp): removed at the end of a passing test,
-// kept for inspection after a failing one.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/ringtrain_checkpoint_test.XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    EXPECT_NE(mkdtemp(buf.data()), nullptr);
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    if (!::testing::Test::HasFailure()) {
-      std::error_code ec;
-      std::filesystem::remove_all(path_, ec);
-    }
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::ringtrain::testing::TempDir;
 
 std::vector<std::string> List(const std::string& dir) {
   std::vector<std::string> names;

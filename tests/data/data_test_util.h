@@ -13,36 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/temp_dir.h"
+
 namespace ringtrain::data::testing {
 
-// A fresh directory under $TMPDIR (or /tmp).
-inline std::string MakeTempDir() {
-  const char* base = getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/ringtrain_data_test.XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  EXPECT_NE(mkdtemp(buf.data()), nullptr);
-  return buf.data();
-}
-
-// Owns a MakeTempDir() directory: removed at the end of a passing test, kept for
-// inspection after a failing one.
-class TempDir {
- public:
-  TempDir() : path_(MakeTempDir()) {}
-  ~TempDir() {
-    if (!::testing::Test::HasFailure()) {
-      std::error_code ec;
-      std::filesystem::remove_all(path_, ec);
-    }
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::ringtrain::testing::MakeTempDir;
+using ::ringtrain::testing::TempDir;
 
 inline void WriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);

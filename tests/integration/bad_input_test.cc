@@ -14,7 +14,8 @@ int CountErrorLines(const std::string& output) {
 }
 
 TEST(BadInputTest, MalformedTfConfigExits2WithOneLine) {
-  std::string dir = MakeTempDir();
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   WriteFile(dir + "/job.json", SmallSyntheticJob(dir).dump());
   Process p(RingtrainBinary(), {"worker", "--job", dir + "/job.json"}, {{"TF_CONFIG", "{\"cluster\": "}});
   ProcessResult r = p.Wait(30);
@@ -24,7 +25,8 @@ TEST(BadInputTest, MalformedTfConfigExits2WithOneLine) {
 }
 
 TEST(BadInputTest, PsJobIsRefused) {
-  std::string dir = MakeTempDir();
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   WriteFile(dir + "/job.json", SmallSyntheticJob(dir).dump());
   Process p(RingtrainBinary(), {"worker", "--job", dir + "/job.json", "--tf_config",
                                 R"({"cluster": {"worker": ["127.0.0.1:1"], "ps": ["127.0.0.1:2"]},
@@ -35,7 +37,8 @@ TEST(BadInputTest, PsJobIsRefused) {
 }
 
 TEST(BadInputTest, MissingDataFileExits3) {
-  std::string dir = MakeTempDir();
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   auto job = SmallSyntheticJob(dir);
   job["model"]["input_shape"] = {28, 28};
   job["model"]["layers"][0]["target_shape"] = {28, 28, 1};
@@ -50,7 +53,8 @@ TEST(BadInputTest, MissingDataFileExits3) {
 }
 
 TEST(BadInputTest, UnknownJobFieldExits2) {
-  std::string dir = MakeTempDir();
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   auto job = SmallSyntheticJob(dir);
   job["epoch"] = 3;
   WriteFile(dir + "/job.json", job.dump());
@@ -63,7 +67,8 @@ TEST(BadInputTest, UnknownJobFieldExits2) {
 // The tutorial's flow: worker 0 first, then worker 1 -- here with a different job,
 // which the chief refuses, naming the field; the chief gives up at its deadline.
 TEST(BadInputTest, WorkerWithDifferentJobIsRefused) {
-  std::string dir = MakeTempDir();
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   auto job = SmallSyntheticJob(dir);
   WriteFile(dir + "/a.json", job.dump());
   job["optimizer"]["learning_rate"] = 0.5;

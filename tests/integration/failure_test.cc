@@ -27,15 +27,23 @@ std::map<std::string, std::string> Env(const std::vector<int>& ports, int index)
           {"RINGTRAIN_NUM_THREADS", "1"}};
 }
 
-TEST(FailureTest, KilledWorkerFailsTheOthers) {
-  std::string dir = MakeTempDir();
-  std::string job = LongJob(dir);
+// Two workers of a long job; worker 1 is stopped with `signal` once it trains.
+// Returns what the chief did.
+ProcessResult ChiefAfterWorkerGets(int signal) {
+  TempDir tmp;
+  std::string job = LongJob(tmp.path());
   auto ports = FreePorts(2);
   Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0));
   Process other(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1));
-  ASSERT_TRUE(other.WaitForOutput("Epoch 2/2000", 120));
-  other.Kill(SIGKILL);
+  EXPECT_TRUE(other.WaitForOutput("Epoch 2/2000", 120));
+  other.Kill(signal);
   ProcessResult r = chief.Wait(60);
+  other.Kill(SIGKILL);
+  return r;
+}
+
+TEST(FailureTest, KilledWorkerFailsTheOthers) {
+  ProcessResult r = ChiefAfterWorkerGets(SIGKILL);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 5) << r.output;
   EXPECT_NE(r.output.find("rank 1"), std::string::npos) << r.output;
@@ -44,15 +52,7 @@ TEST(FailureTest, KilledWorkerFailsTheOthers) {
 // A hung worker (SIGSTOP) keeps its sockets open: only the heartbeat timeout finds
 // it, and the chief names it.
 TEST(FailureTest, HungWorkerIsDeclaredFailed) {
-  std::string dir = MakeTempDir();
-  std::string job = LongJob(dir);
-  auto ports = FreePorts(2);
-  Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0));
-  Process other(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1));
-  ASSERT_TRUE(other.WaitForOutput("Epoch 2/2000", 120));
-  other.Kill(SIGSTOP);
-  ProcessResult r = chief.Wait(60);
-  other.Kill(SIGKILL);
+  ProcessResult r = ChiefAfterWorkerGets(SIGSTOP);
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 5) << r.output;
   EXPECT_NE(r.output.find("no heartbeat from worker:1"), std::string::npos) << r.output;

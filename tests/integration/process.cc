@@ -102,12 +102,6 @@ std::string SourceDir() {
   return s ? s : RINGTRAIN_TEST_SOURCE_DIR;
 }
 
-std::string MakeTempDir() {
-  std::string tmpl = "/tmp/ringtrain_test_XXXXXX";
-  char* d = ::mkdtemp(tmpl.data());
-  return d ? std::string(d) : std::string("/tmp");
-}
-
 std::string ReadFileOrEmpty(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;

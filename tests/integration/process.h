@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/temp_dir.h"
+
 namespace ringtrain::testing {
 
 struct ProcessResult {
@@ -40,8 +42,6 @@ class Process {
 std::string RingtrainBinary();
 // The repository's root (RINGTRAIN_SOURCE_DIR, set by ctest).
 std::string SourceDir();
-// A fresh temporary directory.
-std::string MakeTempDir();
 std::string ReadFileOrEmpty(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
 // Distinct free TCP ports on 127.0.0.1.

@@ -39,7 +39,8 @@ ProcessResult Launch(const std::string& job_path, int workers, double timeout_s)
 }
 
 TEST(TwoWorkersTest, TrainToIdenticalWeightsAndWriteModelAndHistory) {
-  std::string dir = MakeTempDir();
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   WriteFile(dir + "/job.json", SmallSyntheticJob(dir).dump());
   ProcessResult r = Launch(dir + "/job.json", 2, 180);
   ASSERT_FALSE(r.timed_out) << r.output;
@@ -70,7 +71,8 @@ TEST(TwoWorkersTest, TrainToIdenticalWeightsAndWriteModelAndHistory) {
 }
 
 TEST(TwoWorkersTest, ThreeWorkersAgree) {
-  std::string dir = MakeTempDir();
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   WriteFile(dir + "/job.json", SmallSyntheticJob(dir).dump());
   ProcessResult r = Launch(dir + "/job.json", 3, 180);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -106,7 +108,8 @@ bool HaveMnist() {
 // accuracy (it reports 2.2766, 2.2172, 2.1471 / 0.17, 0.42, 0.59).
 TEST(TwoWorkersTest, SeedTutorialJobOnMnist) {
   if (!HaveMnist()) GTEST_SKIP() << "MNIST not found beside the source tree";
-  std::string dir = MakeTempDir();
+  TempDir tmp;
+  const std::string& dir = tmp.path();
   ProcessResult r = Launch(WriteMnistW1Job(dir, 1), 2, 600);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto fp = Fingerprints(r.output);
@@ -130,7 +133,8 @@ TEST(TwoWorkersTest, SeedTutorialCurveMedianOverSeeds) {
   if (!HaveMnist()) GTEST_SKIP() << "MNIST not found beside the source tree";
   std::vector<double> losses, accuracies;
   for (int seed = 1; seed <= 5; ++seed) {
-    std::string dir = MakeTempDir();
+    TempDir tmp;
+    const std::string& dir = tmp.path();
     ProcessResult r = Launch(WriteMnistW1Job(dir, seed), 2, 600);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto history = ReadJsonLines(dir + "/history.jsonl");
