@@ -20,6 +20,9 @@ namespace ringtrain {
 
 enum class ReduceOp { kSum, kMean };
 enum class Implementation { kAuto, kRing, kNccl };
+// How RING reaches its peers: kAuto uses shared memory when every rank is on this
+// host (same boot, same network namespace) and TCP otherwise; kTcp forces TCP.
+enum class Transport { kAuto, kTcp };
 
 // "AUTO" | "RING" | "NCCL" (case-insensitive).
 StatusOr<Implementation> ParseImplementation(const std::string& name);
@@ -55,9 +58,15 @@ struct CommunicatorOptions {
   std::string listen_host = "127.0.0.1";
   // Ring: size of a pipelined chunk in bytes.
   size_t chunk_bytes = 1 << 18;
+  // RING's transport (RINGTRAIN_TRANSPORT=tcp forces TCP in the worker).
+  Transport transport = Transport::kAuto;
 };
 
-// Creates a communicator for `rank` of `size` ranks. Endpoints are exchanged through
+// Creates a communicator for `rank` of `size` ranks. Every rank first publishes its
+// host identity and GPU count in the store; AUTO then resolves to NCCL when this build
+// has NCCL and every rank has a GPU, else RING, and RING uses shared memory when all
+// ranks share this host (unless options.transport is kTcp). The choice and its reason
+// are logged. Endpoints are exchanged through
 // `store` (not owned; must outlive the call) under keys of its own; callers that
 // build several communicators pass a PrefixStore per communicator.
 // Blocks until all ranks are connected or options.timeout passes.

@@ -5,6 +5,7 @@
 
 #include "collective/handshake.h"
 #include "collective/ring_communicator.h"
+#include "collective/backends.h"
 #include "common/logging.h"
 
 namespace ringtrain {
@@ -93,3 +94,12 @@ StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const Communica
 }
 
 }  // namespace ringtrain
+
+namespace ringtrain::collective_internal {
+
+StatusOr<std::unique_ptr<Communicator>> CreateTcpRing(const CommunicatorOptions& options, int rank, int size,
+                                                      Store* store) {
+  return RingCommunicator::Create(options, rank, size, store);
+}
+
+}  // namespace ringtrain::collective_internal

@@ -7,6 +7,7 @@
 #include <functional>
 #include <thread>
 
+#include "collective/backends.h"
 #include "collective/communicator.h"
 #include "collective/socket.h"
 #include "ring_test_util.h"
@@ -112,7 +113,7 @@ TEST(RingSetupTest, StrangersOnTheListeningPortDoNotBreakSetUp) {
   std::vector<std::unique_ptr<Communicator>> comms(n);
   std::vector<Status> statuses(n);
   auto create = [&](int r) {
-    auto c = CreateCommunicator(TestOptions(10s), r, n, &store);
+    auto c = collective_internal::CreateTcpRing(TestOptions(10s), r, n, &store);  // the TCP set-up itself
     statuses[r] = c.status();
     if (c.ok()) comms[r] = std::move(c).value();
   };

@@ -1,0 +1,30 @@
+// The backends behind CreateCommunicator (factory.cc). Each is defined in its own
+// file; the factory only chooses among them. Internal to ringtrain_collective.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "collective/communicator.h"
+
+namespace ringtrain::collective_internal {
+
+// RING over TCP between any hosts (ring_communicator.cc / ring_setup.cc).
+StatusOr<std::unique_ptr<Communicator>> CreateTcpRing(const CommunicatorOptions& options, int rank, int size,
+                                                      Store* store);
+// All ranks on this host, through POSIX shared memory (shm_*.cc).
+StatusOr<std::unique_ptr<Communicator>> CreateShm(const CommunicatorOptions& options, int rank, int size,
+                                                  Store* store);
+// NCCL between GPUs (nccl_backend.cc, or nccl_absent.cc in a build without NCCL).
+// Buffers passed to an NCCL communicator are device pointers.
+bool NcclBuilt();
+// GPUs this process can use; 0 without a driver or without NCCL in the build. Never fails.
+int LocalGpuCount();
+StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
+                                                   Store* store);
+
+// This host's identity for choosing shared memory: boot id, host name and network
+// namespace, so that ranks in different namespaces (test "hosts") use TCP.
+std::string HostIdentity();
+
+}  // namespace ringtrain::collective_internal
