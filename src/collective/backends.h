@@ -26,5 +26,7 @@ StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& op
 // This host's identity for choosing shared memory: boot id, host name and network
 // namespace, so that ranks in different namespaces (test "hosts") use TCP.
 std::string HostIdentity();
+// "", "0.0.0.0", "::", "*": addresses peers cannot connect to.
+bool IsWildcardHost(const std::string& host);
 
 }  // namespace ringtrain::collective_internal

@@ -25,6 +25,10 @@ std::string HostIdentity() {
   return boot + "/" + host + "/" + std::to_string(ns.st_ino);
 }
 
+bool IsWildcardHost(const std::string& host) {
+  return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]" || host == "*";
+}
+
 }  // namespace collective_internal
 
 namespace {
@@ -68,6 +72,11 @@ StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOpt
   if (options.timeout.count() <= 0) {
     return InvalidArgumentError("communicator timeout must be positive, got " +
                                 std::to_string(options.timeout.count()) + " ms");
+  }
+  if (size > 1 && ci::IsWildcardHost(options.listen_host)) {
+    return InvalidArgumentError("listen_host '" + options.listen_host +
+                                "' is a wildcard that peers cannot connect to; use this worker's own host name or "
+                                "address");
   }
   if (options.implementation == Implementation::kNccl && !ci::NcclBuilt()) {
     return UnimplementedError("this build of ringtrain was not built with NCCL; use RING or AUTO");

@@ -18,10 +18,6 @@ std::string JoinHostPort(const std::string& host, int port) {
   return (ipv6_literal ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-bool IsWildcard(const std::string& host) {
-  return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]" || host == "*";
-}
-
 StatusOr<std::string> FetchAddress(Store* store, int rank, int peer, Deadline deadline) {
   auto addr = store->Get(AddrKey(peer), deadline);
   if (!addr.ok()) {
@@ -41,7 +37,7 @@ StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const Communica
                                 " ranks");
   }
   if (store == nullptr) return InvalidArgumentError("ring set-up needs a store to exchange addresses; got null");
-  if (IsWildcard(options.listen_host)) {
+  if (collective_internal::IsWildcardHost(options.listen_host)) {
     return InvalidArgumentError("listen_host '" + options.listen_host +
                                 "' is a wildcard that peers cannot connect to; use this worker's own host name or "
                                 "address");
