@@ -112,6 +112,9 @@ int RunWorker(const std::vector<std::string>& args) {
   topts.is_chief = spec->is_chief();
   topts.progress_mode = settings->progress;
   topts.num_threads = NumThreads(*settings, *spec);
+  const double timeout_s = job->communication.timeout_seconds > 0 ? job->communication.timeout_seconds
+                                                                  : settings->collective_timeout_s;
+  topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   auto trainer = train::Trainer::Create(*job, topts);
   if (!trainer.ok()) return Fail(DataExitCode(trainer.status()), trainer.status());
   if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
@@ -151,10 +154,9 @@ int RunWorker(const std::vector<std::string>& args) {
 
   CommunicatorOptions comm_opts;
   comm_opts.implementation = *impl;
-  double timeout_s = job->communication.timeout_seconds > 0 ? job->communication.timeout_seconds
-                                                            : settings->collective_timeout_s;
-  comm_opts.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  comm_opts.timeout = topts.collective_timeout;
   comm_opts.listen_host = settings->data_host.empty() ? self.host : settings->data_host;
+  comm_opts.transport = settings->transport == "tcp" ? Transport::kTcp : Transport::kAuto;
   PrefixStore ring_store(&client, "ring/0/");
   auto comm = CreateCommunicator(comm_opts, rank, n, &ring_store);
   if (!comm.ok()) {

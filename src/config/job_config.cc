@@ -83,7 +83,13 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   if (j.contains("communication")) {
     const auto& c = j["communication"];
     if (!c.is_object()) return Bad("'communication' must be an object like {\"implementation\": \"AUTO\"}");
-    RT_RETURN_IF_ERROR(CheckKeys(c, "communication.", {"implementation", "timeout_seconds"}));
+    RT_RETURN_IF_ERROR(CheckKeys(c, "communication.", {"implementation", "timeout_seconds", "bytes_per_pack"}));
+    if (c.contains("bytes_per_pack")) {
+      if (!c["bytes_per_pack"].is_number_integer() || c["bytes_per_pack"].get<long long>() < 0) {
+        return Bad("'communication.bytes_per_pack' must be an integer >= 0 (0 = one pack)");
+      }
+      job->communication.bytes_per_pack = c["bytes_per_pack"].get<size_t>();
+    }
     if (c.contains("implementation")) {
       RT_ASSIGN_OR_RETURN(job->communication.implementation, String(c["implementation"], "communication.implementation"));
     }

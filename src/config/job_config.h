@@ -16,6 +16,7 @@ namespace ringtrain::config {
 struct CommunicationConfig {
   std::string implementation = "AUTO";  // AUTO | RING | NCCL
   double timeout_seconds = 0;           // per collective; 0 = the default from Settings
+  size_t bytes_per_pack = 0;            // gradient pack size; 0 = one pack
 };
 
 struct JobConfig {

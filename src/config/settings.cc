@@ -43,6 +43,12 @@ StatusOr<Settings> LoadSettings() {
       return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar or lines, not '" + s.progress + "'");
     }
   }
+  if (const char* v = std::getenv("RINGTRAIN_TRANSPORT")) {
+    s.transport = v;
+    if (s.transport != "auto" && s.transport != "tcp") {
+      return InvalidArgumentError("RINGTRAIN_TRANSPORT must be auto or tcp, not '" + s.transport + "'");
+    }
+  }
   if (s.heartbeat_timeout_ms <= s.heartbeat_interval_ms) {
     return InvalidArgumentError("RINGTRAIN_HEARTBEAT_TIMEOUT_MS must be larger than RINGTRAIN_HEARTBEAT_INTERVAL_MS");
   }
@@ -58,7 +64,8 @@ std::string Describe(const Settings& s) {
     << "), RINGTRAIN_COLLECTIVE_TIMEOUT_S=" << s.collective_timeout_s << " (default " << d.collective_timeout_s
     << "), RINGTRAIN_SHUTDOWN_TIMEOUT_S=" << s.shutdown_timeout_s << " (default " << d.shutdown_timeout_s
     << "), RINGTRAIN_NUM_THREADS=" << s.num_threads << " (default 0 = auto), RINGTRAIN_DATA_HOST='" << s.data_host
-    << "' (default: the task's own host), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)";
+    << "' (default: the task's own host), RINGTRAIN_TRANSPORT=" << s.transport
+    << " (default auto), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)";
   return o.str();
 }
 

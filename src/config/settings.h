@@ -23,6 +23,9 @@ struct Settings {
   int num_threads = 0;
   // RINGTRAIN_DATA_HOST: the address the data plane listens on; empty = the task's TF_CONFIG host.
   std::string data_host;
+  // RINGTRAIN_TRANSPORT: "auto" (shared memory between workers on one host, TCP
+  // between hosts) or "tcp" (TCP everywhere).
+  std::string transport = "auto";
   // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", or "lines".
   std::string progress = "auto";
 };

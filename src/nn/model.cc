@@ -24,6 +24,8 @@ struct Model::Impl {
   std::vector<std::unique_ptr<Layer>> layers;
   // need_din[i]: some layer before i has parameters, so layer i must pass a gradient back.
   std::vector<bool> need_din;
+  // first_param[i]: the offset where layer i's parameters start (the total before it).
+  std::vector<size_t> first_param;
   std::vector<float> params, grads;
   std::vector<ParamInfo> infos;
   // A training Forward copies its input here: layers keep pointers into it for
@@ -173,6 +175,7 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
   std::vector<std::vector<ParamSpec>> specs;
   size_t total = 0;
   for (const auto& layer : m.layers) {
+    m.first_param.push_back(total);
     specs.push_back(layer->ParamSpecs());
     for (const ParamSpec& s : specs.back()) {
       ParamInfo info;
@@ -234,7 +237,9 @@ const float* Model::Forward(const float* input, int batch, bool training) {
   return x;
 }
 
-void Model::Backward(const float* grad_logits) {
+void Model::Backward(const float* grad_logits) { Backward(grad_logits, nullptr); }
+
+void Model::Backward(const float* grad_logits, const std::function<void(size_t)>& on_ready) {
   Impl& m = *impl_;
   if (!m.ready_for_backward) {
     // A caller bug (Backward without a training Forward, or after an evaluation
@@ -246,8 +251,12 @@ void Model::Backward(const float* grad_logits) {
   const float* d = grad_logits;
   for (size_t i = m.layers.size(); i-- > 0;) {
     d = m.layers[i]->Backward(d, m.need_din[i]);
+    // Layers run back to front, so every gradient from this layer's first one on is final.
+    const size_t params_end = i + 1 < m.layers.size() ? m.first_param[i + 1] : m.grads.size();
+    if (on_ready && params_end > m.first_param[i]) on_ready(m.first_param[i]);
     if (!m.need_din[i]) break;  // nothing before layer i has parameters
   }
+  if (on_ready) on_ready(0);
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ class Model {
   // have been a training one (an evaluation Forward in between reuses the buffers;
   // Backward then logs an error and zeroes grads()). Overwrites grads().
   void Backward(const float* grad_logits);
+  // The same, calling on_ready(offset) (on this thread) as soon as grads()[offset..
+  // num_params()) are final -- after each layer with parameters, last layer first, and
+  // finally with 0 -- so their all-reduce can start while backward goes on. The
+  // offsets only decrease. on_ready must not touch the model.
+  void Backward(const float* grad_logits, const std::function<void(size_t)>& on_ready);
 
   // A Keras-like summary table (layer, output shape, parameter count).
   std::string Summary() const;

@@ -10,6 +10,7 @@
 #include "common/fingerprint.h"
 #include "common/logging.h"
 #include "nn/loss.h"
+#include "train/gradient_sync.h"
 
 namespace ringtrain::train {
 namespace {
@@ -77,6 +78,9 @@ Status Trainer::Fit(Communicator* comm) {
                << batch * comm->size() << " (" << batch << " x " << comm->size() << " workers), " << n
                << " parameters";
 
+  GradientSync sync(comm, model_->grads(), n, job_.communication.bytes_per_pack, options_.collective_timeout);
+  RT_LOG(INFO) << "gradients: " << n * sizeof(float) << " bytes in " << sync.num_packs() << " pack(s)"
+               << (job_.communication.bytes_per_pack > 0 ? ", each all-reduced as soon as backward produces it" : "");
   data::BatchIterator it(&train_.data, batch, data::WorkerShuffleSeed(job_.seed, comm->rank()), /*shuffle=*/true);
   std::vector<float> images(static_cast<size_t>(batch) * train_.data.example_size);
   std::vector<int32_t> labels(static_cast<size_t>(batch));
@@ -93,8 +97,9 @@ Status Trainer::Fit(Communicator* comm) {
       const float* logits = model_->Forward(images.data(), batch, /*training=*/true);
       nn::LossStats s = nn::SparseSoftmaxCrossEntropy(logits, labels.data(), batch, classes, grad_scale,
                                                       grad_logits.data());
-      model_->Backward(grad_logits.data());
-      Status st = comm->AllReduce(model_->grads(), n, ReduceOp::kSum);
+      sync.BeginStep();
+      model_->Backward(grad_logits.data(), [&sync](size_t ready_from) { sync.Ready(ready_from); });
+      Status st = sync.Finish();
       if (!st.ok()) return st.WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step));
       optimizer_->Apply(model_->params(), model_->grads(), n);
       loss_sum += s.loss_sum;

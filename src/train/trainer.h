@@ -10,6 +10,7 @@
 // communicator's deadline.
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -32,6 +33,8 @@ struct TrainerOptions {
   bool is_chief = true;
   std::string progress_mode = "auto";  // see ProgressPrinter
   int num_threads = 1;                 // BLAS threads for this worker
+  // How long a step may wait for gradient communication to make progress.
+  std::chrono::milliseconds collective_timeout{std::chrono::seconds(300)};
   FILE* out = stdout;
 };
 

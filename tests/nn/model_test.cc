@@ -36,6 +36,33 @@ const char* kMnistPool = R"({"input_shape": [28, 28], "layers": [
     {"type": "dense", "units": 128, "activation": "relu"},
     {"type": "dense", "units": 10}]})";
 
+// Backward's readiness callback: offsets only decrease, each is where a layer with
+// parameters starts, the last is 0, and the gradients equal plain Backward's.
+TEST(ModelTest, BackwardReportsReadyGradientsLastLayerFirst) {
+  auto a = Build(kMnistPool), b = Build(kMnistPool);
+  ASSERT_TRUE(a && b);
+  const int batch = 3;
+  std::vector<float> x(batch * 28 * 28);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101) / 101.0f;
+  std::vector<float> dlogits(batch * 10);
+  for (size_t i = 0; i < dlogits.size(); ++i) dlogits[i] = static_cast<float>(i % 7) - 3.0f;
+  a->Forward(x.data(), batch, true);
+  a->Backward(dlogits.data());
+  b->Forward(x.data(), batch, true);
+  std::vector<size_t> offsets;
+  b->Backward(dlogits.data(), [&](size_t off) { offsets.push_back(off); });
+  ASSERT_FALSE(offsets.empty());
+  EXPECT_EQ(offsets.back(), 0u);
+  for (size_t i = 1; i < offsets.size(); ++i) EXPECT_LE(offsets[i], offsets[i - 1]);
+  // dense_1, dense, conv2d start where their kernels do.
+  const auto& infos = b->param_infos();
+  EXPECT_EQ(offsets[0], infos[4].offset);  // dense_1/kernel
+  EXPECT_EQ(offsets[1], infos[2].offset);  // dense/kernel
+  EXPECT_EQ(offsets[2], infos[0].offset);  // conv2d/kernel
+  EXPECT_EQ(std::vector<float>(a->grads(), a->grads() + a->num_params()),
+            std::vector<float>(b->grads(), b->grads() + b->num_params()));
+}
+
 TEST(ModelTest, ParamLayoutOfTheExampleModel) {
   auto m = Build(kMnistFlat);
   ASSERT_NE(m, nullptr);

@@ -66,7 +66,11 @@ TEST(TrainerTest, SameSeedSameBits) {
   EXPECT_EQ(fp[0], fp[1]);
 }
 
-TEST(TrainerTest, ThreeRanksOverLoopbackEndIdentical) {
+// Ranks as threads over loopback, with and without gradient packs overlapping backward.
+class TrainerRanksTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(TrainerRanksTest, ThreeRanksOverLoopbackEndIdentical) {
+  const int bytes_per_pack = GetParam();
   const int n = 3;
   InMemoryStore store;
   std::vector<uint64_t> fp(n);
@@ -79,7 +83,9 @@ TEST(TrainerTest, ThreeRanksOverLoopbackEndIdentical) {
       o.num_workers = n;
       o.is_chief = r == 0;
       o.out = std::tmpfile();
-      auto t = Trainer::Create(SyntheticJob(2, R"({"type": "sgd", "learning_rate": 0.05})"), o);
+      auto job = SyntheticJob(2, R"({"type": "sgd", "learning_rate": 0.05})");
+      job.communication.bytes_per_pack = static_cast<size_t>(bytes_per_pack);
+      auto t = Trainer::Create(job, o);
       if (!t.ok()) {
         result[r] = t.status();
         return;
@@ -102,6 +108,8 @@ TEST(TrainerTest, ThreeRanksOverLoopbackEndIdentical) {
   EXPECT_EQ(fp[0], fp[1]);
   EXPECT_EQ(fp[0], fp[2]);
 }
+
+INSTANTIATE_TEST_SUITE_P(Packs, TrainerRanksTest, ::testing::Values(0, 64, 1000));
 
 TEST(TrainerTest, MismatchedInputShapeIsAClearError) {
   auto job = SyntheticJob(1, R"({"type": "sgd"})");
