@@ -12,6 +12,10 @@ int RunWorker(const std::vector<std::string>& args);
 // `ringtrain launch --workers N --job JOB.json`: N local workers on loopback.
 int RunLaunch(const std::vector<std::string>& args, const std::string& self_path);
 
+// `ringtrain bench allreduce [--workers N] ...`: the all-reduce benchmark, on N local
+// processes or as one task of the TF_CONFIG cluster.
+int RunBench(const std::vector<std::string>& args, const std::string& self_path);
+
 // Prints "ringtrain: error: <message>" (prefixed with the task when known) to stderr.
 void PrintError(const std::string& message);
 

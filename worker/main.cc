@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "collective/nccl_info.h"
 #include "commands.h"
 #include "common/exit_codes.h"
 
@@ -18,6 +19,10 @@ const char kUsage[] =
     "      run one task of a cluster described by TF_CONFIG (environment or --tf_config)\n"
     "  launch --workers N --job JOB.json [--base_port P] [-- worker flags]\n"
     "      start N local workers on loopback, with their TF_CONFIG set, prefixing their output\n"
+    "  bench allreduce [--workers N] [--backend auto|ring|tcp|nccl] [--min_bytes 4]\n"
+    "                  [--max_bytes 67108864] [--iters 20] [--warmup 5] [--json] [--timeout_s 60]\n"
+    "      all-reduce bandwidth and latency (nccl-tests' columns), every result checked: on N\n"
+    "      local processes, or without --workers as one task of the TF_CONFIG cluster\n"
     "  version     print the version\n"
     "  help        print this text\n"
     "\n"
@@ -35,11 +40,13 @@ int main(int argc, char** argv) {
   std::string command = args[0];
   args.erase(args.begin());
   if (command == "version" || command == "--version") {
-    std::printf("ringtrain %s (RING over TCP; NCCL: not built)\n", RINGTRAIN_VERSION);
+    std::printf("ringtrain %s (RING over TCP and shared memory; %s)\n", RINGTRAIN_VERSION,
+                ringtrain::NcclBuildInfo().c_str());
     return ringtrain::kExitOk;
   }
   if (command == "worker") return ringtrain::cli::RunWorker(args);
   if (command == "launch") return ringtrain::cli::RunLaunch(args, "/proc/self/exe");
+  if (command == "bench") return ringtrain::cli::RunBench(args, "/proc/self/exe");
   ringtrain::cli::PrintError("unknown command '" + command + "'; run `ringtrain help`");
   return ringtrain::kExitBadConfig;
 }

@@ -16,9 +16,12 @@ StatusOr<std::unique_ptr<Communicator>> CreateTcpRing(const CommunicatorOptions&
 StatusOr<std::unique_ptr<Communicator>> CreateShm(const CommunicatorOptions& options, int rank, int size,
                                                   Store* store);
 // NCCL between GPUs (nccl_backend.cc, or nccl_absent.cc in a build without NCCL).
-// Buffers passed to an NCCL communicator are device pointers.
+// Buffers passed to an NCCL communicator are device pointers on its GPU (host
+// pointers are staged through the GPU; nccl_communicator.h). Ranks on one machine
+// take GPUs in rank order (CUDA_VISIBLE_DEVICES applies); one rank per GPU.
 bool NcclBuilt();
-// GPUs this process can use; 0 without a driver or without NCCL in the build. Never fails.
+// GPUs this process can use (CUDA_VISIBLE_DEVICES applies); 0 without a driver or
+// without NCCL in the build. Asked once per process, with one INFO line. Never fails.
 int LocalGpuCount();
 StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
                                                    Store* store);

@@ -6,6 +6,9 @@
 // called from any thread at any time, e.g. by a heartbeat watcher.
 // Blocking: every operation returns within the communicator's timeout; a dead or
 // hung peer makes it fail with an error that names the peer.
+// Buffers: host memory for RING and LOCAL. The NCCL backend (backend_name() "NCCL")
+// works on device pointers on its rank's GPU; host pointers given to it are staged
+// through the GPU (two extra copies) so that the same calling code works on every backend.
 #pragma once
 
 #include <chrono>

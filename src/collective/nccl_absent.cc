@@ -1,6 +1,7 @@
 // The NCCL entry points of a build without NCCL (CMake found no CUDA/NCCL, or
 // RINGTRAIN_CUDA=OFF): AUTO never picks NCCL, and asking for it says why.
 #include "collective/backends.h"
+#include "collective/nccl_info.h"
 
 namespace ringtrain::collective_internal {
 
@@ -12,3 +13,9 @@ StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions&, i
 }
 
 }  // namespace ringtrain::collective_internal
+
+namespace ringtrain {
+
+std::string NcclBuildInfo() { return "NCCL: not built"; }
+
+}  // namespace ringtrain

@@ -58,9 +58,11 @@ std::string FormatAddress(const sockaddr* sa) {
   return "?";
 }
 
-// Latency matters more than batching for ring steps, so disable Nagle. Buffer sizes
-// are left to the kernel: setting SO_SNDBUF/SO_RCVBUF turns off Linux's autotuning
-// and is capped by net.core.{w,r}mem_max, which is usually smaller.
+// Latency matters more than batching for ring steps, so disable Nagle (the ring sends
+// each message with one sendmsg, header and data together, so Nagle has nothing to
+// coalesce). Buffer sizes are left to the kernel: setting SO_SNDBUF/SO_RCVBUF turns off
+// Linux's autotuning and is capped by net.core.{w,r}mem_max, which is usually smaller;
+// fixed 1 MiB and 4 MiB buffers measured no better than autotuning on loopback.
 void SetNoDelay(int fd) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

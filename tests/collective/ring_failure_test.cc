@@ -74,18 +74,20 @@ TEST(RingFailureTest, AbortedPeerFailsTheOthersAndItselfWithAborted) {
 }
 
 TEST(RingFailureTest, PeerThatNeverCallsGivesDeadlineExceededNamingIt) {
-  InMemoryStore store;
-  auto comms = CreateRing(3, TestOptions(500ms), &store);
-  ASSERT_FALSE(HasFailure());
-  std::vector<Status> statuses(2);
-  RunOnRanks(2, [&](int r) {  // rank 2 never calls
-    std::vector<float> data(100, 1.0f);
-    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
-  });
-  EXPECT_EQ(statuses[0].code(), Code::kDeadlineExceeded) << statuses[0].ToString();
-  EXPECT_TRUE(Contains(statuses[0], "waiting for data from rank 2")) << statuses[0].ToString();
-  EXPECT_FALSE(statuses[1].ok());
-  EXPECT_TRUE(Contains(statuses[1], "rank ")) << statuses[1].ToString();
+  for (size_t count : {size_t{100}, size_t{1} << 20}) {  // small and large algorithm
+    InMemoryStore store;
+    auto comms = CreateRing(3, TestOptions(500ms), &store);
+    ASSERT_FALSE(HasFailure());
+    std::vector<Status> statuses(2);
+    RunOnRanks(2, [&](int r) {  // rank 2 never calls
+      std::vector<float> data(count, 1.0f);
+      statuses[r] = comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+    });
+    EXPECT_EQ(statuses[0].code(), Code::kDeadlineExceeded) << statuses[0].ToString();
+    EXPECT_TRUE(Contains(statuses[0], "waiting for data from rank 2")) << statuses[0].ToString();
+    EXPECT_FALSE(statuses[1].ok());
+    EXPECT_TRUE(Contains(statuses[1], "rank ")) << statuses[1].ToString();
+  }
 }
 
 TEST(RingFailureTest, AbortFromAnotherThreadUnblocksAllReduce) {
@@ -96,7 +98,9 @@ TEST(RingFailureTest, AbortFromAnotherThreadUnblocksAllReduce) {
     std::this_thread::sleep_for(100ms);  // usually lands mid-operation; ABORTED either way
     comms[0]->Abort("job cancelled");
   });
-  std::vector<float> data(1000, 1.0f);
+  // Large enough that rank 0 cannot finish its part without rank 1: rank 1 must not
+  // complete its later call from what rank 0 sent before it aborted.
+  std::vector<float> data(1 << 20, 1.0f);
   Status s = comms[0]->AllReduce(data.data(), data.size(), ReduceOp::kSum);  // rank 1 never joins
   aborter.join();
   EXPECT_EQ(s.code(), Code::kAborted) << s.ToString();

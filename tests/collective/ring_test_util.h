@@ -1,5 +1,6 @@
-// Helpers for multi-rank tests: ranks run as threads in this process, connected over
-// loopback, exchanging addresses through one InMemoryStore.
+// Helpers for multi-rank tests of the TCP ring: ranks run as threads in this process,
+// connected over loopback, exchanging addresses through one InMemoryStore. TestOptions
+// forces TCP (on one host the factory would otherwise choose shared memory).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "collective/communicator.h"
+#include "collective/ring_communicator.h"
 #include "store/store.h"
 
 namespace ringtrain {
@@ -22,6 +24,7 @@ inline CommunicatorOptions TestOptions(std::chrono::milliseconds timeout = std::
   options.timeout = timeout;
   options.listen_host = "127.0.0.1";
   options.chunk_bytes = chunk_bytes;
+  options.transport = Transport::kTcp;
   return options;
 }
 
@@ -36,6 +39,7 @@ inline void RunOnRanks(int size, const std::function<void(int)>& fn) {
 // each is created on its own thread). Fails the test if any creation fails.
 inline std::vector<std::unique_ptr<Communicator>> CreateRing(int size, const CommunicatorOptions& options,
                                                              Store* store) {
+  EXPECT_EQ(options.transport, Transport::kTcp) << "these are tests of the TCP ring";
   std::vector<std::unique_ptr<Communicator>> comms(size);
   std::vector<Status> statuses(size);
   RunOnRanks(size, [&](int r) {
@@ -43,7 +47,12 @@ inline std::vector<std::unique_ptr<Communicator>> CreateRing(int size, const Com
     statuses[r] = c.status();
     if (c.ok()) comms[r] = std::move(c).value();
   });
-  for (int r = 0; r < size; ++r) EXPECT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
+  for (int r = 0; r < size; ++r) {
+    EXPECT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
+    if (size > 1 && comms[r] != nullptr) {
+      EXPECT_NE(dynamic_cast<RingCommunicator*>(comms[r].get()), nullptr) << "rank " << r << " is not on TCP";
+    }
+  }
   return comms;
 }
 

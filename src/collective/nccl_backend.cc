@@ -1,0 +1,207 @@
+// The NCCL entry points of a build with CUDA and NCCL: how many GPUs this process
+// can use, and creating an NCCL communicator with a bounded initialisation.
+#include <fstream>
+#include <thread>
+
+#include "collective/backends.h"
+#include "collective/nccl_communicator.h"
+#include "collective/nccl_info.h"
+#include "collective/nccl_status.h"
+#include "common/logging.h"
+
+namespace ringtrain {
+
+namespace {
+
+namespace ci = collective_internal;
+
+// Store keys (under the caller's prefix).
+constexpr char kIdKey[] = "nccl/id";          // rank 0's ncclUniqueId, hex
+constexpr char kMachineKey[] = "nccl/machine/";  // + rank: that rank's machine (boot id)
+
+std::string VersionText(int code, int major_div, int minor_div) {
+  return std::to_string(code / major_div) + "." + std::to_string(code % major_div / minor_div);
+}
+
+std::string ToHex(const ncclUniqueId& id) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * sizeof(id.internal));
+  for (char c : id.internal) {
+    const auto byte = static_cast<unsigned char>(c);
+    hex += kDigits[byte >> 4];
+    hex += kDigits[byte & 0xf];
+  }
+  return hex;
+}
+
+StatusOr<ncclUniqueId> FromHex(const std::string& hex) {
+  ncclUniqueId id;
+  if (hex.size() != 2 * sizeof(id.internal)) {
+    return InvalidArgumentError("the NCCL id in the store under '" + std::string(kIdKey) + "' has " +
+                                std::to_string(hex.size()) + " hex digits, not " +
+                                std::to_string(2 * sizeof(id.internal)) +
+                                "; is another job (or another ringtrain version) using the same coordinator?");
+  }
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < sizeof(id.internal); ++i) {
+    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      return InvalidArgumentError("the NCCL id in the store under '" + std::string(kIdKey) +
+                                  "' is not lower-case hex; is another job using the same coordinator?");
+    }
+    id.internal[i] = static_cast<char>(hi << 4 | lo);
+  }
+  return id;
+}
+
+// GPUs belong to a machine, not to a network namespace: the kernel's boot id names it.
+std::string MachineId() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  return boot.empty() ? ci::HostIdentity() : boot;
+}
+
+// This rank's index among the ranks on its machine, so that ranks sharing a machine
+// take different GPUs (with all GPUs visible) whatever the rank numbering across
+// machines. With one GPU per process (CUDA_VISIBLE_DEVICES set per worker) it is
+// always GPU 0, as it should be.
+StatusOr<int> LocalIndex(int rank, int size, Store* store, Deadline deadline) {
+  const std::string me = MachineId();
+  RT_RETURN_IF_ERROR(store->Set(kMachineKey + std::to_string(rank), me));
+  int index = 0;
+  for (int r = 0; r < rank; ++r) {
+    auto v = store->Get(kMachineKey + std::to_string(r), deadline);
+    if (!v.ok()) return v.status().WithContext("NCCL set-up: waiting for rank " + std::to_string(r));
+    if (*v == me) ++index;
+  }
+  return index;
+}
+
+StatusOr<ncclUniqueId> ShareUniqueId(int rank, Store* store, Deadline deadline) {
+  if (rank == 0) {
+    ncclUniqueId id;
+    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess) {
+      return ci::NcclStatus("NCCL set-up: creating the communicator id (ncclGetUniqueId)", r);
+    }
+    RT_RETURN_IF_ERROR(store->Set(kIdKey, ToHex(id)));
+    return id;
+  }
+  auto hex = store->Get(kIdKey, deadline);
+  if (!hex.ok()) return hex.status().WithContext("NCCL set-up: waiting for rank 0's communicator id");
+  return FromHex(*hex);
+}
+
+// ncclCommInitRankConfig on a non-blocking communicator, polled so that a rank that
+// never joins makes it fail at the deadline instead of hanging.
+StatusOr<ncclComm_t> InitComm(int rank, int size, int device, const ncclUniqueId& id, Deadline deadline,
+                              std::chrono::milliseconds timeout) {
+  const std::string where = "initialising NCCL (rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                            " on GPU " + std::to_string(device) + ")";
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm = nullptr;
+  ncclResult_t r = ncclCommInitRankConfig(&comm, size, id, rank, &config);
+  while (r == ncclSuccess || r == ncclInProgress) {
+    ncclResult_t state = ncclSuccess;
+    r = ncclCommGetAsyncError(comm, &state);
+    if (r != ncclSuccess) break;
+    if (state == ncclSuccess) return comm;
+    if (state != ncclInProgress) {
+      r = state;
+      break;
+    }
+    if (deadline.expired()) {
+      ncclCommAbort(comm);
+      return DeadlineExceededError(where + " did not finish within " + std::to_string(timeout.count()) +
+                                   " ms: a rank did not join, or the workers cannot reach each other; check the "
+                                   "other workers' logs (NCCL_DEBUG=INFO shows where NCCL stopped)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Status status = ci::NcclStatus(where, r, comm);  // before the abort frees comm
+  if (comm != nullptr) ncclCommAbort(comm);
+  return status;
+}
+
+}  // namespace
+
+std::string NcclBuildInfo() {
+  int nccl = 0, runtime = 0, driver = 0;
+  ncclGetVersion(&nccl);             // X*10000 + Y*100 + Z since NCCL 2.9
+  cudaRuntimeGetVersion(&runtime);   // X*1000 + Y*10
+  cudaDriverGetVersion(&driver);     // 0 without a driver
+  std::string text = "NCCL " + VersionText(nccl, 10000, 100) + "." + std::to_string(nccl % 100) +
+                     ", CUDA runtime " + VersionText(runtime, 1000, 10);
+  text += driver > 0 ? ", CUDA driver " + VersionText(driver, 1000, 10) : ", no CUDA driver";
+  return text;
+}
+
+namespace collective_internal {
+
+bool NcclBuilt() { return true; }
+
+int LocalGpuCount() {
+  // Asked once: the answer does not change while the process runs, and the log
+  // line should appear once.
+  static const int count = [] {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n <= 0) {
+      cudaGetLastError();  // clear the error so that it does not surface in an unrelated call
+      int driver = 0;
+      cudaDriverGetVersion(&driver);
+      // Without any driver CUDA says "driver version is insufficient", which misleads.
+      const std::string why = e == cudaSuccess ? "no devices"
+                              : driver == 0    ? "no CUDA driver is installed"
+                                               : cudaGetErrorString(e);
+      RT_LOG(INFO) << "no usable GPU (CUDA: " << why << "): the GPU path is off";
+      return 0;
+    }
+    RT_LOG(INFO) << n << " GPU(s) usable by CUDA (" << NcclBuildInfo() << ")";
+    return n;
+  }();
+  return count;
+}
+
+StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
+                                                   Store* store) {
+  const int gpus = LocalGpuCount();
+  if (gpus == 0) {
+    return FailedPreconditionError("communication implementation NCCL needs a GPU and this worker has no usable one "
+                                   "(see the log line above); use RING or AUTO");
+  }
+  const Deadline deadline = Deadline::After(options.timeout);
+  RT_ASSIGN_OR_RETURN(const int local_index, LocalIndex(rank, size, store, deadline));
+  const int device = local_index % gpus;
+  if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
+    return CudaStatus("NCCL set-up: selecting GPU " + std::to_string(device), e);
+  }
+  RT_ASSIGN_OR_RETURN(const ncclUniqueId id, ShareUniqueId(rank, store, deadline));
+  RT_ASSIGN_OR_RETURN(ncclComm_t comm, InitComm(rank, size, device, id, deadline, options.timeout));
+
+  cudaStream_t stream = nullptr;
+  float* scratch = nullptr;
+  cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (e == cudaSuccess) e = cudaMalloc(reinterpret_cast<void**>(&scratch), sizeof(float));
+  if (e == cudaSuccess) e = cudaMemset(scratch, 0, sizeof(float));
+  if (e != cudaSuccess) {
+    ncclCommAbort(comm);
+    if (scratch != nullptr) cudaFree(scratch);
+    if (stream != nullptr) cudaStreamDestroy(stream);
+    return CudaStatus("NCCL set-up: creating the stream and scratch buffer on GPU " + std::to_string(device), e);
+  }
+  char bus_id[32] = "?";
+  cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), device);
+  RT_LOG(INFO) << "NCCL communicator: rank " << rank << " of " << size << " on GPU " << device << " (PCI "
+               << bus_id << "), " << NcclBuildInfo();
+  return std::unique_ptr<Communicator>(
+      new NcclCommunicator(rank, size, device, options.timeout, comm, stream, scratch));
+}
+
+}  // namespace collective_internal
+}  // namespace ringtrain

@@ -1,0 +1,255 @@
+#include "collective/nccl_communicator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "collective/nccl_status.h"
+#include "common/logging.h"
+
+namespace ringtrain::collective_internal {
+namespace {
+
+// Polling: a collective on small buffers finishes in microseconds, so the wait
+// first yields, then sleeps so that a long one does not burn a core.
+constexpr int kYieldsBeforeSleeping = 200;
+constexpr std::chrono::microseconds kPollSleep(100);
+// The most the destructor waits for ncclCommFinalize before aborting instead.
+constexpr std::chrono::milliseconds kFinalizeBound(5000);
+
+std::string PointerText(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%p", p);
+  return buf;
+}
+
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(int rank, int size, int device, std::chrono::milliseconds timeout,
+                                   ncclComm_t comm, cudaStream_t stream, float* scratch)
+    : rank_(rank), size_(size), device_(device), timeout_(timeout), comm_(comm), stream_(stream), scratch_(scratch) {}
+
+NcclCommunicator::~NcclCommunicator() {
+  // The destructor may run on a thread whose current GPU is another one.
+  cudaSetDevice(device_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (comm_live_) {
+      if (FinalizeWithin(std::min(timeout_, kFinalizeBound))) {
+        ncclCommDestroy(comm_);
+      } else {
+        RT_LOG(WARNING) << "NCCL communicator (rank " << rank_ << " of " << size_
+                        << ") did not finalise in time; aborting it";
+        ncclCommAbort(comm_);
+      }
+      comm_live_ = false;
+    }
+  }
+  cudaFree(scratch_);
+  if (staging_ != nullptr) cudaFree(staging_);
+  cudaStreamDestroy(stream_);
+  cudaGetLastError();  // a failure here is not this thread's next CUDA call's business
+}
+
+bool NcclCommunicator::FinalizeWithin(std::chrono::milliseconds bound) {
+  ncclResult_t r = ncclCommFinalize(comm_);
+  if (r != ncclSuccess && r != ncclInProgress) return false;
+  Deadline deadline = Deadline::After(bound);
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) return false;
+    if (state == ncclSuccess) return true;
+    if (state != ncclInProgress || deadline.expired()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void NcclCommunicator::AbortCommLocked(const std::string& why) {
+  if (!comm_live_) return;
+  ncclCommAbort(comm_);
+  comm_live_ = false;
+  broken_ = why;
+}
+
+void NcclCommunicator::Abort(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (abort_requested_.load()) return;
+  abort_reason_ = reason.empty() ? "the NCCL communicator was aborted" : reason;
+  abort_requested_.store(true);
+  // A running operation sees the flag in Wait() and aborts the communicator itself,
+  // so that ncclCommAbort never races with that thread's own NCCL calls.
+  if (!op_running_) AbortCommLocked(abort_reason_);
+}
+
+template <typename Enqueue>
+Status NcclCommunicator::Run(const char* op, Copy in, Enqueue enqueue, Copy out) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (abort_requested_.load()) return AbortedError(abort_reason_);
+    if (!comm_live_) {
+      return FailedPreconditionError(std::string(op) + ": the NCCL communicator was aborted after an earlier failure (" +
+                                     broken_ + "); create a new communicator");
+    }
+    op_running_ = true;
+  }
+  const Deadline deadline = Deadline::After(timeout_);
+  const std::string where = std::string(op) + " (rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ")";
+  auto copy = [this](const Copy& c, cudaMemcpyKind kind) {
+    return c.bytes == 0 ? cudaSuccess : cudaMemcpyAsync(c.dst, c.src, c.bytes, kind, stream_);
+  };
+  Status status;
+  if (cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) {
+    status = CudaStatus(where + ": selecting GPU " + std::to_string(device_), e);
+  } else if (e = copy(in, cudaMemcpyHostToDevice); e != cudaSuccess) {
+    status = CudaStatus(where + ": copying the host buffer to GPU " + std::to_string(device_), e);
+  } else if (ncclResult_t r = enqueue(); r != ncclSuccess && r != ncclInProgress) {
+    // ncclInProgress: a non-blocking communicator is still enqueueing; Wait() sees it finish.
+    status = NcclStatus(where, r, comm_);
+  } else {
+    status = Wait(op, deadline);
+    // The copy back is issued only once NCCL has finished enqueueing (Wait saw
+    // ncclSuccess), as a non-blocking communicator requires.
+    if (status.ok() && out.bytes > 0) {
+      e = copy(out, cudaMemcpyDeviceToHost);
+      status = e == cudaSuccess ? Wait(op, deadline) : CudaStatus(where + ": copying the result to the host", e);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  op_running_ = false;
+  if (abort_requested_.load()) {
+    AbortCommLocked(abort_reason_);
+  } else if (!status.ok()) {
+    AbortCommLocked(status.message());
+  }
+  return status;
+}
+
+Status NcclCommunicator::Wait(const char* op, Deadline deadline) {
+  const std::string where = std::string(op) + " (rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ")";
+  for (int polls = 0;; ++polls) {
+    if (abort_requested_.load()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      return AbortedError(abort_reason_);
+    }
+    ncclResult_t async = ncclSuccess;
+    if (ncclResult_t r = ncclCommGetAsyncError(comm_, &async); r != ncclSuccess) {
+      return NcclStatus(where + ": asking NCCL for its state", r, comm_);
+    }
+    if (async != ncclSuccess && async != ncclInProgress) return NcclStatus(where, async, comm_);
+    if (async == ncclSuccess) {
+      cudaError_t e = cudaStreamQuery(stream_);
+      if (e == cudaSuccess) return Status::Ok();
+      if (e != cudaErrorNotReady) return CudaStatus(where + " on GPU " + std::to_string(device_), e);
+    }
+    if (deadline.expired()) {
+      return DeadlineExceededError(where + " did not complete within " + std::to_string(timeout_.count()) +
+                                   " ms: a peer is dead, hung, or did not issue the same collective; check the "
+                                   "other workers' logs (NCCL_DEBUG=INFO shows NCCL's side)");
+    }
+    if (polls < kYieldsBeforeSleeping) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(kPollSleep);
+    }
+  }
+}
+
+StatusOr<bool> NcclCommunicator::OnDevice(const char* op, const char* name, const void* p) const {
+  if (p == nullptr) return InvalidArgumentError(std::string(op) + ": " + name + " is null but count is > 0");
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    cudaGetLastError();  // memory CUDA does not know is plain host memory
+    return false;
+  }
+  if (attr.type == cudaMemoryTypeManaged) return true;
+  if (attr.type != cudaMemoryTypeDevice) return false;
+  if (attr.device != device_) {
+    return InvalidArgumentError(std::string(op) + ": " + name + " (" + PointerText(p) + ") is on GPU " +
+                                std::to_string(attr.device) + " but this rank's communicator uses GPU " +
+                                std::to_string(device_) + "; allocate it on the communicator's GPU");
+  }
+  return true;
+}
+
+StatusOr<float*> NcclCommunicator::Staging(const char* op, size_t count) {
+  if (count <= staging_count_) return staging_;
+  if (staging_ != nullptr) cudaFree(staging_);
+  staging_ = nullptr;
+  staging_count_ = 0;
+  if (cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) {
+    return CudaStatus(std::string(op) + ": selecting GPU " + std::to_string(device_), e);
+  }
+  if (cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&staging_), count * sizeof(float)); e != cudaSuccess) {
+    staging_ = nullptr;
+    return CudaStatus(std::string(op) + ": allocating " + std::to_string(count * sizeof(float)) +
+                          " bytes on GPU " + std::to_string(device_) + " to stage a host buffer",
+                      e);
+  }
+  staging_count_ = count;
+  return staging_;
+}
+
+Status NcclCommunicator::AllReduce(float* data, size_t count, ReduceOp op) {
+  if (count == 0) return Run("AllReduce", {}, [] { return ncclSuccess; }, {});
+  RT_ASSIGN_OR_RETURN(const bool on_device, OnDevice("AllReduce", "data", data));
+  float* buf = data;
+  Copy in, out;
+  if (!on_device) {
+    RT_ASSIGN_OR_RETURN(buf, Staging("AllReduce", count));
+    in = {buf, data, count * sizeof(float)};
+    out = {data, buf, count * sizeof(float)};
+  }
+  const ncclRedOp_t nccl_op = op == ReduceOp::kMean ? ncclAvg : ncclSum;
+  return Run(
+      "AllReduce", in, [&] { return ncclAllReduce(buf, buf, count, ncclFloat32, nccl_op, comm_, stream_); }, out);
+}
+
+Status NcclCommunicator::Broadcast(float* data, size_t count, int root) {
+  if (root < 0 || root >= size_) {
+    return InvalidArgumentError("Broadcast: root " + std::to_string(root) + " is not a rank of this job (0.." +
+                                std::to_string(size_ - 1) + ")");
+  }
+  if (count == 0) return Run("Broadcast", {}, [] { return ncclSuccess; }, {});
+  RT_ASSIGN_OR_RETURN(const bool on_device, OnDevice("Broadcast", "data", data));
+  float* buf = data;
+  Copy in, out;
+  if (!on_device) {
+    RT_ASSIGN_OR_RETURN(buf, Staging("Broadcast", count));
+    if (rank_ == root) in = {buf, data, count * sizeof(float)};  // the others' data is overwritten
+    out = {data, buf, count * sizeof(float)};
+  }
+  return Run(
+      "Broadcast", in, [&] { return ncclBroadcast(buf, buf, count, ncclFloat32, root, comm_, stream_); }, out);
+}
+
+Status NcclCommunicator::AllGather(const float* in, size_t count, float* out) {
+  if (count == 0) return Run("AllGather", {}, [] { return ncclSuccess; }, {});
+  RT_ASSIGN_OR_RETURN(const bool in_on_device, OnDevice("AllGather", "in", in));
+  RT_ASSIGN_OR_RETURN(const bool out_on_device, OnDevice("AllGather", "out", out));
+  const size_t out_count = count * static_cast<size_t>(size_);
+  const float* send = in;
+  float* recv = out;
+  Copy copy_in, copy_out;
+  if (!in_on_device || !out_on_device) {
+    // One staging buffer: [in's copy (count)] [out's copy (count * size)], each only if needed.
+    const size_t in_part = in_on_device ? 0 : count;
+    RT_ASSIGN_OR_RETURN(float* staging, Staging("AllGather", in_part + (out_on_device ? 0 : out_count)));
+    if (!in_on_device) {
+      send = staging;
+      copy_in = {staging, in, count * sizeof(float)};
+    }
+    if (!out_on_device) {
+      recv = staging + in_part;
+      copy_out = {out, recv, out_count * sizeof(float)};
+    }
+  }
+  return Run(
+      "AllGather", copy_in, [&] { return ncclAllGather(send, recv, count, ncclFloat32, comm_, stream_); }, copy_out);
+}
+
+Status NcclCommunicator::Barrier() {
+  return Run(
+      "Barrier", {}, [&] { return ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm_, stream_); }, {});
+}
+
+}  // namespace ringtrain::collective_internal

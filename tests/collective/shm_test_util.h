@@ -1,0 +1,61 @@
+// Helpers for tests of the shared-memory backend: ranks as threads of this process,
+// meeting through one InMemoryStore and calling collective_internal::CreateShm directly
+// (CreateCommunicator would also pick it, but these tests must not depend on the choice).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "collective/backends.h"
+#include "collective/communicator.h"
+#include "store/store.h"
+
+namespace ringtrain {
+namespace shm_testing {
+
+inline CommunicatorOptions ShmOptions(std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                                      size_t chunk_bytes = 1 << 18) {
+  CommunicatorOptions options;
+  options.implementation = Implementation::kRing;
+  options.timeout = timeout;
+  options.chunk_bytes = chunk_bytes;
+  return options;
+}
+
+// Runs fn(rank) on `size` threads and joins them.
+inline void RunOnRanks(int size, const std::function<void(int)>& fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) threads.emplace_back(fn, r);
+  for (auto& t : threads) t.join();
+}
+
+// `size` connected shared-memory communicators; fails the test if any creation fails.
+inline std::vector<std::unique_ptr<Communicator>> CreateShmRanks(int size, const CommunicatorOptions& options,
+                                                                 Store* store) {
+  std::vector<std::unique_ptr<Communicator>> comms(size);
+  std::vector<Status> statuses(size);
+  RunOnRanks(size, [&](int r) {
+    auto c = collective_internal::CreateShm(options, r, size, store);
+    statuses[r] = c.status();
+    if (c.ok()) comms[r] = std::move(c).value();
+  });
+  for (int r = 0; r < size; ++r) EXPECT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
+  return comms;
+}
+
+inline bool Contains(const Status& s, const std::string& text) {
+  return s.message().find(text) != std::string::npos;
+}
+
+inline bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+}  // namespace shm_testing
+}  // namespace ringtrain

@@ -1,0 +1,268 @@
+#include "local_cluster.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "common/exit_codes.h"
+
+namespace ringtrain::cli {
+namespace {
+
+std::atomic<int> g_signal{0};
+void OnSignal(int sig) { g_signal.store(sig); }
+
+// A kept stream holds at most this much (its tail): enough for any error report.
+constexpr size_t kMaxKept = 256 << 10;
+
+// One of a child's output pipes and what becomes of what it reads.
+struct Stream {
+  int fd = -1;
+  enum Mode { kEchoPrefixed, kEchoRaw, kKeep } mode = kEchoPrefixed;
+  std::string partial;  // kEchoPrefixed: an unfinished line
+  std::string kept;     // kKeep: everything read (its tail)
+};
+
+struct Child {
+  std::string name;
+  pid_t pid = -1;
+  Stream out, err;  // err.fd is -1 when stderr shares out's pipe
+  bool exited = false;
+  int code = 0;
+};
+
+// Ports the kernel reports free on 127.0.0.1 (all held open together so they differ).
+StatusOr<std::vector<int>> FreePorts(int n) {
+  std::vector<int> fds, ports;
+  Status st;
+  for (int i = 0; i < n && st.ok(); ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      st = ErrnoError("finding a free loopback port", errno);
+    } else {
+      ports.push_back(ntohs(a.sin_port));
+    }
+    if (fd >= 0) fds.push_back(fd);
+  }
+  for (int fd : fds) ::close(fd);
+  if (!st.ok()) return st;
+  return ports;
+}
+
+void WriteAll(FILE* f, const std::string& s) {
+  std::fwrite(s.data(), 1, s.size(), f);
+  std::fflush(f);
+}
+
+// Each complete line of `text` (and the rest too when `flush`) prefixed with "[name] ".
+std::string Prefixed(const std::string& name, std::string& text, bool flush) {
+  std::string lines;
+  size_t start = 0, nl;
+  while ((nl = text.find('\n', start)) != std::string::npos) {
+    lines += "[" + name + "] " + text.substr(start, nl - start) + "\n";
+    start = nl + 1;
+  }
+  text.erase(0, start);
+  if (flush && !text.empty()) {
+    lines += "[" + name + "] " + text + "\n";
+    text.clear();
+  }
+  return lines;
+}
+
+void Consume(Child& c, Stream& s, const char* data, size_t len, bool flush) {
+  switch (s.mode) {
+    case Stream::kEchoRaw:
+      WriteAll(stdout, std::string(data, len));
+      break;
+    case Stream::kEchoPrefixed:
+      s.partial.append(data, len);
+      WriteAll(stdout, Prefixed(c.name, s.partial, flush));
+      break;
+    case Stream::kKeep:
+      s.kept.append(data, len);
+      if (s.kept.size() > kMaxKept) s.kept.erase(0, s.kept.size() - kMaxKept);
+      break;
+  }
+}
+
+// Reads what is there (or, with `to_eof`, everything until the child's end closes).
+void Drain(Child& c, Stream& s, bool to_eof) {
+  if (s.fd < 0) return;
+  char buf[65536];
+  ssize_t r = ::read(s.fd, buf, sizeof(buf));
+  while (r > 0) {
+    Consume(c, s, buf, static_cast<size_t>(r), false);
+    if (!to_eof) return;
+    r = ::read(s.fd, buf, sizeof(buf));
+  }
+  if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  Consume(c, s, "", 0, true);
+  ::close(s.fd);
+  s.fd = -1;
+}
+
+StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std::string& tf_config,
+                      const std::vector<std::string>& args, Echo echo) {
+  int out[2], err[2] = {-1, -1};
+  if (::pipe2(out, O_CLOEXEC) != 0) return ErrnoError("creating a pipe", errno);
+  if (echo == Echo::kStdout && ::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return ErrnoError("creating a pipe", errno);
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoError("starting a worker", errno);
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err[1] >= 0 ? err[1] : out[1], STDERR_FILENO);
+    ::setenv("TF_CONFIG", tf_config.c_str(), 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(exe.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(exe.c_str(), argv.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
+    ::_exit(kExitInternal);
+  }
+  ::close(out[1]);
+  if (err[1] >= 0) ::close(err[1]);
+  Child c;
+  c.name = name;
+  c.pid = pid;
+  c.out.fd = out[0];
+  c.err.fd = err[0];
+  switch (echo) {
+    case Echo::kPrefixed: c.out.mode = Stream::kEchoPrefixed; break;
+    case Echo::kStdout: c.out.mode = Stream::kEchoRaw; c.err.mode = Stream::kKeep; break;
+    case Echo::kOnFailure: c.out.mode = Stream::kKeep; break;
+  }
+  return c;
+}
+
+}  // namespace
+
+std::string ResolveExecutable(const std::string& self_path) {
+  char buf[PATH_MAX];
+  ssize_t len = ::readlink(self_path.c_str(), buf, sizeof(buf) - 1);
+  return len > 0 ? std::string(buf, static_cast<size_t>(len)) : self_path;
+}
+
+StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
+  std::vector<int> ports;
+  if (o.base_port > 0) {
+    for (int i = 0; i < o.workers; ++i) ports.push_back(o.base_port + i);
+  } else {
+    RT_ASSIGN_OR_RETURN(ports, FreePorts(o.workers));
+  }
+  nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
+  for (int p : ports) cluster["worker"].push_back("127.0.0.1:" + std::to_string(p));
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+
+  std::vector<Child> children;
+  for (int i = 0; i < o.workers; ++i) {
+    nlohmann::json tf = {{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", i}}}};
+    auto c = Spawn(o.exe, "worker:" + std::to_string(i), tf.dump(), o.args, o.echo(i));
+    if (!c.ok()) {
+      for (auto& ch : children) ::kill(ch.pid, SIGTERM);
+      for (auto& ch : children) ::waitpid(ch.pid, nullptr, 0);
+      return c.status();
+    }
+    children.push_back(std::move(c).value());
+  }
+  if (o.announce) {
+    std::string line = "launched " + std::to_string(o.workers) + " workers on 127.0.0.1 ports";
+    for (int p : ports) line += " " + std::to_string(p);
+    WriteAll(o.report, line + "\n");
+  }
+
+  using Clock = std::chrono::steady_clock;
+  int first_failure = 0;
+  Clock::time_point failed_at{}, term_sent_at{};
+  bool term_sent = false, kill_sent = false;
+  size_t running = children.size();
+  while (running > 0) {
+    std::vector<pollfd> pfds;
+    for (auto& c : children) {
+      for (Stream* s : {&c.out, &c.err}) {
+        if (s->fd >= 0) pfds.push_back({s->fd, POLLIN, 0});
+      }
+    }
+    ::poll(pfds.data(), pfds.size(), 100);
+    for (auto& c : children) {
+      for (Stream* s : {&c.out, &c.err}) {
+        for (const auto& p : pfds) {
+          if (s->fd >= 0 && p.fd == s->fd && (p.revents & (POLLIN | POLLHUP | POLLERR))) Drain(c, *s, false);
+        }
+      }
+    }
+    for (auto& c : children) {
+      if (c.exited) continue;
+      int status = 0;
+      if (::waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
+      c.exited = true;
+      --running;
+      c.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      if (c.code != 0) {
+        WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
+        if (first_failure == 0) {
+          first_failure = c.code;
+          failed_at = Clock::now();
+        }
+      }
+    }
+    // After a failure the others should fail on their own (heartbeats, collective
+    // deadlines); if they have not within the grace period, stop them.
+    bool stop = g_signal.load() != 0 ||
+                (first_failure != 0 && Clock::now() - failed_at > std::chrono::seconds(o.grace_s));
+    if (stop && !term_sent) {
+      for (auto& c : children) {
+        if (!c.exited) ::kill(c.pid, SIGTERM);
+      }
+      term_sent = true;
+      term_sent_at = Clock::now();
+    }
+    if (term_sent && !kill_sent && Clock::now() - term_sent_at > std::chrono::seconds(5)) {
+      for (auto& c : children) {
+        if (!c.exited) ::kill(c.pid, SIGKILL);
+      }
+      kill_sent = true;
+    }
+  }
+  // Drain what the exited children left in their pipes (their write ends are closed,
+  // so each read ends at EOF), then show what a failed child kept back.
+  for (auto& c : children) {
+    Drain(c, c.out, true);
+    Drain(c, c.err, true);
+  }
+  for (auto& c : children) {
+    if (c.code == 0) continue;
+    for (Stream* s : {&c.out, &c.err}) {
+      if (s->mode == Stream::kKeep) WriteAll(o.report, Prefixed(c.name, s->kept, true));
+    }
+  }
+  if (g_signal.load() != 0 && first_failure == 0) return 128 + g_signal.load();
+  return first_failure;
+}
+
+}  // namespace ringtrain::cli

@@ -1,0 +1,49 @@
+// N copies of a ringtrain command on this machine, each one task of a loopback
+// TF_CONFIG cluster (127.0.0.1, free or consecutive ports), with their output routed
+// back here. Used by `ringtrain launch` (workers) and `ringtrain bench --workers`.
+//
+// Blocking: RunLocalCluster returns when every child has exited. After the first
+// failure the others get grace_s to fail on their own (heartbeats, collective
+// deadlines), then SIGTERM, then SIGKILL 5 s later; SIGINT/SIGTERM to this process
+// does the same at once. Call from the main thread (it installs signal handlers).
+#pragma once
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ringtrain::cli {
+
+// Where one child's output goes.
+enum class Echo {
+  kPrefixed,   // stdout and stderr, each line prefixed "[worker:i] ", to our stdout as it comes
+  kStdout,     // stdout to our stdout as it comes, unprefixed; stderr only if the child fails
+  kOnFailure,  // nothing unless the child fails
+};
+
+struct LocalClusterOptions {
+  std::string exe;                // the binary to run (an absolute path)
+  std::vector<std::string> args;  // its arguments, the same for every child
+  int workers = 2;
+  int base_port = 0;  // ports base_port.. ; 0 = free ports the kernel picks
+  int grace_s = 30;
+  std::function<Echo(int index)> echo = [](int) { return Echo::kPrefixed; };
+  // Where this function's own lines go ("launched ...", "worker:1 exited with code 5")
+  // and the kept output of a failed child, prefixed with its task.
+  FILE* report = stdout;
+  bool announce = true;  // print "launched N workers on 127.0.0.1 ports ..."
+  std::string label = "launch";  // prefix of this function's own lines
+};
+
+// Runs the cluster to completion. Returns 0 if every child succeeded, else the first
+// failing child's exit code (128+signal if it was killed), or 128+signal if this
+// process was interrupted. An error if the children could not be started.
+StatusOr<int> RunLocalCluster(const LocalClusterOptions& options);
+
+// The executable behind `self_path` (e.g. /proc/self/exe), or self_path itself.
+std::string ResolveExecutable(const std::string& self_path);
+
+}  // namespace ringtrain::cli
