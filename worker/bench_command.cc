@@ -131,6 +131,7 @@ int RunTask(const BenchFlags& f) {
                                                : Implementation::kRing;
   // --backend tcp, or RINGTRAIN_TRANSPORT=tcp as for training workers.
   if (f.backend == "tcp" || settings->transport == "tcp") copts.transport = Transport::kTcp;
+  copts.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
   copts.timeout = std::chrono::seconds(f.timeout_s);
   auto comm = (*session)->CreateCommunicator(copts, 0, &code);
   if (!comm.ok()) return Fail(code, task, comm.status());

@@ -157,6 +157,7 @@ int RunWorker(const std::vector<std::string>& args) {
   comm_opts.timeout = topts.collective_timeout;
   comm_opts.listen_host = settings->data_host.empty() ? self.host : settings->data_host;
   comm_opts.transport = settings->transport == "tcp" ? Transport::kTcp : Transport::kAuto;
+  comm_opts.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
   PrefixStore ring_store(&client, "ring/0/");
   auto comm = CreateCommunicator(comm_opts, rank, n, &ring_store);
   if (!comm.ok()) {

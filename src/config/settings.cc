@@ -36,6 +36,7 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_COLLECTIVE_TIMEOUT_S", 0.1, &s.collective_timeout_s));
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_SHUTDOWN_TIMEOUT_S", 0.1, &s.shutdown_timeout_s));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, &s.num_threads));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_CHUNK_BYTES", 4096, &s.chunk_bytes));
   if (const char* v = std::getenv("RINGTRAIN_DATA_HOST")) s.data_host = v;
   if (const char* v = std::getenv("RINGTRAIN_PROGRESS")) {
     s.progress = v;
@@ -65,7 +66,7 @@ std::string Describe(const Settings& s) {
     << "), RINGTRAIN_SHUTDOWN_TIMEOUT_S=" << s.shutdown_timeout_s << " (default " << d.shutdown_timeout_s
     << "), RINGTRAIN_NUM_THREADS=" << s.num_threads << " (default 0 = auto), RINGTRAIN_DATA_HOST='" << s.data_host
     << "' (default: the task's own host), RINGTRAIN_TRANSPORT=" << s.transport
-    << " (default auto), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)";
+    << " (default auto), RINGTRAIN_CHUNK_BYTES=" << s.chunk_bytes << " (default " << d.chunk_bytes << "), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)";
   return o.str();
 }
 

@@ -26,6 +26,8 @@ struct Settings {
   // RINGTRAIN_TRANSPORT: "auto" (shared memory between workers on one host, TCP
   // between hosts) or "tcp" (TCP everywhere).
   std::string transport = "auto";
+  // RINGTRAIN_CHUNK_BYTES: the pipelined chunk of the ring's transfers.
+  int chunk_bytes = 1 << 18;
   // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", or "lines".
   std::string progress = "auto";
 };

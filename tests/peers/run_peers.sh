@@ -46,6 +46,7 @@ bench=(bench allreduce --max_bytes "$max_bytes" --iters "$iters" --warmup "$warm
 run "ringtrain 2" "$ringtrain" "${bench[@]}" --workers 2
 run "ringtrain 2 tcp" "$ringtrain" "${bench[@]}" --workers 2 --backend tcp
 run "ringtrain 4" "$ringtrain" "${bench[@]}" --workers 4
+run "ringtrain 4 tcp" "$ringtrain" "${bench[@]}" --workers 4 --backend tcp
 
 # The column of a row whose bytes are $2 in file $1, or "-".
 cell() { awk -v b="$2" -v c="$3" '$1 == b { v = $c } END { print (v == "" ? "-" : v) }' "$1"; }
