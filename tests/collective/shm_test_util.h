@@ -14,6 +14,7 @@
 
 #include "collective/backends.h"
 #include "collective/communicator.h"
+#include "ring_test_util.h"
 #include "store/store.h"
 
 namespace ringtrain {
@@ -28,12 +29,7 @@ inline CommunicatorOptions ShmOptions(std::chrono::milliseconds timeout = std::c
   return options;
 }
 
-// Runs fn(rank) on `size` threads and joins them.
-inline void RunOnRanks(int size, const std::function<void(int)>& fn) {
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r) threads.emplace_back(fn, r);
-  for (auto& t : threads) t.join();
-}
+using testing_util::RunOnRanks;
 
 // `size` connected shared-memory communicators; fails the test if any creation fails.
 inline std::vector<std::unique_ptr<Communicator>> CreateShmRanks(int size, const CommunicatorOptions& options,
