@@ -23,8 +23,10 @@ bool NcclBuilt();
 // GPUs this process can use (CUDA_VISIBLE_DEVICES applies); 0 without a driver or
 // without NCCL in the build. Asked once per process, with one INFO line. Never fails.
 int LocalGpuCount();
+// local_index: this rank's index among the ranks on its machine (the factory finds it
+// in its topology exchange); it picks the GPU.
 StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
-                                                   Store* store);
+                                                   int local_index, Store* store);
 
 // This host's identity for choosing shared memory: boot id, host name and network
 // namespace, so that ranks in different namespaces (test "hosts") use TCP.

@@ -36,13 +36,23 @@ namespace {
 struct Topology {
   bool one_host = true;  // every rank shares this rank's HostIdentity()
   int min_gpus = 0;      // the fewest GPUs any rank has
+  int local_index = 0;   // lower ranks on this machine (same boot), which picks a GPU
 };
 
-// Every rank publishes "<host identity> <gpus>" and reads everyone's.
+// GPUs belong to a machine, not to a network namespace: the kernel's boot id names it.
+std::string MachineIdentity() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  return boot;
+}
+
+// Every rank publishes "<host identity> <machine identity> <gpus>" and reads everyone's.
 StatusOr<Topology> ExchangeTopology(const CommunicatorOptions& options, int rank, int size, Store* store) {
   const std::string me = ci::HostIdentity();
+  const std::string machine = MachineIdentity();
   const int gpus = ci::LocalGpuCount();
-  RT_RETURN_IF_ERROR(store->Set("topology/" + std::to_string(rank), me + " " + std::to_string(gpus)));
+  RT_RETURN_IF_ERROR(
+      store->Set("topology/" + std::to_string(rank), me + " " + machine + " " + std::to_string(gpus)));
   Topology t;
   t.min_gpus = gpus;
   Deadline deadline = Deadline::After(options.timeout);
@@ -51,10 +61,11 @@ StatusOr<Topology> ExchangeTopology(const CommunicatorOptions& options, int rank
     auto v = store->Get("topology/" + std::to_string(r), deadline);
     if (!v.ok()) return v.status().WithContext("waiting for rank " + std::to_string(r) + " to join the communicator");
     std::istringstream in(*v);
-    std::string host;
+    std::string host, their_machine;
     int their_gpus = 0;
-    in >> host >> their_gpus;
+    in >> host >> their_machine >> their_gpus;
     t.one_host = t.one_host && host == me;
+    if (r < rank && their_machine == machine) ++t.local_index;
     t.min_gpus = std::min(t.min_gpus, their_gpus);
   }
   return t;
@@ -104,7 +115,7 @@ StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOpt
       return FailedPreconditionError("communication implementation NCCL needs a GPU on every worker, and at least one "
                                      "has none; use RING or AUTO");
     }
-    return ci::CreateNccl(options, rank, size, store);
+    return ci::CreateNccl(options, rank, size, topo.local_index, store);
   }
   if (options.transport == Transport::kTcp) {
     RT_LOG(INFO) << "RING over TCP: forced by the transport setting";

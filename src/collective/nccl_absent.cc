@@ -8,7 +8,7 @@ namespace ringtrain::collective_internal {
 bool NcclBuilt() { return false; }
 int LocalGpuCount() { return 0; }
 
-StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions&, int, int, Store*) {
+StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions&, int, int, int, Store*) {
   return UnimplementedError("this build of ringtrain was not built with NCCL; use RING or AUTO");
 }
 

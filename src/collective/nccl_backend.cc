@@ -1,6 +1,5 @@
 // The NCCL entry points of a build with CUDA and NCCL: how many GPUs this process
 // can use, and creating an NCCL communicator with a bounded initialisation.
-#include <fstream>
 #include <thread>
 
 #include "collective/backends.h"
@@ -17,7 +16,6 @@ namespace ci = collective_internal;
 
 // Store keys (under the caller's prefix).
 constexpr char kIdKey[] = "nccl/id";          // rank 0's ncclUniqueId, hex
-constexpr char kMachineKey[] = "nccl/machine/";  // + rank: that rank's machine (boot id)
 
 std::string VersionText(int code, int major_div, int minor_div) {
   return std::to_string(code / major_div) + "." + std::to_string(code % major_div / minor_div);
@@ -57,29 +55,6 @@ StatusOr<ncclUniqueId> FromHex(const std::string& hex) {
     id.internal[i] = static_cast<char>(hi << 4 | lo);
   }
   return id;
-}
-
-// GPUs belong to a machine, not to a network namespace: the kernel's boot id names it.
-std::string MachineId() {
-  std::string boot;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
-  return boot.empty() ? ci::HostIdentity() : boot;
-}
-
-// This rank's index among the ranks on its machine, so that ranks sharing a machine
-// take different GPUs (with all GPUs visible) whatever the rank numbering across
-// machines. With one GPU per process (CUDA_VISIBLE_DEVICES set per worker) it is
-// always GPU 0, as it should be.
-StatusOr<int> LocalIndex(int rank, int size, Store* store, Deadline deadline) {
-  const std::string me = MachineId();
-  RT_RETURN_IF_ERROR(store->Set(kMachineKey + std::to_string(rank), me));
-  int index = 0;
-  for (int r = 0; r < rank; ++r) {
-    auto v = store->Get(kMachineKey + std::to_string(r), deadline);
-    if (!v.ok()) return v.status().WithContext("NCCL set-up: waiting for rank " + std::to_string(r));
-    if (*v == me) ++index;
-  }
-  return index;
 }
 
 StatusOr<ncclUniqueId> ShareUniqueId(int rank, Store* store, Deadline deadline) {
@@ -169,14 +144,15 @@ int LocalGpuCount() {
 }
 
 StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
-                                                   Store* store) {
+                                                   int local_index, Store* store) {
   const int gpus = LocalGpuCount();
   if (gpus == 0) {
     return FailedPreconditionError("communication implementation NCCL needs a GPU and this worker has no usable one "
                                    "(see the log line above); use RING or AUTO");
   }
   const Deadline deadline = Deadline::After(options.timeout);
-  RT_ASSIGN_OR_RETURN(const int local_index, LocalIndex(rank, size, store, deadline));
+  // Ranks sharing a machine take different GPUs, whatever the rank numbering across
+  // machines; with one GPU per process (CUDA_VISIBLE_DEVICES per worker) it is GPU 0.
   const int device = local_index % gpus;
   if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
     return CudaStatus("NCCL set-up: selecting GPU " + std::to_string(device), e);

@@ -65,7 +65,7 @@ TEST(NcclBuildTest, WithoutAGpuNcclIsRefusedWithAReason) {
   EXPECT_NE(c.status().message().find("RING"), std::string::npos) << "names the way out: " << c.status().message();
 
   // The backend itself refuses too, before touching the store.
-  auto direct = ci::CreateNccl(NcclOptions(), 0, 1, &store);
+  auto direct = ci::CreateNccl(NcclOptions(), 0, 1, /*local_index=*/0, &store);
   ASSERT_FALSE(direct.ok());
   EXPECT_TRUE(direct.status().code() == Code::kFailedPrecondition ||
               direct.status().code() == Code::kUnimplemented)
