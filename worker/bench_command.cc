@@ -98,10 +98,7 @@ std::string BenchJobJson(const BenchFlags& f) {
   return j.dump();
 }
 
-int Fail(int code, const std::string& task, const Status& s) {
-  PrintError(task + ": " + (s.message().empty() ? s.ToString() : s.message()));
-  return code;
-}
+int Fail(int code, const std::string& task, const Status& s) { return cli::Fail(code, s.WithContext(task)); }
 
 int RunTask(const BenchFlags& f) {
   auto settings = config::LoadSettings();

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace ringtrain::cli {
 
 // `ringtrain worker --job JOB.json [--tf_config FILE|JSON]`: one task of a cluster.
@@ -18,5 +20,7 @@ int RunBench(const std::vector<std::string>& args, const std::string& self_path)
 
 // Prints "ringtrain: error: <message>" (prefixed with the task when known) to stderr.
 void PrintError(const std::string& message);
+// PrintError(s's message), then returns `code`: `return Fail(kExitBadConfig, status);`.
+int Fail(int code, const Status& s);
 
 }  // namespace ringtrain::cli

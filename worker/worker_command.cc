@@ -19,11 +19,6 @@ namespace {
 
 std::string g_task;  // for error lines; set once before threads start
 
-int Fail(int code, const Status& s) {
-  PrintError(s.message().empty() ? s.ToString() : s.message());
-  return code;
-}
-
 int DataExitCode(const Status& s) {
   if (s.code() == Code::kNotFound || s.code() == Code::kDataLoss) return kExitBadData;
   if (s.code() == Code::kInvalidArgument) return kExitBadConfig;
@@ -41,6 +36,11 @@ int NumThreads(const config::Settings& settings, const config::ClusterSpec& spec
 }
 
 }  // namespace
+
+int Fail(int code, const Status& s) {
+  PrintError(s.message().empty() ? s.ToString() : s.message());
+  return code;
+}
 
 void PrintError(const std::string& message) {
   std::fprintf(stderr, "ringtrain%s: error: %s\n", g_task.empty() ? "" : (" " + g_task).c_str(), message.c_str());
