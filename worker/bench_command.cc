@@ -9,7 +9,7 @@
 
 #include "bench/allreduce_bench.h"
 #include "bench/report.h"
-#include "cluster_session.h"
+#include "cluster/cluster_session.h"
 #include "commands.h"
 #include "common/exit_codes.h"
 #include "common/logging.h"
@@ -119,7 +119,7 @@ int RunTask(const BenchFlags& f) {
   }
 
   int code = kExitOk;
-  auto session = ClusterSession::Join(*spec, *settings, BenchJobJson(f), &code);
+  auto session = cluster::ClusterSession::Join(*spec, *settings, BenchJobJson(f), &code);
   if (!session.ok()) return Fail(code, task, session.status());
 
   CommunicatorOptions copts;
@@ -130,7 +130,9 @@ int RunTask(const BenchFlags& f) {
   if (f.backend == "tcp" || settings->transport == "tcp") copts.transport = Transport::kTcp;
   copts.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
   copts.timeout = std::chrono::seconds(f.timeout_s);
-  auto comm = (*session)->CreateCommunicator(copts, 0, &code);
+  auto formed = (*session)->Rendezvous(-1, "");
+  if (!formed.ok()) return Fail(kExitRendezvous, task, formed.status());
+  auto comm = (*session)->CreateCommunicator(copts, formed->generation, &code);
   if (!comm.ok()) return Fail(code, task, comm.status());
   RT_LOG(INFO) << "benchmarking " << (*comm)->backend_name() << " on " << (*comm)->size() << " ranks";
 

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "collective/communicator.h"
-#include "cluster_session.h"
+#include "cluster/cluster_session.h"
 #include "commands.h"
 #include "common/exit_codes.h"
 #include "common/logging.h"
@@ -12,6 +12,7 @@
 #include "config/settings.h"
 #include "config/tf_config.h"
 #include "flags.h"
+#include "recovery/training_run.h"
 #include "train/trainer.h"
 
 namespace ringtrain::cli {
@@ -90,29 +91,25 @@ int RunWorker(const std::vector<std::string>& args) {
   if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
 
   int code = kExitOk;
-  auto session = ClusterSession::Join(*spec, *settings, job->CanonicalJson(), &code);
+  auto session = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), &code);
   if (!session.ok()) return Fail(code, session.status());
 
-  CommunicatorOptions comm_opts;
-  comm_opts.implementation = *impl;
-  comm_opts.timeout = topts.collective_timeout;
-  comm_opts.transport = settings->transport == "tcp" ? Transport::kTcp : Transport::kAuto;
-  comm_opts.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
-  auto comm = (*session)->CreateCommunicator(comm_opts, /*generation=*/0, &code);
-  if (!comm.ok()) return Fail(code, comm.status());
-  RT_LOG(INFO) << "ring of " << n << " formed (" << (*comm)->backend_name() << ")";
-
-  Status st = (*trainer)->Fit(comm->get());
-  if (st.ok() && !job->eval_data.is_null()) st = (*trainer)->Evaluate(comm->get()).status();
-  if (!st.ok()) {
-    std::string why = (*session)->failure();
-    if (!why.empty() && st.message().find(why) == std::string::npos) st = st.WithContext(why);
-    return Fail(st.code() == Code::kInvalidArgument ? kExitBadConfig : kExitPeerFailure, st);
-  }
-  st = (*trainer)->SaveModel();
+  recovery::RunOptions run_opts;
+  run_opts.comm.implementation = *impl;
+  run_opts.comm.timeout = topts.collective_timeout;
+  run_opts.comm.transport = settings->transport == "tcp" ? Transport::kTcp : Transport::kAuto;
+  run_opts.comm.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
+  run_opts.mode = job->recovery;
+  run_opts.backup = job->backup;
+  run_opts.evaluate = !job->eval_data.is_null();
+  run_opts.shutdown_timeout_s = settings->shutdown_timeout_s;
+  recovery::TrainingRun run(trainer->get(), session->get(), run_opts);
+  recovery::RunResult result = run.Train();
+  if (result.exit_code != kExitOk) return Fail(result.exit_code, result.status);
+  Status st = (*trainer)->SaveModel();
   if (!st.ok()) return Fail(kExitCheckpoint, st);
 
-  (*session)->Leave();
+  run.Finish((*session)->Leave());
   RT_LOG(INFO) << "done";
   return kExitOk;
 }

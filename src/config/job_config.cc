@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/fingerprint.h"
+
 namespace ringtrain::config {
 namespace {
 
@@ -33,10 +35,56 @@ StatusOr<std::string> String(const nlohmann::json& j, const std::string& name) {
   return j.get<std::string>();
 }
 
+Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
+  if (j.contains("backup_and_restore")) {
+    const auto& b = j["backup_and_restore"];
+    if (!b.is_object()) return Bad("'backup_and_restore' must be an object like {\"backup_dir\": \"backup\"}");
+    RT_RETURN_IF_ERROR(CheckKeys(b, "backup_and_restore.", {"backup_dir", "save_freq", "delete_checkpoint"}));
+    if (!b.contains("backup_dir")) return Bad("missing required field 'backup_and_restore.backup_dir'");
+    RT_ASSIGN_OR_RETURN(std::string dir, String(b["backup_dir"], "backup_and_restore.backup_dir"));
+    job->backup.backup_dir = job->Resolve(dir);
+    if (b.contains("save_freq")) {
+      const auto& f = b["save_freq"];
+      if (f.is_string() && f.get<std::string>() == "epoch") {
+        job->backup.save_freq_steps = 0;
+      } else if (f.is_number_integer()) {
+        RT_ASSIGN_OR_RETURN(job->backup.save_freq_steps, PositiveInt(f, "backup_and_restore.save_freq"));
+      } else {
+        return Bad("'backup_and_restore.save_freq' must be \"epoch\" or a positive number of steps, got " + f.dump());
+      }
+    }
+    if (b.contains("delete_checkpoint")) {
+      if (!b["delete_checkpoint"].is_boolean()) return Bad("'backup_and_restore.delete_checkpoint' must be true or false");
+      job->backup.delete_checkpoint = b["delete_checkpoint"].get<bool>();
+    }
+  }
+  if (j.contains("model_checkpoint")) {
+    const auto& m = j["model_checkpoint"];
+    if (!m.is_object()) return Bad("'model_checkpoint' must be an object like {\"filepath\": \"ckpt/ckpt_{epoch}.safetensors\"}");
+    RT_RETURN_IF_ERROR(CheckKeys(m, "model_checkpoint.", {"filepath"}));
+    if (!m.contains("filepath")) return Bad("missing required field 'model_checkpoint.filepath'");
+    RT_ASSIGN_OR_RETURN(std::string p, String(m["filepath"], "model_checkpoint.filepath"));
+    job->model_checkpoint = job->Resolve(p);
+  }
+  if (j.contains("recovery")) {
+    const auto& r = j["recovery"];
+    if (r == "in_place") {
+      job->recovery = RecoveryMode::kInPlace;
+    } else if (r == "restart") {
+      job->recovery = RecoveryMode::kRestart;
+    } else {
+      return Bad("'recovery' must be \"in_place\" (survivors wait for the failed task and go on) or \"restart\" "
+                 "(every task exits so that a supervisor restarts them all), got " + r.dump());
+    }
+  }
+  return Status::Ok();
+}
+
 Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   static const std::set<std::string> kTop = {
       "model", "loss", "optimizer", "data", "batch_size_per_worker", "epochs", "steps_per_epoch", "seed",
-      "communication", "save_model", "history_file", "name", "description"};
+      "communication", "save_model", "history_file", "name", "description", "backup_and_restore",
+      "model_checkpoint", "recovery"};
   RT_RETURN_IF_ERROR(CheckKeys(j, "", kTop));
   for (const char* required : {"model", "optimizer", "data", "batch_size_per_worker"}) {
     if (!j.contains(required)) return Bad(std::string("missing required field '") + required + "'");
@@ -108,7 +156,7 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
     RT_ASSIGN_OR_RETURN(std::string p, String(j["history_file"], "history_file"));
     job->history_file = job->Resolve(p);
   }
-  return Status::Ok();
+  return ParseFaultTolerance(j, job);
 }
 
 }  // namespace
@@ -117,6 +165,22 @@ std::string JobConfig::Resolve(const std::string& path) const {
   std::filesystem::path p(path);
   if (p.is_absolute()) return path;
   return (std::filesystem::path(base_dir) / p).lexically_normal().string();
+}
+
+std::string JobConfig::TrajectoryFingerprint() const {
+  nlohmann::json t = raw;
+  for (const char* k : {"epochs", "backup_and_restore", "model_checkpoint", "recovery", "communication", "save_model",
+                        "history_file", "name", "description"}) {
+    t.erase(k);
+  }
+  if (t.contains("data") && t["data"].is_object()) t["data"].erase("eval");
+  // Defaults made explicit, so that leaving a field out and writing its default agree.
+  t["loss"] = loss;
+  t["data"]["auto_shard_policy"] = auto_shard_policy;
+  t["steps_per_epoch"] = steps_per_epoch;
+  t["seed"] = seed;
+  const std::string dumped = t.dump();
+  return FingerprintHex(Fingerprint64(dumped.data(), dumped.size()));
 }
 
 StatusOr<JobConfig> ParseJobConfig(const std::string& text, const std::string& base_dir) {

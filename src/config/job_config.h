@@ -19,6 +19,20 @@ struct CommunicationConfig {
   size_t bytes_per_pack = 0;            // gradient pack size; 0 = one pack
 };
 
+// Keras' BackupAndRestore: {"backup_dir": "...", "save_freq": "epoch" | N, "delete_checkpoint": true}.
+struct BackupConfig {
+  std::string backup_dir;       // resolved; empty = no backups
+  int save_freq_steps = 0;      // back up every N steps; 0 = at the end of every epoch ("epoch")
+  bool delete_checkpoint = true;  // delete the backups after a successful finish
+  bool enabled() const { return !backup_dir.empty(); }
+};
+
+// What survivors do when a task fails. kInPlace: keep the process, roll back to the
+// last backup, wait for the failed task to return, re-form the ring. kRestart:
+// TensorFlow's behaviour, every task exits (kExitPeerFailure) and a supervisor restarts
+// them all; they resume from the backup.
+enum class RecoveryMode { kInPlace, kRestart };
+
 struct JobConfig {
   nlohmann::json raw;     // the file as parsed: what the chief compares across workers
   std::string base_dir;   // the job file's directory ("." for inline jobs)
@@ -36,9 +50,17 @@ struct JobConfig {
   CommunicationConfig communication;
   std::string save_model;               // resolved path, or empty
   std::string history_file;             // resolved path, or empty
+  BackupConfig backup;                  // backup_and_restore
+  std::string model_checkpoint;         // model_checkpoint.filepath resolved ("ckpt/ckpt_{epoch}.safetensors"), or empty
+  RecoveryMode recovery = RecoveryMode::kInPlace;  // "recovery": "in_place" | "restart"
 
   // Canonical text of `raw` (sorted keys): equal for equal jobs.
   std::string CanonicalJson() const { return raw.dump(); }
+  // Hex fingerprint of the fields that decide the training trajectory (model, loss,
+  // optimizer, training data and sharding, batch size, steps per epoch, seed). A backup
+  // carries it and is loaded only by a job with the same one; epochs, evaluation data,
+  // output paths, communication and recovery settings may change between runs.
+  std::string TrajectoryFingerprint() const;
   // A path from the job resolved against base_dir (absolute paths unchanged).
   std::string Resolve(const std::string& path) const;
 };

@@ -14,6 +14,12 @@ Status HistoryFile::SetEvaluation(const nlohmann::json& evaluation) {
   return Write();
 }
 
+Status HistoryFile::Reset(const nlohmann::json& epochs) {
+  lines_.assign(epochs.begin(), epochs.end());
+  evaluation_ = nullptr;
+  return Write();
+}
+
 Status HistoryFile::Write() {
   std::string text;
   for (const auto& l : lines_) text += l.dump() + "\n";

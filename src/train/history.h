@@ -17,6 +17,8 @@ class HistoryFile {
   explicit HistoryFile(std::string path) : path_(std::move(path)) {}
   Status AppendEpoch(const nlohmann::json& epoch);
   Status SetEvaluation(const nlohmann::json& evaluation);
+  // Replaces every epoch line (after a restore from a backup) and drops the evaluation.
+  Status Reset(const nlohmann::json& epochs);
 
  private:
   Status Write();

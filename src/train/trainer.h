@@ -6,16 +6,27 @@
 // custom-training-loop seed's scaling). Every worker starts from the chief's weights
 // (broadcast) and applies identical updates, so all workers stay bit-identical.
 //
+// Fault tolerance: the trainer's whole state at a step boundary is a
+// backup::TrainState (Snapshot/Restore). Fit calls a hook at every backup point (every
+// save_freq steps, or every epoch end), on every worker at the same steps, so that the
+// caller can keep the state in memory and the chief can write it to disk. After a
+// failure the caller restores a state and calls Fit again on a new communicator: the
+// run continues from that step exactly as if it had not been interrupted.
+//
 // Threading: one thread drives a Trainer. Blocking: every collective has the
 // communicator's deadline.
 #pragma once
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "backup/backup.h"
+#include "backup/train_state.h"
+#include "checkpoint/safetensors.h"
 #include "collective/communicator.h"
 #include "common/status.h"
 #include "config/job_config.h"
@@ -55,8 +66,30 @@ class Trainer {
   // the network. INVALID_ARGUMENT for a bad job; NOT_FOUND / DATA_LOSS for data files.
   static StatusOr<std::unique_ptr<Trainer>> Create(const config::JobConfig& job, const TrainerOptions& options);
 
-  // Runs job.epochs epochs over `comm` (not owned; its rank/size must match the options).
-  Status Fit(Communicator* comm);
+  // Called at every backup point with the state (on every worker, at the same steps).
+  // An error stops Fit and is returned by it.
+  using BackupHook = std::function<Status(const backup::TrainState&)>;
+
+  // Collective, on every new communicator before anything else: agrees on the steps
+  // per epoch (one pass over the smallest shard unless the job sets it). INVALID_ARGUMENT
+  // if the workers disagree with an earlier agreement or a shard is too small.
+  Status Prepare(Communicator* comm);
+  // What a backup of this job must match (after Prepare).
+  backup::BackupIdentity Identity() const;
+  // The state at the current step boundary; every optimizer slot is as long as the
+  // parameters (zeros before the first update, which is what the optimizers start from).
+  backup::TrainState Snapshot() const;
+  // Continues from `state` (sizes checked: INVALID_ARGUMENT). Rewrites the history file.
+  Status Restore(const backup::TrainState& state);
+  // Collective: every worker takes the state of the one furthest along (the lowest rank
+  // among those with the highest step), so a worker that restarted from an older backup
+  // or from scratch catches up with the survivors. At the start this is TensorFlow's
+  // broadcast of the chief's initial weights.
+  Status SyncState(Communicator* comm);
+
+  // Trains from the current step to the end of job.epochs over `comm` (not owned; its
+  // rank/size must match the options). Call Prepare and SyncState first.
+  Status Fit(Communicator* comm, const BackupHook& on_backup = nullptr);
   // Evaluates job's eval split, sharded across workers and all-reduced.
   // FAILED_PRECONDITION if the job has no eval data.
   StatusOr<EvalResult> Evaluate(Communicator* comm);
@@ -69,10 +102,17 @@ class Trainer {
   // FNV-1a of the weights' bytes, equal on every worker after each step.
   uint64_t WeightsFingerprint() const;
   const data::ShardResult& train_shard() const { return train_; }
+  int64_t global_step() const { return global_step_; }
+  int64_t total_steps() const { return static_cast<int64_t>(job_.epochs) * steps_per_epoch_; }
+  int steps_per_epoch() const { return steps_per_epoch_; }
 
  private:
   Trainer(const config::JobConfig& job, const TrainerOptions& options) : job_(job), options_(options) {}
-  StatusOr<int> StepsPerEpoch(Communicator* comm);
+  bool IsBackupPoint(bool epoch_end) const;
+  Status EndEpoch(Communicator* comm, int epoch, int steps_run, double seconds, EpochLine* line);
+  Status ReduceMetrics(Communicator* comm, double out[3]);
+  Status WriteModelCheckpoint(int epoch);
+  std::vector<checkpoint::TensorView> WeightViews() const;
 
   config::JobConfig job_;
   TrainerOptions options_;
@@ -83,6 +123,14 @@ class Trainer {
   data::ShardResult eval_;
   std::unique_ptr<HistoryFile> history_file_;  // chief only
   std::vector<EpochResult> history_;
+  nlohmann::json history_json_ = nlohmann::json::array();  // history_ as the history file holds it
+
+  int steps_per_epoch_ = 0;  // agreed by Prepare
+  int64_t global_step_ = 0;  // steps completed
+  // This epoch's metrics: `carried_` summed over every worker at the last backup point,
+  // `pending_` this worker's since then. At a backup point pending_ is all zero.
+  double carried_[3] = {0, 0, 0};  // loss sum, correct, examples
+  double pending_[3] = {0, 0, 0};
 };
 
 }  // namespace ringtrain::train

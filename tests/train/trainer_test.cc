@@ -26,6 +26,13 @@ config::JobConfig SyntheticJob(int epochs, const std::string& optimizer) {
   return *job;
 }
 
+// What the recovery driver does on a fresh communicator: agree, align, train.
+Status Train(Trainer* t, Communicator* comm) {
+  RT_RETURN_IF_ERROR(t->Prepare(comm));
+  RT_RETURN_IF_ERROR(t->SyncState(comm));
+  return t->Fit(comm);
+}
+
 std::unique_ptr<Communicator> Local() {
   InMemoryStore store;
   auto c = CreateCommunicator(CommunicatorOptions{}, 0, 1, &store);
@@ -39,7 +46,7 @@ TEST(TrainerTest, LearnsOnOneWorker) {
   auto t = Trainer::Create(SyntheticJob(4, R"({"type": "adam", "learning_rate": 0.01})"), o);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   auto comm = Local();
-  ASSERT_TRUE((*t)->Fit(comm.get()).ok());
+  ASSERT_TRUE(Train(t->get(), comm.get()).ok());
   const auto& h = (*t)->history();
   ASSERT_EQ(h.size(), 4u);
   EXPECT_EQ(h[0].steps, 600 / 16);
@@ -59,7 +66,7 @@ TEST(TrainerTest, SameSeedSameBits) {
     auto t = Trainer::Create(SyntheticJob(1, R"({"type": "sgd", "learning_rate": 0.05, "momentum": 0.9})"), o);
     ASSERT_TRUE(t.ok());
     auto comm = Local();
-    ASSERT_TRUE((*t)->Fit(comm.get()).ok());
+    ASSERT_TRUE(Train(t->get(), comm.get()).ok());
     fp[run] = (*t)->WeightsFingerprint();
     std::fclose(o.out);
   }
@@ -98,7 +105,7 @@ TEST_P(TrainerRanksTest, ThreeRanksOverLoopbackEndIdentical) {
         result[r] = comm.status();
         return;
       }
-      result[r] = (*t)->Fit(comm->get());
+      result[r] = Train(t->get(), comm->get());
       fp[r] = (*t)->WeightsFingerprint();
       std::fclose(o.out);
     });

@@ -1,36 +1,17 @@
-#include "cluster_session.h"
+#include "cluster/cluster_session.h"
 
 #include <random>
 
 #include "common/exit_codes.h"
 #include "common/logging.h"
 
-namespace ringtrain::cli {
-
-void FailureRelay::Fail(const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!failure_.empty()) return;
-  failure_ = why;
-  RT_LOG(ERROR) << "cluster failure: " << why;
-  if (comm_ != nullptr) comm_->Abort(why);
-}
-
-void FailureRelay::Attach(Communicator* comm) {
-  std::lock_guard<std::mutex> lock(mu_);
-  comm_ = comm;
-  if (comm_ != nullptr && !failure_.empty()) comm_->Abort(failure_);
-}
-
-std::string FailureRelay::failure() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return failure_;
-}
+namespace ringtrain::cluster {
 
 ClusterSession::ClusterSession(const config::ClusterSpec& spec, const config::Settings& settings)
     : spec_(spec), settings_(settings) {}
 
 ClusterSession::~ClusterSession() {
-  relay_.Attach(nullptr);
+  relay_.Detach();
   if (client_) client_->StopHeartbeat();
   if (server_) server_->Stop();
 }
@@ -68,19 +49,25 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
     if (refused) *exit_code = kExitBadConfig;
     return st;
   }
-  RT_RETURN_IF_ERROR(s->client_->WaitForAll(rendezvous));
-  RT_LOG(INFO) << "all " << spec.num_workers() << " tasks registered";
-
   ClusterSession* raw = s.get();
   s->client_->StartHeartbeat(std::chrono::milliseconds(settings.heartbeat_interval_ms),
                              std::chrono::milliseconds(settings.heartbeat_timeout_ms),
-                             [raw](const std::string& why) { raw->relay_.Fail(why); });
+                             [raw](const coordination::ClusterEvent& e) { raw->relay_.OnEvent(e); });
   *exit_code = kExitOk;
   return s;
 }
 
+StatusOr<coordination::RendezvousResult> ClusterSession::Rendezvous(int64_t last_generation,
+                                                                    const std::string& reason) {
+  auto r = client_->Rendezvous(last_generation, reason, Deadline::AfterSeconds(settings_.rendezvous_timeout_s));
+  if (r.ok() && !r->job_finished) {
+    RT_LOG(INFO) << "generation " << r->generation << ": all " << size() << " tasks are here";
+  }
+  return r;
+}
+
 StatusOr<std::unique_ptr<Communicator>> ClusterSession::CreateCommunicator(CommunicatorOptions options,
-                                                                           int generation, int* exit_code) {
+                                                                           int64_t generation, int* exit_code) {
   *exit_code = kExitRendezvous;
   options.listen_host = settings_.data_host.empty() ? spec_.address(spec_.task()).host : settings_.data_host;
   store_ = std::make_unique<PrefixStore>(client_.get(), "ring/" + std::to_string(generation) + "/");
@@ -92,13 +79,13 @@ StatusOr<std::unique_ptr<Communicator>> ClusterSession::CreateCommunicator(Commu
     }
     return comm.status();
   }
-  relay_.Attach(comm->get());
+  relay_.Attach(comm->get(), generation);
   *exit_code = kExitOk;
   return comm;
 }
 
-void ClusterSession::Leave() {
-  relay_.Attach(nullptr);
+bool ClusterSession::Leave() {
+  relay_.Detach();
   client_->StopHeartbeat();
   Status st = client_->Shutdown(Deadline::AfterSeconds(settings_.shutdown_timeout_s));
   if (!st.ok()) RT_LOG(WARNING) << "orderly shutdown: " << st.ToString();
@@ -106,7 +93,9 @@ void ClusterSession::Leave() {
     st = server_->WaitForShutdown(Deadline::AfterSeconds(settings_.shutdown_timeout_s));
     if (!st.ok()) RT_LOG(WARNING) << "orderly shutdown: " << st.ToString();
     server_->Stop();
+    return st.ok();
   }
+  return true;
 }
 
-}  // namespace ringtrain::cli
+}  // namespace ringtrain::cluster

@@ -1,0 +1,184 @@
+#include "recovery/training_run.h"
+
+#include "common/exit_codes.h"
+#include "common/logging.h"
+
+namespace ringtrain::recovery {
+namespace {
+
+std::string StepText(int64_t step, int steps_per_epoch) {
+  if (steps_per_epoch <= 0) return "step " + std::to_string(step);
+  return "step " + std::to_string(step) + " (epoch " + std::to_string(step / steps_per_epoch + 1) + ", step " +
+         std::to_string(step % steps_per_epoch) + " of " + std::to_string(steps_per_epoch) + " done)";
+}
+
+// What a failed generation's error means: 0 if recovering can help (a peer or the
+// network failed), else the exit code.
+int FatalCode(const Status& s) {
+  switch (s.code()) {
+    case Code::kOk:
+    case Code::kUnavailable:
+    case Code::kAborted:
+    case Code::kDeadlineExceeded:
+      return 0;
+    case Code::kInvalidArgument:
+      return kExitBadConfig;
+    case Code::kNotFound:
+    case Code::kPermissionDenied:
+    case Code::kDataLoss:
+      return kExitCheckpoint;  // files: backups, checkpoints, the history
+    default:
+      return kExitInternal;
+  }
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(train::Trainer* trainer, cluster::ClusterSession* session, RunOptions options)
+    : trainer_(trainer), session_(session), options_(std::move(options)) {}
+
+TrainingRun::~TrainingRun() = default;  // the writer's destructor finishes its write
+
+RunResult TrainingRun::Train() {
+  RunResult result;
+  int64_t last_generation = -1;
+  std::string reason;
+  bool first = true;
+  while (true) {
+    auto formed = session_->Rendezvous(last_generation, reason);
+    if (!formed.ok()) {
+      bool evicted = formed.status().code() == Code::kAborted;
+      result.exit_code = evicted ? kExitPeerFailure : kExitRendezvous;
+      result.status = formed.status();
+      return result;
+    }
+    if (formed->job_finished) {
+      RT_LOG(INFO) << "the other tasks have already finished the job; nothing left to do";
+      return result;
+    }
+    last_generation = formed->generation;
+    int code = kExitOk;
+    auto comm = session_->CreateCommunicator(options_.comm, last_generation, &code);
+    Outcome out;
+    if (!comm.ok()) {
+      out.status = comm.status().WithContext("forming the ring of generation " + std::to_string(last_generation));
+      if (code == kExitBadConfig) out.fatal_code = code;
+    } else {
+      RT_LOG(INFO) << "ring of " << session_->size() << " formed (" << (*comm)->backend_name() << "), generation "
+                   << last_generation;
+      out = RunGeneration(comm->get(), first);
+      first = false;
+      session_->Detach();
+    }
+    if (out.status.ok()) return result;
+
+    // The generation failed: why, as precisely as anyone knows.
+    std::string why = session_->failure();
+    Status st = out.status;
+    if (!why.empty() && st.message().find(why) == std::string::npos) st = st.WithContext(why);
+    if (out.fatal_code != 0) {
+      result.exit_code = out.fatal_code;
+      result.status = st;
+      return result;
+    }
+    if (session_->evicted()) {
+      result.exit_code = kExitPeerFailure;
+      result.status = st.WithContext("the coordination service declared this task failed; restart it");
+      return result;
+    }
+    const int64_t back_to = snapshot_ ? snapshot_->global_step : 0;
+    if (options_.mode == config::RecoveryMode::kRestart) {
+      result.exit_code = kExitPeerFailure;
+      result.status = st.WithContext(
+          "recovery is \"restart\": exiting so that the supervisor restarts every task; they resume from the last "
+          "backup");
+      return result;
+    }
+    ++result.recoveries;
+    RT_LOG(WARNING) << "generation " << last_generation << " failed: " << st.message();
+    RT_LOG(WARNING) << "recovering in place: rolling back to " << StepText(back_to, trainer_->steps_per_epoch())
+                    << " and waiting for every task to rejoin";
+    reason = st.message();
+  }
+}
+
+TrainingRun::Outcome TrainingRun::RunGeneration(Communicator* comm, bool first) {
+  Outcome out;
+  out.status = trainer_->Prepare(comm);
+  if (!out.status.ok()) {
+    out.fatal_code = FatalCode(out.status);
+    return out;
+  }
+  if (first) {
+    out = LoadFromDisk();
+    if (!out.status.ok()) return out;
+  } else if (snapshot_) {
+    out.status = trainer_->Restore(*snapshot_);
+    if (!out.status.ok()) {
+      out.fatal_code = kExitInternal;
+      return out;
+    }
+  }
+  out.status = trainer_->SyncState(comm);
+  if (!out.status.ok()) return out;
+  snapshot_ = trainer_->Snapshot();
+  if (!writer_ && options_.backup.enabled() && session_->is_chief()) {
+    writer_ = std::make_unique<backup::BackupWriter>(options_.backup.backup_dir, trainer_->Identity());
+  }
+  out.status = trainer_->Fit(comm, [this](const backup::TrainState& s) { return OnBackup(s); });
+  if (out.status.ok() && options_.evaluate) out.status = trainer_->Evaluate(comm).status();
+  out.fatal_code = FatalCode(out.status);
+  return out;
+}
+
+TrainingRun::Outcome TrainingRun::LoadFromDisk() {
+  Outcome out;
+  if (!options_.backup.enabled()) return out;
+  std::vector<std::string> warnings;
+  auto loaded = backup::LoadNewestBackup(options_.backup.backup_dir, trainer_->Identity(), &warnings);
+  if (!loaded.ok()) {
+    out.status = loaded.status();
+    out.fatal_code = kExitCheckpoint;
+    return out;
+  }
+  if (!loaded->has_value()) {
+    RT_LOG(INFO) << "no backup in " << options_.backup.backup_dir
+                 << (warnings.empty() ? "" : " that can be used") << "; starting from the beginning";
+    return out;
+  }
+  out.status = trainer_->Restore((*loaded)->state);
+  if (!out.status.ok()) {
+    out.fatal_code = kExitCheckpoint;
+    out.status = out.status.WithContext((*loaded)->path);
+    return out;
+  }
+  RT_LOG(INFO) << "restored the backup " << (*loaded)->path << " at "
+               << StepText((*loaded)->state.global_step, trainer_->steps_per_epoch());
+  return out;
+}
+
+Status TrainingRun::OnBackup(const backup::TrainState& state) {
+  snapshot_ = state;
+  if (!writer_) return Status::Ok();
+  Status st = writer_->Submit(state);
+  if (st.ok()) return st;
+  // The disk's problem, not a peer's: recovering would not help.
+  return Status(Code::kDataLoss, "writing a backup to " + options_.backup.backup_dir + ": " + st.message());
+}
+
+void TrainingRun::Finish(bool cluster_done) {
+  if (!writer_) return;
+  Status st = writer_->Flush(Deadline::AfterSeconds(options_.shutdown_timeout_s));
+  if (!st.ok()) RT_LOG(WARNING) << "the last backup: " << st.ToString();
+  writer_.reset();
+  if (cluster_done && options_.backup.delete_checkpoint) {
+    st = backup::DeleteBackups(options_.backup.backup_dir);
+    if (st.ok()) {
+      RT_LOG(INFO) << "deleted the backups in " << options_.backup.backup_dir << " (delete_checkpoint)";
+    } else {
+      RT_LOG(WARNING) << "could not delete the backups: " << st.ToString();
+    }
+  }
+}
+
+}  // namespace ringtrain::recovery

@@ -1,0 +1,71 @@
+// One task's training as a member of a cluster that may lose any process: meet the
+// others in a generation, agree on the state, train, and when the generation breaks
+// either recover in place (roll back to the last backup held in memory, meet again in
+// the next generation once the failed task is back, catch it up, go on) or exit so that
+// a supervisor restarts every task (recovery "restart", TensorFlow's behaviour).
+//
+// Backups (BackupAndRestore): the chief writes every backup point's state to
+// backup_dir on a background thread; every task loads the newest good backup when it
+// first joins; the task furthest along then gives its state to the others.
+//
+// Threading: one thread. Blocking: each wait is bounded by a timeout from Settings
+// (rendezvous) or the communicator's deadline.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "backup/backup.h"
+#include "backup/train_state.h"
+#include "cluster/cluster_session.h"
+#include "collective/communicator.h"
+#include "common/status.h"
+#include "config/job_config.h"
+#include "train/trainer.h"
+
+namespace ringtrain::recovery {
+
+struct RunOptions {
+  CommunicatorOptions comm;
+  config::RecoveryMode mode = config::RecoveryMode::kInPlace;
+  config::BackupConfig backup;
+  bool evaluate = false;  // run the job's evaluation after training
+  double shutdown_timeout_s = 60;
+};
+
+struct RunResult {
+  int exit_code = 0;  // an ExitCode
+  Status status;      // why, when exit_code != 0
+  int recoveries = 0; // generations that failed and were recovered from in place
+};
+
+class TrainingRun {
+ public:
+  // Neither is owned; both outlive the run.
+  TrainingRun(train::Trainer* trainer, cluster::ClusterSession* session, RunOptions options);
+  ~TrainingRun();  // waits for a backup being written (bounded by the disk); never throws
+
+  // Trains (and evaluates) to the end, recovering as configured.
+  RunResult Train();
+  // After the task has left the cluster: waits for the last backup; if every task
+  // finished (`cluster_done`) and delete_checkpoint is set, the chief deletes them.
+  void Finish(bool cluster_done);
+
+ private:
+  struct Outcome {  // of one generation
+    Status status;
+    int fatal_code = 0;  // non-zero: do not recover, exit with this code
+  };
+  Outcome RunGeneration(Communicator* comm, bool first);
+  Outcome LoadFromDisk();
+  Status OnBackup(const backup::TrainState& state);
+
+  train::Trainer* trainer_;
+  cluster::ClusterSession* session_;
+  RunOptions options_;
+  std::optional<backup::TrainState> snapshot_;  // the last backup point, for rollbacks
+  std::unique_ptr<backup::BackupWriter> writer_;  // the chief's, with backups on
+};
+
+}  // namespace ringtrain::recovery

@@ -1,0 +1,133 @@
+// The trainer's state as a backup::TrainState: taking it, restoring it, and making it
+// equal on every worker after a (re)formation of the ring.
+#include <cstring>
+
+#include "common/logging.h"
+#include "train/trainer.h"
+
+namespace ringtrain::train {
+namespace {
+
+// Integers travel through float collectives in 24-bit halves, each exact in a float.
+void Split(uint64_t v, float* out) {
+  out[0] = static_cast<float>(v >> 24);
+  out[1] = static_cast<float>(v & 0xFFFFFF);
+}
+uint64_t Join(const float* in) {
+  return (static_cast<uint64_t>(in[0]) << 24) + static_cast<uint64_t>(in[1]);
+}
+
+}  // namespace
+
+backup::BackupIdentity Trainer::Identity() const {
+  backup::BackupIdentity id;
+  id.job_fingerprint = job_.TrajectoryFingerprint();
+  id.num_workers = options_.num_workers;
+  id.steps_per_epoch = steps_per_epoch_;
+  id.optimizer_name = optimizer_->name();
+  for (const auto& p : model_->param_infos()) id.params.push_back({p.name, p.shape, p.offset});
+  return id;
+}
+
+backup::TrainState Trainer::Snapshot() const {
+  backup::TrainState s;
+  const size_t n = model_->num_params();
+  s.global_step = global_step_;
+  s.params.assign(model_->params(), model_->params() + n);
+  for (const auto& [name, buffer] : optimizer_->state()) {
+    s.optimizer_slots.emplace_back(name, buffer->empty() ? std::vector<float>(n, 0.0f) : *buffer);
+  }
+  s.optimizer_iterations = optimizer_->iterations();
+  s.epoch_loss_sum = carried_[0] + pending_[0];
+  s.epoch_correct = carried_[1] + pending_[1];
+  s.epoch_examples = carried_[2] + pending_[2];
+  s.history = history_json_;
+  return s;
+}
+
+Status Trainer::Restore(const backup::TrainState& s) {
+  const size_t n = model_->num_params();
+  if (s.params.size() != n) {
+    return InvalidArgumentError("the state has " + std::to_string(s.params.size()) + " parameters, the model " +
+                                std::to_string(n));
+  }
+  auto slots = optimizer_->state();
+  if (s.optimizer_slots.size() != slots.size()) {
+    return InvalidArgumentError("the state has " + std::to_string(s.optimizer_slots.size()) +
+                                " optimizer slot(s), the " + optimizer_->name() + " optimizer " +
+                                std::to_string(slots.size()));
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (s.optimizer_slots[i].first != slots[i].first || s.optimizer_slots[i].second.size() != n) {
+      return InvalidArgumentError("the state's optimizer slot '" + s.optimizer_slots[i].first +
+                                  "' does not fit the " + optimizer_->name() + " optimizer's '" + slots[i].first + "'");
+    }
+  }
+  std::memcpy(model_->params(), s.params.data(), n * sizeof(float));
+  for (size_t i = 0; i < slots.size(); ++i) *slots[i].second = s.optimizer_slots[i].second;
+  optimizer_->set_iterations(s.optimizer_iterations);
+  global_step_ = s.global_step;
+  carried_[0] = s.epoch_loss_sum;
+  carried_[1] = s.epoch_correct;
+  carried_[2] = s.epoch_examples;
+  std::fill(pending_, pending_ + 3, 0.0);
+  history_json_ = s.history.is_array() ? s.history : nlohmann::json::array();
+  history_.clear();
+  for (const auto& h : history_json_) {
+    EpochResult r;
+    r.epoch = h.value("epoch", 0);
+    r.steps = steps_per_epoch_;
+    r.loss = h.value("loss", 0.0);
+    r.accuracy = h.value("accuracy", 0.0);
+    r.images_per_sec = h.value("images_per_sec", 0.0);
+    history_.push_back(r);
+  }
+  if (history_file_) RT_RETURN_IF_ERROR(history_file_->Reset(history_json_));
+  return Status::Ok();
+}
+
+Status Trainer::SyncState(Communicator* comm) {
+  const int n = comm->size();
+  float mine[2];
+  Split(static_cast<uint64_t>(global_step_), mine);
+  std::vector<float> all(static_cast<size_t>(2 * n));
+  RT_RETURN_IF_ERROR(comm->AllGather(mine, 2, all.data()).WithContext("comparing the workers' steps"));
+  int root = 0;
+  uint64_t best = 0;
+  for (int r = 0; r < n; ++r) {
+    uint64_t step = Join(&all[2 * static_cast<size_t>(r)]);
+    if (r == 0 || step > best) {
+      best = step;
+      root = r;
+    }
+  }
+
+  // The root's state, encoded as a backup (checksummed), travels as raw bytes.
+  backup::EncodedBackup enc;
+  float sizes[4] = {0, 0, 0, 0};
+  if (comm->rank() == root) {
+    RT_ASSIGN_OR_RETURN(enc, backup::EncodeBackup(Identity(), Snapshot()));
+    Split(enc.weights.size(), sizes);
+    Split(enc.metadata.size(), sizes + 2);
+  }
+  RT_RETURN_IF_ERROR(comm->Broadcast(sizes, 4, root).WithContext("broadcasting the training state"));
+  const size_t wbytes = Join(sizes), mbytes = Join(sizes + 2);
+  std::vector<float> buf((wbytes + mbytes + sizeof(float) - 1) / sizeof(float), 0.0f);
+  if (comm->rank() == root) {
+    std::memcpy(buf.data(), enc.weights.data(), wbytes);
+    std::memcpy(reinterpret_cast<char*>(buf.data()) + wbytes, enc.metadata.data(), mbytes);
+  }
+  RT_RETURN_IF_ERROR(comm->Broadcast(buf.data(), buf.size(), root).WithContext("broadcasting the training state"));
+  if (comm->rank() != root) {
+    const char* bytes = reinterpret_cast<const char*>(buf.data());
+    enc.weights.assign(bytes, wbytes);
+    enc.metadata.assign(bytes + wbytes, mbytes);
+    auto state = backup::DecodeBackup(Identity(), enc);
+    if (!state.ok()) return state.status().WithContext("the training state received from rank " + std::to_string(root));
+    RT_RETURN_IF_ERROR(Restore(*state));
+  }
+  RT_LOG(INFO) << "training state synchronised from rank " << root << " at step " << best;
+  return Status::Ok();
+}
+
+}  // namespace ringtrain::train

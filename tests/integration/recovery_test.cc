@@ -1,0 +1,220 @@
+// Fault tolerance end to end, with real worker processes on loopback and this test as
+// their supervisor: a task SIGKILLed at a random step (chief or not, often while the
+// chief is writing a backup) is restarted at once, the cluster recovers in place, and
+// the saved model is byte-identical to an uninterrupted run's. Also: recovery
+// "restart", a hung (SIGSTOPped) worker, a corrupted newest backup, a backup of
+// another configuration.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "process.h"
+#include "test_jobs.h"
+
+namespace ringtrain::testing {
+namespace {
+
+// Long enough to be interrupted (hundreds of steps), small enough to take seconds.
+nlohmann::json RecoveryJob(const std::string& dir, int save_freq) {
+  auto job = SmallSyntheticJob(dir);
+  job["epochs"] = 4;
+  job["steps_per_epoch"] = 60;
+  job.erase("history_file");
+  job["backup_and_restore"] = {{"backup_dir", dir + "/backup"}, {"save_freq", save_freq}};
+  return job;
+}
+
+std::map<std::string, std::string> Env(const std::vector<int>& ports, int index) {
+  return {{"TF_CONFIG", LoopbackTfConfig(ports, index)},
+          {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
+          {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
+          {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"},
+          {"RINGTRAIN_COLLECTIVE_TIMEOUT_S", "60"},
+          {"RINGTRAIN_PROGRESS", "lines"},
+          {"RINGTRAIN_NUM_THREADS", "1"}};
+}
+
+// A cluster of worker processes that this test supervises.
+class Cluster {
+ public:
+  Cluster(const std::string& job_path, int n) : job_(job_path), ports_(FreePorts(n)), procs_(n) {
+    for (int i = 0; i < n; ++i) Start(i);
+  }
+  void Start(int i) {
+    procs_[i] = std::make_unique<Process>(RingtrainBinary(), std::vector<std::string>{"worker", "--job", job_},
+                                          Env(ports_, i));
+  }
+  Process& operator[](int i) { return *procs_[i]; }
+  // Kills task i and keeps what it printed.
+  void Kill(int i, int sig = SIGKILL) {
+    procs_[i]->Kill(sig);
+    if (sig == SIGKILL) dead_output_ += procs_[i]->Wait(30).output;
+  }
+  // Waits for every process; returns their results (task order) and the killed ones' output.
+  std::vector<ProcessResult> WaitAll(double timeout_s) {
+    std::vector<ProcessResult> out;
+    for (auto& p : procs_) out.push_back(p->Wait(timeout_s));
+    return out;
+  }
+  const std::string& dead_output() const { return dead_output_; }
+
+ private:
+  std::string job_;
+  std::vector<int> ports_;
+  std::vector<std::unique_ptr<Process>> procs_;
+  std::string dead_output_;
+};
+
+std::string AllOutput(const std::vector<ProcessResult>& results) {
+  std::string s;
+  for (size_t i = 0; i < results.size(); ++i) s += "\n--- task " + std::to_string(i) + "\n" + results[i].output;
+  return s;
+}
+
+void ExpectAllOk(const std::vector<ProcessResult>& results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_FALSE(results[i].timed_out) << "task " << i << AllOutput(results);
+    EXPECT_EQ(results[i].exit_code, 0) << "task " << i << AllOutput(results);
+  }
+}
+
+// The saved model of an uninterrupted run of `job` with n workers (cached per case).
+std::string Reference(const nlohmann::json& job_template, int n) {
+  static std::map<std::string, std::string> cache;
+  std::string key = job_template.dump() + "/" + std::to_string(n);
+  if (cache.count(key)) return cache[key];
+  TempDir tmp;
+  auto job = job_template;
+  job["save_model"] = tmp.path() + "/model.safetensors";
+  job["backup_and_restore"]["backup_dir"] = tmp.path() + "/backup";
+  WriteFile(tmp.path() + "/job.json", job.dump());
+  Cluster c(tmp.path() + "/job.json", n);
+  auto results = c.WaitAll(180);
+  ExpectAllOk(results);
+  std::string model = ReadFileOrEmpty(tmp.path() + "/model.safetensors");
+  EXPECT_FALSE(model.empty());
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/backup")) << "delete_checkpoint must delete the backups";
+  return cache[key] = model;
+}
+
+// Kills `victim` at a random point of its training and restarts it at once.
+void KillAndRestartAtRandomStep(int n, int victim, int save_freq, uint32_t seed) {
+  TempDir tmp;
+  auto job = RecoveryJob(tmp.path(), save_freq);
+  const std::string reference = Reference(RecoveryJob("REF", save_freq), n);
+  WriteFile(tmp.path() + "/job.json", job.dump());
+  Cluster c(tmp.path() + "/job.json", n);
+  ASSERT_TRUE(c[victim].WaitForOutput("Epoch 1/4", 120)) << "the victim never started training";
+  std::mt19937 rng(seed);
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 600)(rng)));
+  c.Kill(victim);
+  c.Start(victim);
+  auto results = c.WaitAll(180);
+  ExpectAllOk(results);
+  std::string all = AllOutput(results) + c.dead_output();
+  EXPECT_NE(all.find("recovering in place"), std::string::npos) << all;
+  EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference)
+      << "the recovered run's model differs from the uninterrupted run's" << all;
+}
+
+TEST(RecoveryTest, TwoWorkersNonChiefKilled) { KillAndRestartAtRandomStep(2, 1, 1, 1); }
+TEST(RecoveryTest, TwoWorkersChiefKilled) { KillAndRestartAtRandomStep(2, 0, 1, 2); }
+TEST(RecoveryTest, ThreeWorkersNonChiefKilled) { KillAndRestartAtRandomStep(3, 2, 7, 3); }
+TEST(RecoveryTest, ThreeWorkersChiefKilled) { KillAndRestartAtRandomStep(3, 0, 7, 4); }
+
+// TensorFlow's behaviour: every task exits with code 5; restarted, they resume from
+// the backup and end with the same model.
+TEST(RecoveryTest, RestartModeExitsEveryTaskAndResumes) {
+  TempDir tmp;
+  auto job = RecoveryJob(tmp.path(), 5);
+  job["recovery"] = "restart";
+  const std::string reference = Reference(RecoveryJob("REF", 5), 2);
+  WriteFile(tmp.path() + "/job.json", job.dump());
+  Cluster c(tmp.path() + "/job.json", 2);
+  ASSERT_TRUE(c[1].WaitForOutput("Epoch 2/4", 120));
+  c.Kill(1);
+  ProcessResult chief = c[0].Wait(60);
+  EXPECT_EQ(chief.exit_code, 5) << chief.output;
+  EXPECT_NE(chief.output.find("recovery is \"restart\""), std::string::npos) << chief.output;
+  c.Start(0);
+  c.Start(1);
+  auto results = c.WaitAll(180);
+  ExpectAllOk(results);
+  EXPECT_NE(results[0].output.find("restored the backup"), std::string::npos) << AllOutput(results);
+  EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference);
+}
+
+// A SIGSTOPped worker keeps its sockets open: the heartbeat timeout finds it and the
+// chief names it. Once it is replaced, the job goes on to the same model.
+TEST(RecoveryTest, HungWorkerIsDetectedAndReplaced) {
+  TempDir tmp;
+  auto job = RecoveryJob(tmp.path(), 5);
+  const std::string reference = Reference(RecoveryJob("REF", 5), 2);
+  WriteFile(tmp.path() + "/job.json", job.dump());
+  Cluster c(tmp.path() + "/job.json", 2);
+  ASSERT_TRUE(c[1].WaitForOutput("Epoch 2/4", 120));
+  c.Kill(1, SIGSTOP);
+  EXPECT_TRUE(c[0].WaitForOutput("no heartbeat from worker:1", 30)) << "the hung worker was not detected";
+  c.Kill(1);  // SIGKILL works on a stopped process
+  c.Start(1);
+  auto results = c.WaitAll(180);
+  ExpectAllOk(results);
+  EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference);
+}
+
+// Runs a job to the end keeping its backups; returns the backup directory.
+std::string RunKeepingBackups(const std::string& dir, nlohmann::json job) {
+  job["backup_and_restore"]["delete_checkpoint"] = false;
+  WriteFile(dir + "/job.json", job.dump());
+  Cluster c(dir + "/job.json", 2);
+  ExpectAllOk(c.WaitAll(180));
+  return dir + "/backup";
+}
+
+TEST(RecoveryTest, CorruptedNewestBackupFallsBackToThePreviousOne) {
+  TempDir tmp;
+  auto job = RecoveryJob(tmp.path(), 30);
+  std::string backup_dir = RunKeepingBackups(tmp.path(), job);
+  // The newest backup is the end of training (step 240); damage one byte of its weights.
+  std::string newest = backup_dir + "/ckpt-000000000240.safetensors";
+  std::string bytes = ReadFileOrEmpty(newest);
+  ASSERT_FALSE(bytes.empty()) << "no backup at the end of training";
+  bytes[bytes.size() - 3] ^= 0x40;
+  WriteFile(newest, bytes);
+  // Resuming finds it corrupted, warns, takes step 210, and ends where the first run did.
+  std::string first_model = ReadFileOrEmpty(tmp.path() + "/model.safetensors");
+  std::filesystem::remove(tmp.path() + "/model.safetensors");
+  Cluster c(tmp.path() + "/job.json", 2);
+  auto results = c.WaitAll(180);
+  ExpectAllOk(results);
+  std::string all = AllOutput(results);
+  EXPECT_NE(all.find("corrupt"), std::string::npos) << all;
+  EXPECT_NE(all.find("ckpt-000000000210"), std::string::npos) << all;
+  EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), first_model);
+}
+
+TEST(RecoveryTest, BackupOfAnotherConfigurationIsRefused) {
+  TempDir tmp;
+  auto job = RecoveryJob(tmp.path(), 30);
+  RunKeepingBackups(tmp.path(), job);
+  job["optimizer"]["learning_rate"] = 0.02;
+  job["backup_and_restore"]["delete_checkpoint"] = false;
+  WriteFile(tmp.path() + "/job.json", job.dump());
+  Cluster c(tmp.path() + "/job.json", 2);
+  auto results = c.WaitAll(120);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.exit_code, 6) << AllOutput(results);
+    EXPECT_NE(r.output.find("different"), std::string::npos) << AllOutput(results);
+  }
+  // Nothing was loaded or overwritten: the backups are still the first run's.
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() + "/backup/ckpt-000000000240.json"));
+}
+
+}  // namespace
+}  // namespace ringtrain::testing
