@@ -1,6 +1,18 @@
 // `ringtrain launch`: starts N local workers on free loopback ports with their
 // TF_CONFIG set, prefixes each line of their output with the task ("[worker:1] "),
 // and exits non-zero if any worker fails (with the first failing worker's code).
+//
+//   ringtrain launch --workers N --job JOB.json [--base_port P] [--grace_s S]
+//                    [--max_restarts K] [-- worker flags]
+//
+//   --workers N        local workers, 1..64 (default 2)
+//   --base_port P      ports P..P+N-1 instead of free ports the kernel picks
+//   --grace_s S        after a worker fails for good, how long the others get to
+//                      end on their own before SIGTERM, 1..3600 (default 30)
+//   --max_restarts K   restart a worker that was killed or exited with 1, 4 or 5
+//                      (internal, rendezvous, peer failure) at once, with the same
+//                      TF_CONFIG, up to K times per worker, 0..1000 (default 0 =
+//                      never); exits 2, 3 and 6 are never restarted
 #include <string>
 #include <vector>
 
@@ -12,7 +24,7 @@
 namespace ringtrain::cli {
 
 int RunLaunch(const std::vector<std::string>& args, const std::string& self_path) {
-  auto flags = Flags::Parse(args, {"workers", "job", "base_port", "grace_s"});
+  auto flags = Flags::Parse(args, {"workers", "job", "base_port", "grace_s", "max_restarts"});
   if (!flags.ok()) {
     PrintError(flags.status().message());
     return kExitBadConfig;
@@ -20,7 +32,8 @@ int RunLaunch(const std::vector<std::string>& args, const std::string& self_path
   auto n = flags->get_int("workers", 2, 1, 64);
   auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
   auto grace_s = flags->get_int("grace_s", 30, 1, 3600);
-  for (const Status& s : {n.status(), base_port.status(), grace_s.status()}) {
+  auto max_restarts = flags->get_int("max_restarts", 0, 0, 1000);
+  for (const Status& s : {n.status(), base_port.status(), grace_s.status(), max_restarts.status()}) {
     if (!s.ok()) {
       PrintError(s.message());
       return kExitBadConfig;
@@ -37,6 +50,7 @@ int RunLaunch(const std::vector<std::string>& args, const std::string& self_path
   options.workers = *n;
   options.base_port = *base_port;
   options.grace_s = *grace_s;
+  options.max_restarts = *max_restarts;
   auto code = RunLocalCluster(options);
   if (!code.ok()) {
     PrintError(code.status().message());

@@ -40,7 +40,14 @@ struct Child {
   Stream out, err;  // err.fd is -1 when stderr shares out's pipe
   bool exited = false;
   int code = 0;
+  bool signaled = false;  // code is 128 + the signal that killed it
+  // What a restart needs to start the same task again.
+  std::string tf_config;
+  Echo echo = Echo::kPrefixed;
+  int restarts = 0;
 };
+
+using Clock = std::chrono::steady_clock;
 
 // Ports the kernel reports free on 127.0.0.1 (all held open together so they differ).
 StatusOr<std::vector<int>> FreePorts(int n) {
@@ -118,6 +125,29 @@ void Drain(Child& c, Stream& s, bool to_eof) {
   s.fd = -1;
 }
 
+// Reads an exited child's stream to its end, but not past `deadline`: a grandchild
+// that inherited the pipe could keep it open forever.
+void DrainExited(Child& c, Stream& s, Clock::time_point deadline) {
+  while (s.fd >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      Consume(c, s, "", 0, true);
+      ::close(s.fd);
+      s.fd = -1;
+      return;
+    }
+    pollfd p{s.fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) > 0) Drain(c, s, false);
+  }
+}
+
+// Writes to `report` what a failed child's kept streams hold, prefixed with its task.
+void ReportKept(FILE* report, Child& c) {
+  for (Stream* s : {&c.out, &c.err}) {
+    if (s->mode == Stream::kKeep) WriteAll(report, Prefixed(c.name, s->kept, true));
+  }
+}
+
 StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std::string& tf_config,
                       const std::vector<std::string>& args, Echo echo) {
   int out[2], err[2] = {-1, -1};
@@ -146,6 +176,8 @@ StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std
   Child c;
   c.name = name;
   c.pid = pid;
+  c.tf_config = tf_config;
+  c.echo = echo;
   c.out.fd = out[0];
   c.err.fd = err[0];
   switch (echo) {
@@ -156,7 +188,33 @@ StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std
   return c;
 }
 
+// Starts the failed child `c` again as the same task (same arguments, TF_CONFIG and
+// echo mode), after flushing what the old process left in its pipes. False (and a
+// line on the report) if it could not be started; `c` then still holds the failure.
+bool Restart(const LocalClusterOptions& o, Child& c) {
+  auto deadline = Clock::now() + std::chrono::seconds(2);
+  DrainExited(c, c.out, deadline);
+  DrainExited(c, c.err, deadline);
+  ReportKept(o.report, c);
+  std::string how = c.signaled ? " (killed by signal " + std::to_string(c.code - 128) + ")" : "";
+  WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + how +
+                         "; restarting it (restart " + std::to_string(c.restarts + 1) + " of " +
+                         std::to_string(o.max_restarts) + ")\n");
+  auto fresh = Spawn(o.exe, c.name, c.tf_config, o.args, c.echo);
+  if (!fresh.ok()) {
+    WriteAll(o.report, o.label + ": could not restart " + c.name + ": " + fresh.status().message() + "\n");
+    return false;
+  }
+  fresh->restarts = c.restarts + 1;
+  c = std::move(fresh).value();
+  return true;
+}
+
 }  // namespace
+
+bool IsRestartableExit(int code) {
+  return code > 128 || code == kExitInternal || code == kExitRendezvous || code == kExitPeerFailure;
+}
 
 std::string ResolveExecutable(const std::string& self_path) {
   char buf[PATH_MAX];
@@ -196,7 +254,6 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     WriteAll(o.report, line + "\n");
   }
 
-  using Clock = std::chrono::steady_clock;
   int first_failure = 0;
   Clock::time_point failed_at{}, term_sent_at{};
   bool term_sent = false, kill_sent = false;
@@ -222,13 +279,26 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       if (::waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
       c.exited = true;
       --running;
-      c.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      if (c.code != 0) {
-        WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
-        if (first_failure == 0) {
-          first_failure = c.code;
-          failed_at = Clock::now();
-        }
+      c.signaled = WIFSIGNALED(status);
+      c.code = c.signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+      if (c.code == 0) continue;
+      // Once the cluster is ending (a final failure, or our own SIGINT/SIGTERM),
+      // children exit because of it: restarting them would fight the shutdown.
+      bool ending = first_failure != 0 || term_sent || g_signal.load() != 0;
+      bool restartable = o.max_restarts > 0 && !ending && IsRestartableExit(c.code);
+      if (restartable && c.restarts < o.max_restarts && Restart(o, c)) {
+        ++running;
+        continue;
+      }
+      WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
+      if (restartable && c.restarts >= o.max_restarts) {
+        WriteAll(o.report, o.label + ": " + c.name + " failed again after " + std::to_string(c.restarts) +
+                               " restart(s); giving up (--max_restarts " + std::to_string(o.max_restarts) +
+                               ")\n");
+      }
+      if (first_failure == 0) {
+        first_failure = c.code;
+        failed_at = Clock::now();
       }
     }
     // After a failure the others should fail on their own (heartbeats, collective
@@ -256,10 +326,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     Drain(c, c.err, true);
   }
   for (auto& c : children) {
-    if (c.code == 0) continue;
-    for (Stream* s : {&c.out, &c.err}) {
-      if (s->mode == Stream::kKeep) WriteAll(o.report, Prefixed(c.name, s->kept, true));
-    }
+    if (c.code != 0) ReportKept(o.report, c);
   }
   if (g_signal.load() != 0 && first_failure == 0) return 128 + g_signal.load();
   return first_failure;

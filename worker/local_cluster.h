@@ -2,10 +2,14 @@
 // TF_CONFIG cluster (127.0.0.1, free or consecutive ports), with their output routed
 // back here. Used by `ringtrain launch` (workers) and `ringtrain bench --workers`.
 //
-// Blocking: RunLocalCluster returns when every child has exited. After the first
-// failure the others get grace_s to fail on their own (heartbeats, collective
+// Blocking: RunLocalCluster returns when every child has exited. A child that fails
+// with a restartable code (killed by a signal, 1, 4 or 5) is started again at once
+// with the same arguments and TF_CONFIG, up to max_restarts times per task: the
+// others keep running, waiting for it to come back. After the first failure that is
+// not restarted the others get grace_s to fail on their own (heartbeats, collective
 // deadlines), then SIGTERM, then SIGKILL 5 s later; SIGINT/SIGTERM to this process
-// does the same at once. Call from the main thread (it installs signal handlers).
+// does the same at once (and nothing is restarted after it). Call from the main
+// thread (it installs signal handlers).
 #pragma once
 
 #include <cstdio>
@@ -30,6 +34,9 @@ struct LocalClusterOptions {
   int workers = 2;
   int base_port = 0;  // ports base_port.. ; 0 = free ports the kernel picks
   int grace_s = 30;
+  // How many times each task may be restarted after a restartable failure (see
+  // IsRestartableExit); 0 = never, the first failure ends the cluster.
+  int max_restarts = 0;
   std::function<Echo(int index)> echo = [](int) { return Echo::kPrefixed; };
   // Where this function's own lines go ("launched ...", "worker:1 exited with code 5")
   // and the kept output of a failed child, prefixed with its task.
@@ -38,9 +45,14 @@ struct LocalClusterOptions {
   std::string label = "launch";  // prefix of this function's own lines
 };
 
+// Whether restarting a task that exited with `code` can help: killed by a signal
+// (128+sig), an internal error (1), a rendezvous timeout (4) or a peer failure (5).
+// Bad config (2), bad data (3) and checkpoint errors (6) would only fail again.
+bool IsRestartableExit(int code);
+
 // Runs the cluster to completion. Returns 0 if every child succeeded, else the first
-// failing child's exit code (128+signal if it was killed), or 128+signal if this
-// process was interrupted. An error if the children could not be started.
+// failing child's exit code that was not restarted (128+signal if it was killed),
+// or 128+signal if this process was interrupted. An error if the children could not be started.
 StatusOr<int> RunLocalCluster(const LocalClusterOptions& options);
 
 // The executable behind `self_path` (e.g. /proc/self/exe), or self_path itself.

@@ -4,10 +4,13 @@
 // Every RPC carries a deadline. Errors are converted at this edge: UNAVAILABLE becomes
 // kUnavailable "cannot reach the chief's coordination service at ADDR ..."; refusals
 // by the service keep their code and message. Threading: thread-safe; the heartbeat
-// runs on its own thread between StartHeartbeat() and StopHeartbeat()/destruction.
+// runs on its own thread between StartHeartbeat() and StopHeartbeat()/destruction,
+// and may run while another thread is in Rendezvous (the channel is shared and may be
+// replaced by a fresh one under a mutex; each call holds its own reference).
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,13 +30,31 @@ struct ClientOptions {
   std::chrono::milliseconds rpc_timeout{std::chrono::seconds(10)};
 };
 
+// Something the heartbeat learned that the task must act on.
+struct ClusterEvent {
+  enum class Kind {
+    kGenerationBroken,  // the service reports `generation` broken; message = its reason
+    kChiefLost,         // no successful heartbeat for longer than the timeout
+    kServiceRestarted,  // the service no longer knows this task (the chief restarted)
+    kEvicted,           // this process was declared failed or replaced; it must exit
+  };
+  Kind kind;
+  int64_t generation = -1;  // kGenerationBroken: the broken generation
+  std::string message;
+};
+const char* ToString(ClusterEvent::Kind kind);
+
+struct RendezvousResult {
+  int64_t generation = -1;    // the generation formed (when not job_finished)
+  bool job_finished = false;  // some task already finished the job: nothing to rejoin
+};
+
 class CoordinationClient : public Store {
  public:
   explicit CoordinationClient(const ClientOptions& options);
   ~CoordinationClient() override;  // stops the heartbeat; never throws
 
-  // Call first, before any other method (it may replace the channel).
-  // Registers this task, retrying while the service is not up yet (the chief may
+  // Call first, before any other method. Registers this task, retrying while the service is not up yet (the chief may
   // start after a worker) until the deadline. PERMISSION_DENIED if the chief refuses
   // (e.g. a different job; the message names the differing field); INVALID_ARGUMENT
   // for a task not in the cluster.
@@ -50,14 +71,31 @@ class CoordinationClient : public Store {
   // names the tasks that did not arrive.
   Status Barrier(const std::string& name, Deadline deadline);
 
-  // Sends a heartbeat every `interval`. When the service reports a failed task, or
-  // cannot be reached for longer than `timeout`, calls on_failure(message) once
-  // (from the heartbeat thread; it must not block). Heartbeats continue after that.
-  // A refusal (e.g. ABORTED: this process was replaced by a restart) is reported at once.
-  // StopHeartbeat() cancels the call in flight and joins; it returns promptly.
+  // Arrives for the generation after `last_generation` (-1: this process was in none)
+  // and long-polls until it is formed, the job is finished, or the deadline. `reason`
+  // says why this task leaves `last_generation` (for the chief's log). Retries
+  // UNAVAILABLE / DEADLINE_EXCEEDED of single RPCs on a fresh channel until the
+  // deadline (the chief may be restarting). When the service no longer knows this task
+  // (FAILED_PRECONDITION: the chief restarted), registers again with the incarnation and
+  // job JSON of the last Register, then arrives again. Logs every `log_every` which
+  // tasks are missing. DEADLINE_EXCEEDED names the missing tasks (or says the chief was
+  // unreachable); ABORTED from the service is returned as is: this process must exit.
+  // Blocks the calling thread up to the deadline.
+  StatusOr<RendezvousResult> Rendezvous(int64_t last_generation, const std::string& reason, Deadline deadline,
+                                        std::chrono::milliseconds log_every = std::chrono::seconds(5));
+
+  // Sends a heartbeat every `interval` and calls on_event (from the heartbeat thread;
+  // it must not block) each time something new happens: kGenerationBroken once per
+  // broken generation; kChiefLost once per outage longer than `timeout` (re-armed by a
+  // successful heartbeat); kServiceRestarted once until a heartbeat succeeds again;
+  // kEvicted once, after which the heartbeat stops. Heartbeats continue after every
+  // other event. StopHeartbeat() cancels the call in flight and joins; it returns
+  // promptly (called from on_event it only ends the loop).
   void StartHeartbeat(std::chrono::milliseconds interval, std::chrono::milliseconds timeout,
-                      std::function<void(const std::string&)> on_failure);
+                      std::function<void(const ClusterEvent&)> on_event);
   void StopHeartbeat();
+  // The newest generation the service reported (heartbeat or Rendezvous); -1 before.
+  int64_t last_known_generation() const;
 
   // Tells the service this task is done (orderly shutdown). Stops the heartbeat first,
   // since a finished task is no longer watched.

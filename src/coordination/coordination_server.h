@@ -1,12 +1,14 @@
 // The chief's coordination service over gRPC (proto/coordination.proto):
 // registration with incarnation ids and job-hash checks, wait-for-all, a key-value
-// store, named barriers, heartbeats with failure detection, and orderly shutdown.
+// store, named barriers, heartbeats with failure detection, generations (the ring's
+// rendezvous, formed again after a failure), and orderly shutdown.
 //
 // Implementation: gRPC's callback API; handlers never block. The waits (WaitForAll,
 // KvGet, Barrier) are long polls the server holds for at most 2 s; the client polls
 // again until its own deadline. Also serves the standard grpc.health.v1 service.
 // Re-registration with a new incarnation (a restarted task) is accepted and logged;
-// the old process's heartbeats are then answered with ABORTED.
+// the old process's heartbeats are then answered with ABORTED, and the generation it
+// was a member of is broken (see service_state.h for the rules).
 //
 // Threading: all methods are thread-safe. Destruction stops the server (bounded).
 #pragma once
@@ -32,8 +34,9 @@ struct ServerOptions {
   std::string reference_job_json;
   // A task that sends no heartbeat for this long is declared failed. A task is
   // watched from its first heartbeat on (not from registration), a task that called
-  // Shutdown is not watched, and a failure is sticky (every task's later heartbeats
-  // are told about it). Each failure is logged once at WARNING.
+  // Shutdown is not watched, and a failure breaks the current generation (every task's
+  // later heartbeats are told) and evicts the failed process (its heartbeats are
+  // answered ABORTED) until a new incarnation registers. Each failure is logged once.
   std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(10)};
 };
 

@@ -225,6 +225,9 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServe
       out->set_task(f.task);
       out->set_reason(f.reason);
     }
+    resp->set_generation(state_.generation());
+    resp->set_generation_broken(state_.generation_broken());
+    if (state_.generation_broken()) resp->set_broken_reason(state_.broken_reason());
   }
   finish.Add(reactor, ToGrpcStatus(s));
   return reactor;
@@ -241,8 +244,37 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Shutdown(grpc::CallbackServer
     RT_LOG(INFO) << req->task() << " shut down; still running: "
                  << (state_.MissingShutdowns().empty() ? "none" : JoinTasks(state_.MissingShutdowns()));
     shutdown_cv_.notify_all();
+    WakePollsLocked(&finish);  // the job is finished: parked rendezvous calls learn it now
   }
   finish.Add(reactor, ToGrpcStatus(s));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* CoordinationServiceImpl::Rendezvous(grpc::CallbackServerContext* ctx,
+                                                              const RendezvousRequest* req,
+                                                              RendezvousResponse* resp) {
+  auto* reactor = ctx->DefaultReactor();
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  Status s = state_.ArriveAtRendezvous(req->task(), req->incarnation(), req->last_generation(), req->reason());
+  if (!s.ok()) {
+    finish.Add(reactor, ToGrpcStatus(s));
+    return reactor;
+  }
+  // This arrival may have formed the generation: every parked rendezvous is answered.
+  WakePollsLocked(&finish);
+  PollLocked(reactor, req->wait_ms(),
+             [this, task = req->task(), last = req->last_generation(), resp](bool expired) {
+               RendezvousInfo info = state_.RendezvousStatus(task, last);
+               resp->set_num_tasks(static_cast<uint32_t>(state_.expected_tasks().size()));
+               resp->set_formed(info.formed);
+               resp->set_generation(info.generation);
+               resp->set_job_finished(info.job_finished);
+               resp->clear_missing_tasks();
+               for (auto& t : info.missing) resp->add_missing_tasks(std::move(t));
+               return info.formed || info.job_finished || expired;
+             },
+             &finish);
   return reactor;
 }
 

@@ -1,5 +1,5 @@
 // The gRPC side of the coordination service: a callback service whose handlers never
-// block. Long polls (WaitForAll, KvGet, Barrier) that cannot be answered at once are
+// block. Long polls (WaitForAll, KvGet, Barrier, Rendezvous) that cannot be answered at once are
 // parked in a list and finished when a state change satisfies them or their wait
 // (capped at kMaxPollWait) passes; a timer thread handles expiry and heartbeat
 // failure detection.
@@ -53,6 +53,8 @@ class CoordinationServiceImpl final : public CoordinationService::CallbackServic
                                       HeartbeatResponse* resp) override;
   grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx, const ShutdownRequest* req,
                                      ShutdownResponse* resp) override;
+  grpc::ServerUnaryReactor* Rendezvous(grpc::CallbackServerContext* ctx, const RendezvousRequest* req,
+                                       RendezvousResponse* resp) override;
 
  private:
   using Clock = std::chrono::steady_clock;

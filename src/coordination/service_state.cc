@@ -1,5 +1,6 @@
 #include "coordination/service_state.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "common/logging.h"
@@ -29,6 +30,11 @@ ServiceState::TaskState* ServiceState::Find(const std::string& task) {
   return it == tasks_.end() ? nullptr : &it->second;
 }
 
+const ServiceState::TaskState* ServiceState::Find(const std::string& task) const {
+  auto it = tasks_.find(task);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
 Status ServiceState::CheckKnownTask(const std::string& task) const {
   if (expected_.count(task)) return Status::Ok();
   return InvalidArgumentError("task '" + task + "' is not in this cluster's TF_CONFIG (its tasks are: " +
@@ -46,6 +52,17 @@ Status ServiceState::Register(const std::string& task, uint64_t incarnation, con
                     << incarnation << "): the process restarted";
     s.last_heartbeat.reset();
     s.shut_down = false;
+    if (s.failed) {
+      s.failed = false;
+      s.failure_reason.clear();
+      failed_.erase(std::remove_if(failed_.begin(), failed_.end(),
+                                   [&](const FailedTaskInfo& f) { return f.task == task; }),
+                    failed_.end());
+    }
+    arrivals_.erase(task);
+    if (IsCurrentMember(s)) BreakGeneration(task + " restarted (new incarnation); its old process is gone");
+    // The new process has been in no generation yet; it arrives with last_generation -1.
+    s.member_generation = -1;
   }
   s.registered = true;
   s.incarnation = incarnation;
@@ -96,6 +113,10 @@ Status ServiceState::Heartbeat(const std::string& task, uint64_t incarnation, Cl
                         ") was replaced by a restarted process (incarnation " + std::to_string(s.incarnation) +
                         "); this process should exit");
   }
+  if (s.failed) {
+    return AbortedError(task + " (incarnation " + std::to_string(incarnation) + ") was declared failed: " +
+                        s.failure_reason + "; this process must exit and be restarted");
+  }
   if (!s.shut_down) s.last_heartbeat = now;
   return Status::Ok();
 }
@@ -110,6 +131,9 @@ std::vector<FailedTaskInfo> ServiceState::DetectFailures(Clock::time_point now) 
     FailedTaskInfo info{name, "no heartbeat from " + name + " for " + std::to_string(silent.count()) +
                                   " ms (heartbeat timeout " + std::to_string(heartbeat_timeout_.count()) +
                                   " ms); the process crashed, hung or lost its network"};
+    s.failure_reason = info.reason;
+    arrivals_.erase(name);
+    if (IsCurrentMember(s)) BreakGeneration(info.reason);
     failed_.push_back(info);
     newly_failed.push_back(std::move(info));
   }
@@ -121,6 +145,7 @@ Status ServiceState::Shutdown(const std::string& task) {
   TaskState& s = *Find(task);
   s.shut_down = true;
   s.last_heartbeat.reset();  // a task that left in order is not watched any more
+  job_finished_ = true;
   return Status::Ok();
 }
 
@@ -130,6 +155,77 @@ std::vector<std::string> ServiceState::MissingShutdowns() const {
     if (!s.shut_down) missing.push_back(name);
   }
   return missing;
+}
+
+void ServiceState::BreakGeneration(const std::string& reason) {
+  if (broken_ || generation_ < 0) return;
+  broken_ = true;
+  broken_reason_ = reason;
+  RT_LOG(WARNING) << "generation " << generation_ << " is broken: " << reason;
+}
+
+Status ServiceState::ArriveAtRendezvous(const std::string& task, uint64_t incarnation, int64_t last_generation,
+                                        const std::string& reason) {
+  RT_RETURN_IF_ERROR(CheckKnownTask(task));
+  TaskState& s = *Find(task);
+  if (!s.registered) {
+    return FailedPreconditionError("the coordination service does not know " + task +
+                                   " (it has not registered, or the chief restarted and forgot it); register again, "
+                                   "then rendezvous");
+  }
+  if (s.incarnation != incarnation) {
+    return AbortedError(task + " (incarnation " + std::to_string(incarnation) +
+                        ") was replaced by a restarted process (incarnation " + std::to_string(s.incarnation) +
+                        "); this process must exit");
+  }
+  if (s.failed) {
+    return AbortedError(task + " (incarnation " + std::to_string(incarnation) + ") was declared failed: " +
+                        s.failure_reason + "; this process must exit and be restarted");
+  }
+  // A retried call after the generation formed: it is already a member, nothing to do.
+  if (s.member_generation > last_generation) return Status::Ok();
+  if (IsCurrentMember(s) && last_generation >= generation_) {
+    BreakGeneration(task + " left generation " + std::to_string(generation_) + ": " +
+                    (reason.empty() ? "no reason given" : reason));
+  }
+  arrivals_[task] = Arrival{incarnation, last_generation};
+  MaybeFormGeneration();
+  return Status::Ok();
+}
+
+void ServiceState::MaybeFormGeneration() {
+  int64_t newest = generation_;
+  for (const auto& [name, s] : tasks_) {
+    auto it = arrivals_.find(name);
+    if (it == arrivals_.end() || !s.registered || s.failed || s.incarnation != it->second.incarnation) return;
+    newest = std::max(newest, it->second.last_generation);
+  }
+  // Past every number a task has seen: a restarted chief's service starts at -1 but
+  // its survivors remember their generations, and numbers must not repeat.
+  generation_ = newest + 1;
+  broken_ = false;
+  broken_reason_.clear();
+  for (auto& [name, s] : tasks_) s.member_generation = generation_;
+  arrivals_.clear();
+  RT_LOG(INFO) << "formed generation " << generation_ << " with " << tasks_.size() << " tasks";
+}
+
+RendezvousInfo ServiceState::RendezvousStatus(const std::string& task, int64_t last_generation) const {
+  RendezvousInfo info;
+  info.job_finished = job_finished_;
+  const TaskState* self = Find(task);
+  if (self != nullptr && self->member_generation > last_generation) {
+    info.formed = true;
+    info.generation = self->member_generation;
+    return info;
+  }
+  for (const auto& [name, s] : tasks_) {
+    auto it = arrivals_.find(name);
+    if (it == arrivals_.end() || !s.registered || s.failed || s.incarnation != it->second.incarnation) {
+      info.missing.push_back(name);
+    }
+  }
+  return info;
 }
 
 }  // namespace ringtrain::coordination

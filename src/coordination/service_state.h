@@ -1,6 +1,6 @@
 // The coordination service's state machine, without gRPC: who registered (with which
-// incarnation), the key-value store, barrier arrivals, heartbeats and failures, and
-// who shut down. The gRPC layer (coordination_service.h) holds one under its mutex and
+// incarnation), the key-value store, barrier arrivals, heartbeats and failures,
+// generations (rendezvous for the ring), and who shut down. The gRPC layer (coordination_service.h) holds one under its mutex and
 // turns the answers into long-poll responses.
 //
 // Threading: not thread-safe; the owner serialises every call. Nothing blocks. Time is
@@ -9,8 +9,18 @@
 // Failure detection: a task is watched from its first heartbeat on (not from
 // registration), so a task that takes long to load its data before it starts
 // heartbeating is not declared failed. A task that called Shutdown is never declared
-// failed. A failure is sticky: the cluster is expected to restart as a whole, so a
-// failed task stays in the failed list even if it re-registers.
+// failed. A failure is sticky for the failed process only: its incarnation's later
+// heartbeats and arrivals are answered ABORTED (it must exit so that its supervisor
+// restarts it). A new incarnation of the task may register; that clears the failure.
+//
+// Generations (recovery in place): every task arrives at the rendezvous for the
+// generation after the newest one it was a member of. When every expected task has
+// arrived (registered, with its current incarnation, not failed), a generation is
+// formed with all of them as members and a number larger than any they were in. The
+// current generation breaks, once, when a member is declared failed, registers a new
+// incarnation (its old process is gone), or arrives for the next generation itself
+// (it left, e.g. because its collective failed); heartbeats report the break so that
+// the survivors abort their collectives and rendezvous again.
 #pragma once
 
 #include <chrono>
@@ -30,6 +40,14 @@ struct FailedTaskInfo {
   std::string reason;
 };
 
+// The answer to a rendezvous long poll.
+struct RendezvousInfo {
+  bool formed = false;               // a generation newer than the caller's last one includes it
+  int64_t generation = -1;           // which, when formed
+  std::vector<std::string> missing;  // when not formed: not arrived, failed or not registered (sorted)
+  bool job_finished = false;         // some task called Shutdown: there is nothing to rejoin
+};
+
 class ServiceState {
  public:
   using Clock = std::chrono::steady_clock;
@@ -44,8 +62,9 @@ class ServiceState {
   Status CheckKnownTask(const std::string& task) const;
 
   // Registration. Same incarnation again: idempotent. A new incarnation (the process
-  // restarted): accepted, recorded and logged; its heartbeat watch and shutdown mark
-  // are reset, since they belonged to the old process.
+  // restarted): accepted, recorded and logged; its heartbeat watch, shutdown mark,
+  // failure and rendezvous arrival are reset, since they belonged to the old process,
+  // and the current generation breaks if the task was a member.
   Status Register(const std::string& task, uint64_t incarnation, const std::string& job_json);
   std::vector<std::string> MissingRegistrations() const;  // sorted
 
@@ -59,16 +78,34 @@ class ServiceState {
   std::vector<std::string> MissingAtBarrier(const std::string& name) const;  // empty: passed
 
   // Records a heartbeat. FAILED_PRECONDITION if the task has not registered; ABORTED if
-  // `incarnation` is not the registered one (this process was replaced by a restart).
+  // `incarnation` is not the registered one (this process was replaced by a restart)
+  // or this incarnation was declared failed (it hung or was cut off, and came back).
   Status Heartbeat(const std::string& task, uint64_t incarnation, Clock::time_point now);
-  // Declares failed every watched task whose last heartbeat is older than the timeout.
+  // Declares failed every watched task whose last heartbeat is older than the timeout,
+  // drops its rendezvous arrival and breaks the current generation if it was a member.
   // Returns only the tasks newly declared failed by this call (log them once).
   std::vector<FailedTaskInfo> DetectFailures(Clock::time_point now);
+  // The tasks currently declared failed, in the order declared; a task that registered
+  // a new incarnation since is no longer listed.
   const std::vector<FailedTaskInfo>& failed_tasks() const { return failed_; }
 
-  // Orderly shutdown.
+  // Rendezvous for the generation after `last_generation` (-1: a fresh process).
+  // FAILED_PRECONDITION if the task is not registered (e.g. the chief restarted and
+  // forgot it: register again); ABORTED if `incarnation` is stale or was declared
+  // failed. A member of the current generation that arrives for a newer one breaks it
+  // (`reason` says why it left). Forms the next generation when every task has arrived;
+  // arriving again for a generation already formed is harmless.
+  Status ArriveAtRendezvous(const std::string& task, uint64_t incarnation, int64_t last_generation,
+                            const std::string& reason);
+  RendezvousInfo RendezvousStatus(const std::string& task, int64_t last_generation) const;
+  int64_t generation() const { return generation_; }  // newest formed; -1 before the first
+  bool generation_broken() const { return broken_; }
+  const std::string& broken_reason() const { return broken_reason_; }
+
+  // Orderly shutdown. Marks the job finished: nobody rendezvous for a new generation.
   Status Shutdown(const std::string& task);
   std::vector<std::string> MissingShutdowns() const;  // sorted
+  bool job_finished() const { return job_finished_; }
 
  private:
   struct TaskState {
@@ -77,9 +114,22 @@ class ServiceState {
     std::optional<Clock::time_point> last_heartbeat;  // set from the first heartbeat on
     bool shut_down = false;
     bool failed = false;
+    std::string failure_reason;     // when failed
+    int64_t member_generation = -1;  // newest generation this incarnation is a member of
+  };
+  struct Arrival {
+    uint64_t incarnation = 0;
+    int64_t last_generation = -1;
   };
 
   TaskState* Find(const std::string& task);
+  const TaskState* Find(const std::string& task) const;
+  bool IsCurrentMember(const TaskState& s) const { return generation_ >= 0 && s.member_generation == generation_; }
+  // Breaks the current generation once; later reasons are dropped (the first says why).
+  void BreakGeneration(const std::string& reason);
+  // Forms the next generation if every expected task has arrived with its current
+  // incarnation and is not failed.
+  void MaybeFormGeneration();
 
   std::set<std::string> expected_;
   std::string reference_job_json_;
@@ -88,6 +138,11 @@ class ServiceState {
   std::map<std::string, std::string> kv_;
   std::map<std::string, std::set<std::string>> barriers_;  // name -> tasks arrived
   std::vector<FailedTaskInfo> failed_;                      // in the order declared
+  int64_t generation_ = -1;
+  bool broken_ = false;  // the current generation lost a member
+  std::string broken_reason_;
+  std::map<std::string, Arrival> arrivals_;  // for the next generation
+  bool job_finished_ = false;
 };
 
 // "worker:1, worker:2" (for messages).

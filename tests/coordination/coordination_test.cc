@@ -5,10 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -200,71 +202,218 @@ TEST(CoordinationTest, BarrierTimeoutNamesTheTaskThatDidNotArrive) {
   EXPECT_EQ(w0.get().code(), Code::kDeadlineExceeded);
 }
 
-// Collects on_failure calls; the wait is bounded and generous, the assertion is on content.
-struct FailureSink {
+// Collects heartbeat events; waits are bounded and generous, assertions are on content.
+struct EventSink {
   std::mutex mu;
   std::condition_variable cv;
-  std::vector<std::string> messages;
-  std::function<void(const std::string&)> Callback() {
-    return [this](const std::string& m) {
+  std::vector<ClusterEvent> events;
+  std::function<void(const ClusterEvent&)> Callback() {
+    return [this](const ClusterEvent& e) {
       std::lock_guard<std::mutex> lock(mu);
-      messages.push_back(m);
+      events.push_back(e);
       cv.notify_all();
     };
   }
-  bool WaitForOne(milliseconds limit) {
+  // Waits for an event of `kind`; returns it, or nullopt after `limit`.
+  std::optional<ClusterEvent> WaitFor(ClusterEvent::Kind kind, milliseconds limit = milliseconds(10000)) {
     std::unique_lock<std::mutex> lock(mu);
-    return cv.wait_for(lock, limit, [this] { return !messages.empty(); });
+    std::optional<ClusterEvent> found;
+    cv.wait_for(lock, limit, [&] {
+      for (const auto& e : events) {
+        if (e.kind == kind) found = e;
+      }
+      return found.has_value();
+    });
+    return found;
+  }
+  size_t Count(ClusterEvent::Kind kind) {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::count_if(events.begin(), events.end(), [&](const ClusterEvent& e) { return e.kind == kind; });
   }
 };
 
-TEST(CoordinationTest, TaskThatStopsHeartbeatingIsReportedToTheOthers) {
-  auto server = StartServer(kTwoTasks, milliseconds(200));
-  ASSERT_NE(server, nullptr);
-  auto chief = MakeClient(server->port(), "chief:0");
-  auto worker = MakeClient(server->port(), "worker:0");
-  ASSERT_TRUE(chief->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  ASSERT_TRUE(worker->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  FailureSink chief_sink, worker_sink;
-  chief->StartHeartbeat(milliseconds(50), milliseconds(1000), chief_sink.Callback());
-  worker->StartHeartbeat(milliseconds(50), milliseconds(1000), worker_sink.Callback());
-  std::this_thread::sleep_for(milliseconds(100));
-  worker->StopHeartbeat();  // the worker hangs
+// Every client arrives for the generation after `last` at once (in threads); returns the
+// generations they got, in order.
+std::vector<int64_t> RendezvousAll(const std::vector<CoordinationClient*>& clients, int64_t last) {
+  std::vector<std::future<StatusOr<RendezvousResult>>> results;
+  for (auto* c : clients) {
+    results.push_back(std::async(std::launch::async, [c, last] {
+      return c->Rendezvous(last, "test", Deadline::After(milliseconds(20000)), milliseconds(1000));
+    }));
+  }
+  std::vector<int64_t> generations;
+  for (auto& r : results) {
+    auto got = r.get();
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    generations.push_back(got.ok() ? got->generation : -2);
+  }
+  return generations;
+}
 
-  ASSERT_TRUE(chief_sink.WaitForOne(milliseconds(10000)));
+std::unique_ptr<CoordinationClient> RegisteredClient(int port, const std::string& task, uint64_t incarnation = 1) {
+  auto client = MakeClient(port, task, incarnation);
+  Status s = client->Register(kJob, Deadline::After(milliseconds(5000)));
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return client;
+}
+
+TEST(CoordinationTest, RestartedTaskBreaksTheGenerationAndTheNextOneIncludesIt) {
+  auto server = StartServer(kThreeTasks);
+  ASSERT_NE(server, nullptr);
+  auto chief = RegisteredClient(server->port(), "chief:0");
+  auto w0 = RegisteredClient(server->port(), "worker:0");
+  auto w1 = RegisteredClient(server->port(), "worker:1", /*incarnation=*/1);
+  EXPECT_EQ(RendezvousAll({chief.get(), w0.get(), w1.get()}, -1), (std::vector<int64_t>{0, 0, 0}));
+  EventSink chief_events, w0_events;
+  chief->StartHeartbeat(milliseconds(20), milliseconds(5000), chief_events.Callback());
+  w0->StartHeartbeat(milliseconds(20), milliseconds(5000), w0_events.Callback());
+
+  w1.reset();  // worker:1 dies; its supervisor starts a new process
+  auto w1_new = RegisteredClient(server->port(), "worker:1", /*incarnation=*/2);
+
+  for (EventSink* sink : {&chief_events, &w0_events}) {
+    auto broken = sink->WaitFor(ClusterEvent::Kind::kGenerationBroken);
+    ASSERT_TRUE(broken.has_value());
+    EXPECT_EQ(broken->generation, 0);
+    EXPECT_TRUE(Contains(broken->message, "worker:1 restarted (new incarnation)")) << broken->message;
+  }
+  EXPECT_EQ(RendezvousAll({chief.get(), w0.get(), w1_new.get()}, 0)[0], 1);
+  EXPECT_EQ(chief->last_known_generation(), 1);
   chief->StopHeartbeat();
-  std::lock_guard<std::mutex> lock(chief_sink.mu);
-  ASSERT_EQ(chief_sink.messages.size(), 1u);  // reported once
-  EXPECT_TRUE(Contains(chief_sink.messages[0], "no heartbeat from worker:0")) << chief_sink.messages[0];
+  w0->StopHeartbeat();
+  EXPECT_EQ(chief_events.Count(ClusterEvent::Kind::kGenerationBroken), 1u);  // once per generation
+}
+
+TEST(CoordinationTest, HeartbeatTimeoutBreaksTheGenerationAndEvictsTheStaleProcess) {
+  auto server = StartServer(kTwoTasks, milliseconds(500));
+  ASSERT_NE(server, nullptr);
+  auto chief = RegisteredClient(server->port(), "chief:0");
+  auto worker = RegisteredClient(server->port(), "worker:0");
+  EXPECT_EQ(RendezvousAll({chief.get(), worker.get()}, -1), (std::vector<int64_t>{0, 0}));
+  EventSink chief_events, worker_events;
+  chief->StartHeartbeat(milliseconds(30), milliseconds(5000), chief_events.Callback());
+  worker->StartHeartbeat(milliseconds(30), milliseconds(5000), worker_events.Callback());
+  std::this_thread::sleep_for(milliseconds(100));
+  worker->StopHeartbeat();  // the worker hangs (SIGSTOP)
+
+  auto broken = chief_events.WaitFor(ClusterEvent::Kind::kGenerationBroken);
+  ASSERT_TRUE(broken.has_value());
+  EXPECT_EQ(broken->generation, 0);
+  EXPECT_TRUE(Contains(broken->message, "no heartbeat from worker:0")) << broken->message;
+
+  // It comes back (SIGCONT): its next heartbeat tells it to exit.
+  worker->StartHeartbeat(milliseconds(30), milliseconds(5000), worker_events.Callback());
+  auto evicted = worker_events.WaitFor(ClusterEvent::Kind::kEvicted);
+  ASSERT_TRUE(evicted.has_value());
+  EXPECT_TRUE(Contains(evicted->message, "was declared failed")) << evicted->message;
+  auto again = worker->Rendezvous(0, "", Deadline::After(milliseconds(5000)));
+  EXPECT_EQ(again.status().code(), Code::kAborted) << again.status().ToString();
+  worker->StopHeartbeat();
+  chief->StopHeartbeat();
+  EXPECT_EQ(worker_events.Count(ClusterEvent::Kind::kEvicted), 1u);
+}
+
+TEST(CoordinationTest, RestartedChiefIsRejoinedWithTheNextGenerationNumber) {
+  int port = PickFreePort();
+  std::string address = "127.0.0.1:" + std::to_string(port);
+  auto server = StartServer(kTwoTasks, milliseconds(10000), address);
+  ASSERT_NE(server, nullptr);
+  auto chief = RegisteredClient(port, "chief:0");
+  auto worker = RegisteredClient(port, "worker:0");
+  EXPECT_EQ(RendezvousAll({chief.get(), worker.get()}, -1), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(RendezvousAll({chief.get(), worker.get()}, 0), (std::vector<int64_t>{1, 1}));
+  EventSink worker_events;
+  worker->StartHeartbeat(milliseconds(20), milliseconds(200), worker_events.Callback());
+
+  // The chief process dies with its service.
+  chief.reset();
+  server.reset();
+  ASSERT_TRUE(worker_events.WaitFor(ClusterEvent::Kind::kChiefLost).has_value());
+  auto rejoined = std::async(std::launch::async, [&] {
+    return worker->Rendezvous(1, "chief lost", Deadline::After(milliseconds(20000)), milliseconds(1000));
+  });
+  std::this_thread::sleep_for(milliseconds(200));  // the worker retries meanwhile
+  server = StartServer(kTwoTasks, milliseconds(10000), address);
+  ASSERT_NE(server, nullptr);
+  auto new_chief = RegisteredClient(port, "chief:0", /*incarnation=*/2);
+  auto chief_gen = new_chief->Rendezvous(-1, "", Deadline::After(milliseconds(20000)));
+  ASSERT_TRUE(chief_gen.ok()) << chief_gen.status().ToString();
+  EXPECT_EQ(chief_gen->generation, 2);
+  auto worker_gen = rejoined.get();
+  ASSERT_TRUE(worker_gen.ok()) << worker_gen.status().ToString();
+  EXPECT_EQ(worker_gen->generation, 2);
+  EXPECT_FALSE(worker_gen->job_finished);
+  worker->StopHeartbeat();
+}
+
+TEST(CoordinationTest, HeartbeatReportsARestartedService) {
+  int port = PickFreePort();
+  std::string address = "127.0.0.1:" + std::to_string(port);
+  auto server = StartServer(kTwoTasks, milliseconds(10000), address);
+  ASSERT_NE(server, nullptr);
+  auto worker = RegisteredClient(port, "worker:0");
+  EventSink events;
+  worker->StartHeartbeat(milliseconds(20), milliseconds(60000), events.Callback());
+  server.reset();
+  server = StartServer(kTwoTasks, milliseconds(10000), address);
+  ASSERT_NE(server, nullptr);
+  auto restarted = events.WaitFor(ClusterEvent::Kind::kServiceRestarted);
+  ASSERT_TRUE(restarted.has_value());
+  EXPECT_TRUE(Contains(restarted->message, "no longer knows worker:0")) << restarted->message;
+  worker->StopHeartbeat();
+  EXPECT_EQ(events.Count(ClusterEvent::Kind::kServiceRestarted), 1u);
+}
+
+TEST(CoordinationTest, RendezvousTimeoutNamesTheMissingTask) {
+  auto server = StartServer(kThreeTasks);
+  ASSERT_NE(server, nullptr);
+  auto chief = RegisteredClient(server->port(), "chief:0");
+  auto w0 = RegisteredClient(server->port(), "worker:0");
+  auto waiting = std::async(std::launch::async, [&] { return w0->Rendezvous(-1, "", Deadline::After(milliseconds(500))); });
+  auto got = chief->Rendezvous(-1, "", Deadline::After(milliseconds(500)), milliseconds(100));
+  ASSERT_EQ(got.status().code(), Code::kDeadlineExceeded) << got.status().ToString();
+  EXPECT_TRUE(Contains(got.status().message(), "1 of 3 tasks: worker:1")) << got.status().message();
+  EXPECT_EQ(waiting.get().status().code(), Code::kDeadlineExceeded);
+}
+
+TEST(CoordinationTest, RendezvousAfterTheJobFinishedSaysSo) {
+  auto server = StartServer(kTwoTasks);
+  ASSERT_NE(server, nullptr);
+  auto chief = RegisteredClient(server->port(), "chief:0");
+  auto worker = RegisteredClient(server->port(), "worker:0");
+  auto waiting = std::async(std::launch::async, [&] { return worker->Rendezvous(-1, "", Deadline::After(milliseconds(20000))); });
+  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_TRUE(chief->Shutdown(Deadline::After(milliseconds(5000))).ok());
+  auto got = waiting.get();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(got->job_finished);
 }
 
 TEST(CoordinationTest, LosingTheServiceIsReported) {
   auto server = StartServer(kTwoTasks);
   ASSERT_NE(server, nullptr);
-  auto worker = MakeClient(server->port(), "worker:0");
-  ASSERT_TRUE(worker->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  FailureSink sink;
-  worker->StartHeartbeat(milliseconds(50), milliseconds(200), sink.Callback());
+  auto worker = RegisteredClient(server->port(), "worker:0");
+  EventSink events;
+  worker->StartHeartbeat(milliseconds(50), milliseconds(200), events.Callback());
   server->Stop();
-  ASSERT_TRUE(sink.WaitForOne(milliseconds(10000)));
+  auto lost = events.WaitFor(ClusterEvent::Kind::kChiefLost);
+  ASSERT_TRUE(lost.has_value());
   worker->StopHeartbeat();
-  std::lock_guard<std::mutex> lock(sink.mu);
-  EXPECT_TRUE(Contains(sink.messages[0], "lost contact with the chief's coordination service")) << sink.messages[0];
+  EXPECT_TRUE(Contains(lost->message, "lost contact with the chief's coordination service")) << lost->message;
+  EXPECT_EQ(events.Count(ClusterEvent::Kind::kChiefLost), 1u);  // once per outage
 }
 
 TEST(CoordinationTest, RestartedTaskIsAcceptedAndTheOldProcessIsToldToExit) {
   auto server = StartServer(kTwoTasks);
   ASSERT_NE(server, nullptr);
-  auto old_process = MakeClient(server->port(), "worker:0", /*incarnation=*/1);
-  ASSERT_TRUE(old_process->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  FailureSink sink;
-  old_process->StartHeartbeat(milliseconds(50), milliseconds(1000), sink.Callback());
-  auto restarted = MakeClient(server->port(), "worker:0", /*incarnation=*/2);
-  ASSERT_TRUE(restarted->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  ASSERT_TRUE(sink.WaitForOne(milliseconds(10000)));
+  auto old_process = RegisteredClient(server->port(), "worker:0", /*incarnation=*/1);
+  EventSink events;
+  old_process->StartHeartbeat(milliseconds(50), milliseconds(1000), events.Callback());
+  auto restarted = RegisteredClient(server->port(), "worker:0", /*incarnation=*/2);
+  auto evicted = events.WaitFor(ClusterEvent::Kind::kEvicted);
+  ASSERT_TRUE(evicted.has_value());
   old_process->StopHeartbeat();
-  std::lock_guard<std::mutex> lock(sink.mu);
-  EXPECT_TRUE(Contains(sink.messages[0], "replaced by a restarted process")) << sink.messages[0];
+  EXPECT_TRUE(Contains(evicted->message, "replaced by a restarted process")) << evicted->message;
 }
 
 TEST(CoordinationTest, StopAnswersPendingLongPolls) {

@@ -104,6 +104,194 @@ TEST(ServiceStateTest, HeartbeatChecksRegistrationAndIncarnation) {
   EXPECT_TRUE(s.Heartbeat("worker:0", 2, t0 + milliseconds(1000)).ok());
 }
 
+// Every task registers (incarnation 1) and heartbeats at t0.
+void RegisterAll(ServiceState& s, Clock::time_point t0) {
+  for (const auto& t : kTasks) {
+    ASSERT_TRUE(s.Register(t, 1, kJob).ok());
+    ASSERT_TRUE(s.Heartbeat(t, 1, t0).ok());
+  }
+}
+
+// Every task arrives with incarnation 1 and `last`; returns the formed generation (-1 if none).
+int64_t ArriveAll(ServiceState& s, int64_t last) {
+  for (const auto& t : kTasks) {
+    Status st = s.ArriveAtRendezvous(t, 1, last, "test");
+    EXPECT_TRUE(st.ok()) << st.ToString();
+  }
+  RendezvousInfo info = s.RendezvousStatus("chief:0", last);
+  return info.formed ? info.generation : -1;
+}
+
+TEST(ServiceStateTest, FirstGenerationFormsWhenEveryTaskArrived) {
+  ServiceState s = MakeState();
+  RegisterAll(s, Clock::now());
+  EXPECT_EQ(s.generation(), -1);
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:1", 1, -1, "").ok());
+  ASSERT_TRUE(s.ArriveAtRendezvous("chief:0", 1, -1, "").ok());
+  RendezvousInfo waiting = s.RendezvousStatus("chief:0", -1);
+  EXPECT_FALSE(waiting.formed);
+  EXPECT_EQ(waiting.missing, (std::vector<std::string>{"worker:0"}));
+  EXPECT_EQ(s.generation(), -1);
+
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, -1, "").ok());
+  EXPECT_EQ(s.generation(), 0);
+  EXPECT_FALSE(s.generation_broken());
+  for (const auto& t : kTasks) {
+    RendezvousInfo info = s.RendezvousStatus(t, -1);
+    EXPECT_TRUE(info.formed) << t;
+    EXPECT_EQ(info.generation, 0) << t;
+    EXPECT_TRUE(info.missing.empty());
+  }
+  // A retried arrival for a generation already formed changes nothing.
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, -1, "").ok());
+  EXPECT_FALSE(s.generation_broken());
+  EXPECT_EQ(s.RendezvousStatus("chief:0", 0).missing, kTasks);  // nobody arrived for generation 1
+}
+
+TEST(ServiceStateTest, MissingListsUnregisteredTasks) {
+  ServiceState s = MakeState();
+  ASSERT_TRUE(s.Register("chief:0", 1, kJob).ok());
+  ASSERT_TRUE(s.ArriveAtRendezvous("chief:0", 1, -1, "").ok());
+  EXPECT_EQ(s.RendezvousStatus("chief:0", -1).missing, (std::vector<std::string>{"worker:0", "worker:1"}));
+}
+
+TEST(ServiceStateTest, MemberLeavingBreaksTheGenerationAndTheNextIsOne) {
+  ServiceState s = MakeState();
+  Clock::time_point t0 = Clock::now();
+  RegisterAll(s, t0);
+  ASSERT_EQ(ArriveAll(s, -1), 0);
+
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, 0, "allreduce failed: peer reset").ok());
+  EXPECT_TRUE(s.generation_broken());
+  EXPECT_EQ(s.generation(), 0);
+  EXPECT_EQ(s.broken_reason(), "worker:0 left generation 0: allreduce failed: peer reset");
+  // The others see it in their heartbeats' view of the state.
+  ASSERT_TRUE(s.Heartbeat("chief:0", 1, t0).ok());
+  EXPECT_TRUE(s.generation_broken());
+  // A second leaver does not overwrite the first reason.
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:1", 1, 0, "other").ok());
+  EXPECT_EQ(s.broken_reason(), "worker:0 left generation 0: allreduce failed: peer reset");
+  EXPECT_EQ(s.RendezvousStatus("worker:0", 0).missing, (std::vector<std::string>{"chief:0"}));
+
+  ASSERT_TRUE(s.ArriveAtRendezvous("chief:0", 1, 0, "").ok());
+  EXPECT_EQ(s.generation(), 1);
+  EXPECT_FALSE(s.generation_broken());
+  EXPECT_EQ(s.broken_reason(), "");
+  EXPECT_EQ(s.RendezvousStatus("worker:1", 0).generation, 1);
+}
+
+TEST(ServiceStateTest, RestartedIncarnationBreaksTheGenerationAndReplacesItsArrival) {
+  ServiceState s = MakeState();
+  Clock::time_point t0 = Clock::now();
+  RegisterAll(s, t0);
+  ASSERT_EQ(ArriveAll(s, -1), 0);
+
+  ASSERT_TRUE(s.Register("worker:1", 2, kJob).ok());
+  EXPECT_TRUE(s.generation_broken());
+  EXPECT_EQ(s.broken_reason(), "worker:1 restarted (new incarnation); its old process is gone");
+  // The stale process is told to exit, both by heartbeat and at the rendezvous.
+  EXPECT_EQ(s.Heartbeat("worker:1", 1, t0).code(), Code::kAborted);
+  EXPECT_EQ(s.ArriveAtRendezvous("worker:1", 1, 0, "").code(), Code::kAborted);
+
+  // The new process has been in no generation: -1 is not "formed" for it.
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:1", 2, -1, "").ok());
+  EXPECT_FALSE(s.RendezvousStatus("worker:1", -1).formed);
+  ASSERT_TRUE(s.ArriveAtRendezvous("chief:0", 1, 0, "").ok());
+  // It restarts once more before the others arrive: its arrival goes with it.
+  ASSERT_TRUE(s.Register("worker:1", 3, kJob).ok());
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, 0, "").ok());
+  EXPECT_EQ(s.generation(), 0);
+  EXPECT_EQ(s.RendezvousStatus("chief:0", 0).missing, (std::vector<std::string>{"worker:1"}));
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:1", 3, -1, "").ok());
+  EXPECT_EQ(s.generation(), 1);
+  RendezvousInfo info = s.RendezvousStatus("worker:1", -1);
+  EXPECT_TRUE(info.formed);
+  EXPECT_EQ(info.generation, 1);
+}
+
+TEST(ServiceStateTest, TimedOutTaskBreaksTheGenerationAndOnlyANewIncarnationMayReturn) {
+  ServiceState s = MakeState();
+  Clock::time_point t0 = Clock::now();
+  RegisterAll(s, t0);
+  ASSERT_EQ(ArriveAll(s, -1), 0);
+  ASSERT_TRUE(s.Heartbeat("chief:0", 1, t0 + milliseconds(250)).ok());
+  ASSERT_TRUE(s.Heartbeat("worker:0", 1, t0 + milliseconds(250)).ok());
+  // worker:1 arrives for the next generation, then hangs.
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:1", 1, 0, "stall").ok());
+
+  std::vector<FailedTaskInfo> failed = s.DetectFailures(t0 + milliseconds(300));
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].task, "worker:1");
+  EXPECT_TRUE(s.generation_broken());
+  EXPECT_NE(s.broken_reason().find("worker:1 left generation 0: stall"), std::string::npos) << s.broken_reason();
+
+  // Its process comes back (SIGCONT): told to exit, with the reason.
+  Status hb = s.Heartbeat("worker:1", 1, t0 + milliseconds(400));
+  ASSERT_EQ(hb.code(), Code::kAborted);
+  EXPECT_NE(hb.message().find("was declared failed: no heartbeat from worker:1"), std::string::npos) << hb.message();
+  EXPECT_NE(hb.message().find("must exit and be restarted"), std::string::npos) << hb.message();
+  EXPECT_EQ(s.ArriveAtRendezvous("worker:1", 1, 0, "").code(), Code::kAborted);
+
+  // The failed task's arrival was dropped; it is missing until a new incarnation arrives.
+  ASSERT_TRUE(s.ArriveAtRendezvous("chief:0", 1, 0, "").ok());
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, 0, "").ok());
+  EXPECT_EQ(s.generation(), 0);
+  EXPECT_EQ(s.RendezvousStatus("chief:0", 0).missing, (std::vector<std::string>{"worker:1"}));
+  ASSERT_EQ(s.failed_tasks().size(), 1u);
+
+  ASSERT_TRUE(s.Register("worker:1", 2, kJob).ok());
+  EXPECT_TRUE(s.failed_tasks().empty());
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:1", 2, -1, "").ok());
+  EXPECT_EQ(s.generation(), 1);
+  EXPECT_TRUE(s.Heartbeat("worker:1", 2, t0 + milliseconds(500)).ok());
+}
+
+TEST(ServiceStateTest, FailureBreaksTheGenerationWithItsReason) {
+  ServiceState s = MakeState();
+  Clock::time_point t0 = Clock::now();
+  RegisterAll(s, t0);
+  ASSERT_EQ(ArriveAll(s, -1), 0);
+  ASSERT_TRUE(s.Heartbeat("chief:0", 1, t0 + milliseconds(250)).ok());
+  ASSERT_TRUE(s.Heartbeat("worker:1", 1, t0 + milliseconds(250)).ok());
+  ASSERT_EQ(s.DetectFailures(t0 + milliseconds(300)).size(), 1u);
+  EXPECT_TRUE(s.generation_broken());
+  EXPECT_NE(s.broken_reason().find("no heartbeat from worker:0 for 300 ms"), std::string::npos) << s.broken_reason();
+}
+
+TEST(ServiceStateTest, FreshServiceContinuesPastTheTasksGenerations) {
+  // The chief restarted: its service forgot the generations, the survivors did not.
+  ServiceState s = MakeState();
+  RegisterAll(s, Clock::now());
+  ASSERT_TRUE(s.ArriveAtRendezvous("chief:0", 1, -1, "").ok());  // the new chief process
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, 5, "chief lost").ok());
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:1", 1, 4, "chief lost").ok());
+  EXPECT_EQ(s.generation(), 6);
+  EXPECT_EQ(s.RendezvousStatus("worker:0", 5).generation, 6);
+  EXPECT_EQ(s.RendezvousStatus("chief:0", -1).generation, 6);
+}
+
+TEST(ServiceStateTest, RendezvousRefusesUnknownUnregisteredAndStaleTasks) {
+  ServiceState s = MakeState();
+  EXPECT_EQ(s.ArriveAtRendezvous("worker:7", 1, -1, "").code(), Code::kInvalidArgument);
+  Status unregistered = s.ArriveAtRendezvous("worker:0", 1, -1, "");
+  ASSERT_EQ(unregistered.code(), Code::kFailedPrecondition);
+  EXPECT_NE(unregistered.message().find("register again"), std::string::npos) << unregistered.message();
+  ASSERT_TRUE(s.Register("worker:0", 2, kJob).ok());
+  EXPECT_EQ(s.ArriveAtRendezvous("worker:0", 1, -1, "").code(), Code::kAborted);
+}
+
+TEST(ServiceStateTest, ShutdownFinishesTheJob) {
+  ServiceState s = MakeState();
+  RegisterAll(s, Clock::now());
+  ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, -1, "").ok());
+  EXPECT_FALSE(s.RendezvousStatus("worker:0", -1).job_finished);
+  ASSERT_TRUE(s.Shutdown("chief:0").ok());
+  EXPECT_TRUE(s.job_finished());
+  RendezvousInfo info = s.RendezvousStatus("worker:0", -1);
+  EXPECT_TRUE(info.job_finished);
+  EXPECT_FALSE(info.formed);
+}
+
 TEST(ServiceStateTest, JoinTasks) {
   EXPECT_EQ(JoinTasks({}), "");
   EXPECT_EQ(JoinTasks({"a", "b"}), "a, b");

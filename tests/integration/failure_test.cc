@@ -1,5 +1,6 @@
-// A worker that dies or hangs mid-training makes the others fail within a bound,
-// with exit code 5 and an error naming the peer -- nobody waits forever.
+// With recovery "restart" (TensorFlow's behaviour), a worker that dies or hangs
+// mid-training makes the others exit within a bound, with exit code 5 and an error
+// naming the peer -- nobody waits forever. (Recovery in place: recovery_test.cc.)
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -14,6 +15,7 @@ namespace {
 std::string LongJob(const std::string& dir) {
   auto job = SmallSyntheticJob(dir);
   job["epochs"] = 2000;
+  job["recovery"] = "restart";
   WriteFile(dir + "/job.json", job.dump());
   return dir + "/job.json";
 }

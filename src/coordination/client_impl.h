@@ -1,0 +1,81 @@
+// Internal to the coordination client (coordination_client.cc, client_recovery.cc):
+// the state behind CoordinationClient and the helpers both files use. Not a public
+// header; nothing outside src/coordination/ includes it.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "coordination/coordination_client.h"
+#include "proto/coordination.grpc.pb.h"
+
+namespace ringtrain::coordination {
+namespace client_internal {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Extra time a long poll's RPC gets beyond the server-side wait, for the network.
+constexpr milliseconds kMaxPollGrace{2000};
+
+inline std::chrono::system_clock::time_point ToSystemDeadline(Deadline d) {
+  return std::chrono::system_clock::now() + d.remaining();
+}
+
+// A channel to the chief with ringtrain's reconnect settings.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+
+inline std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::string>& field) {
+  return {field.begin(), field.end()};
+}
+
+}  // namespace client_internal
+
+struct CoordinationClient::Impl {
+  explicit Impl(const ClientOptions& o)
+      : options(o), stub(CoordinationService::NewStub(client_internal::MakeChannel(o.service_address))) {}
+
+  const std::string& address() const { return options.service_address; }
+  // The RPC deadline for one long poll that the server may hold for `wait`.
+  Deadline PollDeadline(std::chrono::milliseconds wait) const {
+    return Deadline::After(wait + std::min(options.rpc_timeout, client_internal::kMaxPollGrace));
+  }
+  // The current stub; the caller's copy stays valid if another thread replaces it.
+  std::shared_ptr<CoordinationService::Stub> Stub() {
+    std::lock_guard<std::mutex> lock(stub_mu);
+    return stub;
+  }
+  // A fresh channel connects at once, instead of after the old one's reconnect backoff
+  // (up to a second), which matters when the chief has just come (back) up.
+  void ResetChannel() {
+    auto fresh = CoordinationService::NewStub(client_internal::MakeChannel(options.service_address));
+    std::lock_guard<std::mutex> lock(stub_mu);
+    stub = std::move(fresh);
+  }
+  Status RegisterUntil(const std::string& job_json, Deadline deadline);
+  void HeartbeatLoop(std::chrono::milliseconds interval, std::chrono::milliseconds timeout, std::function<void(const ClusterEvent&)> on_event);
+
+  const ClientOptions options;
+  std::atomic<int64_t> last_generation{-1};  // the newest the service reported
+
+  std::mutex stub_mu;
+  std::shared_ptr<CoordinationService::Stub> stub;  // guarded by stub_mu
+  std::string job_json;                             // of the last Register; guarded by stub_mu
+
+  std::mutex hb_mu;
+  std::condition_variable hb_cv;
+  bool hb_stop = false;                           // guarded by hb_mu
+  grpc::ClientContext* hb_call = nullptr;         // the heartbeat in flight; guarded by hb_mu
+  std::thread hb_thread;
+};
+
+}  // namespace ringtrain::coordination
