@@ -20,14 +20,47 @@
 namespace ringtrain::testing {
 namespace {
 
-// Long enough to be interrupted (hundreds of steps), small enough to take seconds.
+// Hundreds of steps of a few milliseconds each: seconds of training to interrupt.
 nlohmann::json RecoveryJob(const std::string& dir, int save_freq) {
-  auto job = SmallSyntheticJob(dir);
-  job["epochs"] = 4;
-  job["steps_per_epoch"] = 60;
-  job.erase("history_file");
+  auto job = nlohmann::json::parse(R"({
+    "model": {"input_shape": [16, 16], "layers": [
+      {"type": "reshape", "target_shape": [16, 16, 1]},
+      {"type": "conv2d", "filters": 16, "kernel_size": 3, "activation": "relu"},
+      {"type": "max_pooling2d"},
+      {"type": "flatten"},
+      {"type": "dense", "units": 128, "activation": "relu"},
+      {"type": "dense", "units": 4}]},
+    "optimizer": {"type": "adam", "learning_rate": 0.001},
+    "data": {
+      "train": {"format": "synthetic", "count": 2048, "shape": [16, 16], "classes": 4, "seed": 3},
+      "eval":  {"format": "synthetic", "count": 256, "shape": [16, 16], "classes": 4, "seed": 4}},
+    "batch_size_per_worker": 32, "epochs": 8, "steps_per_epoch": 30, "seed": 5})");
+  job["save_model"] = dir + "/model.safetensors";
   job["backup_and_restore"] = {{"backup_dir", dir + "/backup"}, {"save_freq", save_freq}};
   return job;
+}
+
+// The newest backup's step in `dir`, -1 if none.
+int64_t NewestBackupStep(const std::string& dir) {
+  int64_t newest = -1;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.size() == 22 && name.rfind("ckpt-", 0) == 0 && name.substr(17) == ".json") {
+      newest = std::max<int64_t>(newest, std::stoll(name.substr(5, 12)));
+    }
+  }
+  return newest;
+}
+
+// Waits until the chief has backed up step `step` or later (false after timeout_s).
+bool WaitForBackup(const std::string& dir, int64_t step, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (NewestBackupStep(dir) >= step) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
 }
 
 std::map<std::string, std::string> Env(const std::vector<int>& ports, int index) {
@@ -110,15 +143,16 @@ void KillAndRestartAtRandomStep(int n, int victim, int save_freq, uint32_t seed)
   const std::string reference = Reference(RecoveryJob("REF", save_freq), n);
   WriteFile(tmp.path() + "/job.json", job.dump());
   Cluster c(tmp.path() + "/job.json", n);
-  ASSERT_TRUE(c[victim].WaitForOutput("Epoch 1/4", 120)) << "the victim never started training";
   std::mt19937 rng(seed);
-  std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 600)(rng)));
+  const int64_t kill_after = std::uniform_int_distribution<int>(5, 180)(rng);  // of 240 steps
+  ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", kill_after, 120)) << "no backup of step " << kill_after;
   c.Kill(victim);
   c.Start(victim);
   auto results = c.WaitAll(180);
   ExpectAllOk(results);
   std::string all = AllOutput(results) + c.dead_output();
   EXPECT_NE(all.find("recovering in place"), std::string::npos) << all;
+  if (std::getenv("RECOVERY_TEST_VERBOSE")) std::fputs(all.c_str(), stderr);
   EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference)
       << "the recovered run's model differs from the uninterrupted run's" << all;
 }
@@ -137,7 +171,7 @@ TEST(RecoveryTest, RestartModeExitsEveryTaskAndResumes) {
   const std::string reference = Reference(RecoveryJob("REF", 5), 2);
   WriteFile(tmp.path() + "/job.json", job.dump());
   Cluster c(tmp.path() + "/job.json", 2);
-  ASSERT_TRUE(c[1].WaitForOutput("Epoch 2/4", 120));
+  ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
   c.Kill(1);
   ProcessResult chief = c[0].Wait(60);
   EXPECT_EQ(chief.exit_code, 5) << chief.output;
@@ -158,7 +192,7 @@ TEST(RecoveryTest, HungWorkerIsDetectedAndReplaced) {
   const std::string reference = Reference(RecoveryJob("REF", 5), 2);
   WriteFile(tmp.path() + "/job.json", job.dump());
   Cluster c(tmp.path() + "/job.json", 2);
-  ASSERT_TRUE(c[1].WaitForOutput("Epoch 2/4", 120));
+  ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
   c.Kill(1, SIGSTOP);
   EXPECT_TRUE(c[0].WaitForOutput("no heartbeat from worker:1", 30)) << "the hung worker was not detected";
   c.Kill(1);  // SIGKILL works on a stopped process
