@@ -115,6 +115,12 @@ class BackupWriter {
   Status Flush(Deadline deadline);
   // The global_step of the newest backup completely written by this writer, -1 if none.
   int64_t last_written_step() const;
+  // Backups written so far and the wall time the writer thread spent on them.
+  struct Stats {
+    int64_t written = 0;
+    double seconds = 0;
+  };
+  Stats stats() const;
 
  private:
   void Loop();
@@ -128,6 +134,7 @@ class BackupWriter {
   bool stop_ = false;                  // guarded by mu_
   Status error_;                       // guarded by mu_
   int64_t last_written_ = -1;          // guarded by mu_
+  Stats stats_;                        // guarded by mu_
   std::thread thread_;
 };
 

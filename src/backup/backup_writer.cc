@@ -3,6 +3,8 @@
 #include <exception>
 
 #include "backup/backup.h"
+
+#include <chrono>
 #include "common/logging.h"
 
 namespace ringtrain::backup {
@@ -46,6 +48,11 @@ Status BackupWriter::Flush(Deadline deadline) {
   return error_;
 }
 
+BackupWriter::Stats BackupWriter::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
 int64_t BackupWriter::last_written_step() const {
   std::lock_guard<std::mutex> lock(mu_);
   return last_written_;
@@ -62,6 +69,7 @@ void BackupWriter::Loop() {
     writing_ = true;
     lock.unlock();
     Status s;
+    const auto start = std::chrono::steady_clock::now();
     try {
       s = WriteBackup(dir_, identity_, state);
     } catch (const std::exception& e) {  // bad_alloc: keep the thread (and the process) alive
@@ -72,6 +80,8 @@ void BackupWriter::Loop() {
     writing_ = false;
     if (s.ok()) {
       last_written_ = state.global_step;
+      ++stats_.written;
+      stats_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     } else if (error_.ok()) {
       error_ = s;  // the first error is the informative one
     }

@@ -170,6 +170,13 @@ void TrainingRun::Finish(bool cluster_done) {
   if (!writer_) return;
   Status st = writer_->Flush(Deadline::AfterSeconds(options_.shutdown_timeout_s));
   if (!st.ok()) RT_LOG(WARNING) << "the last backup: " << st.ToString();
+  const auto stats = writer_->stats();
+  const double fit = trainer_->fit_seconds();
+  RT_LOG(INFO) << "backups: " << stats.written << " written by the background writer in "
+               << static_cast<int>(stats.seconds * 1000) << " ms; the training thread spent "
+               << static_cast<int>(trainer_->backup_seconds() * 1000) << " ms at backup points ("
+               << (fit > 0 ? 100.0 * trainer_->backup_seconds() / fit : 0.0) << "% of "
+               << static_cast<int>(fit * 1000) << " ms of training)";
   writer_.reset();
   if (cluster_done && options_.backup.delete_checkpoint) {
     st = backup::DeleteBackups(options_.backup.backup_dir);

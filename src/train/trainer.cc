@@ -115,6 +115,12 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
   std::vector<float> grad_logits(static_cast<size_t>(batch) * classes);
   ProgressPrinter progress(options_.out, options_.progress_mode);
 
+  const double fit_start = Now();
+  struct AddTime {  // fit_seconds_ on every way out
+    double start;
+    double* total;
+    ~AddTime() { *total += Now() - start; }
+  } add_time{fit_start, &fit_seconds_};
   const int first_epoch = static_cast<int>(global_step_ / steps);
   for (int e = first_epoch; e < job_.epochs; ++e) {
     const int epoch = e + 1;
@@ -159,7 +165,12 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
           RT_RETURN_IF_ERROR(ReduceMetrics(comm, totals));
           std::copy(totals, totals + 3, carried_);
         }
-        if (on_backup) RT_RETURN_IF_ERROR(on_backup(Snapshot()));
+        if (on_backup) {
+          const double t0 = Now();
+          Status st = on_backup(Snapshot());
+          backup_seconds_ += Now() - t0;
+          RT_RETURN_IF_ERROR(st);
+        }
       }
     }
   }

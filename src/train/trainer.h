@@ -105,6 +105,9 @@ class Trainer {
   int64_t global_step() const { return global_step_; }
   int64_t total_steps() const { return static_cast<int64_t>(job_.epochs) * steps_per_epoch_; }
   int steps_per_epoch() const { return steps_per_epoch_; }
+  // Time the training thread spent at backup points (snapshot and hook), and in Fit.
+  double backup_seconds() const { return backup_seconds_; }
+  double fit_seconds() const { return fit_seconds_; }
 
  private:
   Trainer(const config::JobConfig& job, const TrainerOptions& options) : job_(job), options_(options) {}
@@ -131,6 +134,7 @@ class Trainer {
   // `pending_` this worker's since then. At a backup point pending_ is all zero.
   double carried_[3] = {0, 0, 0};  // loss sum, correct, examples
   double pending_[3] = {0, 0, 0};
+  double backup_seconds_ = 0, fit_seconds_ = 0;
 };
 
 }  // namespace ringtrain::train

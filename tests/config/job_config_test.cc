@@ -71,6 +71,62 @@ TEST(JobConfigTest, BadJobs) {
   EXPECT_NE(job.status().message().find("not valid JSON"), std::string::npos);
 }
 
+StatusOr<JobConfig> Patched(const std::string& patch_json) {
+  nlohmann::json j = nlohmann::json::parse(kSeedJob);
+  j.merge_patch(nlohmann::json::parse(patch_json));
+  return ParseJobConfig(j.dump(), "/jobs");
+}
+
+TEST(JobConfigTest, FaultToleranceFields) {
+  auto plain = Patched("{}");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->backup.enabled());
+  EXPECT_EQ(plain->recovery, RecoveryMode::kInPlace);
+
+  auto job = Patched(R"({"backup_and_restore": {"backup_dir": "bk", "save_freq": 25, "delete_checkpoint": false},
+                         "model_checkpoint": {"filepath": "ckpt/ckpt_{epoch}.safetensors"}, "recovery": "restart"})");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->backup.backup_dir, "/jobs/bk");
+  EXPECT_EQ(job->backup.save_freq_steps, 25);
+  EXPECT_FALSE(job->backup.delete_checkpoint);
+  EXPECT_EQ(job->model_checkpoint, "/jobs/ckpt/ckpt_{epoch}.safetensors");
+  EXPECT_EQ(job->recovery, RecoveryMode::kRestart);
+
+  auto epoch = Patched(R"({"backup_and_restore": {"backup_dir": "bk", "save_freq": "epoch"}})");
+  ASSERT_TRUE(epoch.ok());
+  EXPECT_EQ(epoch->backup.save_freq_steps, 0);
+  EXPECT_TRUE(epoch->backup.delete_checkpoint);
+
+  ExpectBad(R"({"backup_and_restore": {"save_freq": 5}})", "backup_and_restore.backup_dir");
+  ExpectBad(R"({"backup_and_restore": {"backup_dir": "bk", "save_freq": "batch"}})", "save_freq");
+  ExpectBad(R"({"backup_and_restore": {"backup_dir": "bk", "save_freq": 0}})", "save_freq");
+  ExpectBad(R"({"backup_and_restore": {"backup_dir": "bk", "keep": 3}})", "unknown field 'backup_and_restore.keep'");
+  ExpectBad(R"({"model_checkpoint": {}})", "model_checkpoint.filepath");
+  ExpectBad(R"({"recovery": "elastic"})", "'recovery' must be");
+}
+
+// Backups are matched by the fields that decide the trajectory, not by epochs or paths.
+TEST(JobConfigTest, TrajectoryFingerprint) {
+  auto base = Patched("{}");
+  ASSERT_TRUE(base.ok());
+  const std::string fp = base->TrajectoryFingerprint();
+  for (const char* same : {R"({"epochs": 10})", R"({"save_model": "elsewhere.safetensors"})",
+                           R"({"communication": {"implementation": "RING"}})", R"({"recovery": "restart"})",
+                           R"({"backup_and_restore": {"backup_dir": "x"}})", R"({"data": {"eval": null}})",
+                           R"({"loss": null})"}) {
+    auto j = Patched(same);
+    ASSERT_TRUE(j.ok()) << same << ": " << j.status().ToString();
+    EXPECT_EQ(j->TrajectoryFingerprint(), fp) << same;
+  }
+  for (const char* different : {R"({"optimizer": {"learning_rate": 0.002}})", R"({"seed": 2})",
+                                R"({"batch_size_per_worker": 32})", R"({"steps_per_epoch": 71})",
+                                R"({"data": {"auto_shard_policy": "DATA"}})"}) {
+    auto j = Patched(different);
+    ASSERT_TRUE(j.ok()) << different;
+    EXPECT_NE(j->TrajectoryFingerprint(), fp) << different;
+  }
+}
+
 TEST(JobConfigTest, MissingFileIsClear) {
   auto job = LoadJobConfig("/nonexistent/job.json");
   ASSERT_FALSE(job.ok());

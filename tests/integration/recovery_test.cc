@@ -168,6 +168,7 @@ TEST(RecoveryTest, RestartModeExitsEveryTaskAndResumes) {
   TempDir tmp;
   auto job = RecoveryJob(tmp.path(), 5);
   job["recovery"] = "restart";
+  job["model_checkpoint"] = {{"filepath", tmp.path() + "/ckpt/ckpt_{epoch:02d}.safetensors"}};
   const std::string reference = Reference(RecoveryJob("REF", 5), 2);
   WriteFile(tmp.path() + "/job.json", job.dump());
   Cluster c(tmp.path() + "/job.json", 2);
@@ -182,6 +183,12 @@ TEST(RecoveryTest, RestartModeExitsEveryTaskAndResumes) {
   ExpectAllOk(results);
   EXPECT_NE(results[0].output.find("restored the backup"), std::string::npos) << AllOutput(results);
   EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference);
+  // ModelCheckpoint: one file per epoch, from the chief.
+  for (int epoch = 1; epoch <= 8; ++epoch) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "/ckpt/ckpt_%02d.safetensors", epoch);
+    EXPECT_TRUE(std::filesystem::exists(tmp.path() + name)) << name;
+  }
 }
 
 // A SIGSTOPped worker keeps its sockets open: the heartbeat timeout finds it and the
@@ -197,6 +204,24 @@ TEST(RecoveryTest, HungWorkerIsDetectedAndReplaced) {
   EXPECT_TRUE(c[0].WaitForOutput("no heartbeat from worker:1", 30)) << "the hung worker was not detected";
   c.Kill(1);  // SIGKILL works on a stopped process
   c.Start(1);
+  auto results = c.WaitAll(180);
+  ExpectAllOk(results);
+  EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference);
+}
+
+// A hung chief: the workers notice within the heartbeat timeout, wait for it, and go
+// on with its replacement.
+TEST(RecoveryTest, HungChiefIsNoticedAndReplaced) {
+  TempDir tmp;
+  auto job = RecoveryJob(tmp.path(), 5);
+  const std::string reference = Reference(RecoveryJob("REF", 5), 2);
+  WriteFile(tmp.path() + "/job.json", job.dump());
+  Cluster c(tmp.path() + "/job.json", 2);
+  ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
+  c.Kill(0, SIGSTOP);
+  EXPECT_TRUE(c[1].WaitForOutput("lost contact with the chief", 30)) << "the hung chief was not noticed";
+  c.Kill(0);
+  c.Start(0);
   auto results = c.WaitAll(180);
   ExpectAllOk(results);
   EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference);
