@@ -5,6 +5,8 @@
 // while it supervises restarts.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -104,6 +106,32 @@ TEST(LaunchRestartTest, KilledWorkerIsRestartedWithTheSameTfConfig) {
   ASSERT_GT(second.pid, 0) << r.output;
   EXPECT_NE(second.pid, first.pid);
   EXPECT_EQ(second.tf_config, first.tf_config);
+}
+
+// The supervisor and recovery in place together: a killed worker is restarted, the
+// cluster recovers, and launch exits 0 with the model an uninterrupted run writes.
+TEST(LaunchRestartTest, JobCompletesAfterAWorkerIsKilled) {
+  TempDir tmp;
+  std::string models[2];
+  for (int run = 0; run < 2; ++run) {
+    const std::string dir = tmp.path() + "/run" + std::to_string(run);
+    std::filesystem::create_directories(dir);
+    WriteFile(dir + "/job.json", RecoveryJob(dir, 10).dump());
+    Process launch(RingtrainBinary(),
+                   {"launch", "--workers", "2", "--max_restarts", "1", "--job", dir + "/job.json"}, kEnv);
+    if (run == 1) {
+      ASSERT_TRUE(launch.WaitForOutput("[worker:1] Epoch 2/8", 60)) << launch.Wait(1).output;
+      Task victim = FindTask(launch.pid(), 1, -1, 10);
+      ASSERT_GT(victim.pid, 0);
+      ASSERT_EQ(::kill(victim.pid, SIGKILL), 0);
+    }
+    ProcessResult r = launch.Wait(120);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    if (run == 1) EXPECT_NE(r.output.find("restarting it (restart 1 of 1)"), std::string::npos) << r.output;
+    models[run] = ReadFileOrEmpty(dir + "/model.safetensors");
+  }
+  EXPECT_FALSE(models[0].empty());
+  EXPECT_EQ(models[0], models[1]);
 }
 
 // A socket listening on 127.0.0.1 at a port the kernel picks, held until destroyed.

@@ -20,26 +20,6 @@
 namespace ringtrain::testing {
 namespace {
 
-// Hundreds of steps of a few milliseconds each: seconds of training to interrupt.
-nlohmann::json RecoveryJob(const std::string& dir, int save_freq) {
-  auto job = nlohmann::json::parse(R"({
-    "model": {"input_shape": [16, 16], "layers": [
-      {"type": "reshape", "target_shape": [16, 16, 1]},
-      {"type": "conv2d", "filters": 16, "kernel_size": 3, "activation": "relu"},
-      {"type": "max_pooling2d"},
-      {"type": "flatten"},
-      {"type": "dense", "units": 128, "activation": "relu"},
-      {"type": "dense", "units": 4}]},
-    "optimizer": {"type": "adam", "learning_rate": 0.001},
-    "data": {
-      "train": {"format": "synthetic", "count": 2048, "shape": [16, 16], "classes": 4, "seed": 3},
-      "eval":  {"format": "synthetic", "count": 256, "shape": [16, 16], "classes": 4, "seed": 4}},
-    "batch_size_per_worker": 32, "epochs": 8, "steps_per_epoch": 30, "seed": 5})");
-  job["save_model"] = dir + "/model.safetensors";
-  job["backup_and_restore"] = {{"backup_dir", dir + "/backup"}, {"save_freq", save_freq}};
-  return job;
-}
-
 // The newest backup's step in `dir`, -1 if none.
 int64_t NewestBackupStep(const std::string& dir) {
   int64_t newest = -1;
