@@ -43,7 +43,6 @@ RunResult TrainingRun::Train() {
   RunResult result;
   int64_t last_generation = -1;
   std::string reason;
-  bool first = true;
   while (true) {
     auto formed = session_->Rendezvous(last_generation, reason);
     if (!formed.ok()) {
@@ -66,8 +65,7 @@ RunResult TrainingRun::Train() {
     } else {
       RT_LOG(INFO) << "ring of " << session_->size() << " formed (" << (*comm)->backend_name() << "), generation "
                    << last_generation;
-      out = RunGeneration(comm->get(), first);
-      first = false;
+      out = RunGeneration(comm->get());
       session_->Detach();
     }
     if (out.status.ok()) return result;
@@ -102,17 +100,21 @@ RunResult TrainingRun::Train() {
   }
 }
 
-TrainingRun::Outcome TrainingRun::RunGeneration(Communicator* comm, bool first) {
+TrainingRun::Outcome TrainingRun::RunGeneration(Communicator* comm) {
   Outcome out;
   out.status = trainer_->Prepare(comm);
   if (!out.status.ok()) {
     out.fatal_code = FatalCode(out.status);
     return out;
   }
-  if (first) {
+  if (!snapshot_) {
+    // This process has no state of its own yet: the backup on disk, if any. Until it
+    // has been loaded once, every generation tries again (a generation may break
+    // before it gets here), so that a backup is never skipped and later overwritten.
     out = LoadFromDisk();
     if (!out.status.ok()) return out;
-  } else if (snapshot_) {
+    snapshot_ = trainer_->Snapshot();
+  } else {
     out.status = trainer_->Restore(*snapshot_);
     if (!out.status.ok()) {
       out.fatal_code = kExitInternal;

@@ -57,14 +57,16 @@ class TrainingRun {
     Status status;
     int fatal_code = 0;  // non-zero: do not recover, exit with this code
   };
-  Outcome RunGeneration(Communicator* comm, bool first);
+  Outcome RunGeneration(Communicator* comm);
   Outcome LoadFromDisk();
   Status OnBackup(const backup::TrainState& state);
 
   train::Trainer* trainer_;
   cluster::ClusterSession* session_;
   RunOptions options_;
-  std::optional<backup::TrainState> snapshot_;  // the last backup point, for rollbacks
+  // The last backup point, for rollbacks; empty until this process has a state (from
+  // the disk, or from the start).
+  std::optional<backup::TrainState> snapshot_;
   std::unique_ptr<backup::BackupWriter> writer_;  // the chief's, with backups on
 };
 

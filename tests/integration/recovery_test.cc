@@ -171,41 +171,30 @@ TEST(RecoveryTest, RestartModeExitsEveryTaskAndResumes) {
   }
 }
 
-// A SIGSTOPped worker keeps its sockets open: the heartbeat timeout finds it and the
-// chief names it. Once it is replaced, the job goes on to the same model.
-TEST(RecoveryTest, HungWorkerIsDetectedAndReplaced) {
+// Stops task `victim` (SIGSTOP: it keeps its sockets open, so only heartbeats can
+// tell), expects `watcher` to report `report`, then replaces the victim; the job goes
+// on to the uninterrupted run's model.
+void HangThenReplace(int victim, int watcher, const std::string& report) {
   TempDir tmp;
   auto job = RecoveryJob(tmp.path(), 5);
   const std::string reference = Reference(RecoveryJob("REF", 5), 2);
   WriteFile(tmp.path() + "/job.json", job.dump());
   Cluster c(tmp.path() + "/job.json", 2);
   ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
-  c.Kill(1, SIGSTOP);
-  EXPECT_TRUE(c[0].WaitForOutput("no heartbeat from worker:1", 30)) << "the hung worker was not detected";
-  c.Kill(1);  // SIGKILL works on a stopped process
-  c.Start(1);
+  c.Kill(victim, SIGSTOP);
+  EXPECT_TRUE(c[watcher].WaitForOutput(report, 30)) << "the hung task was not detected";
+  c.Kill(victim);  // SIGKILL works on a stopped process
+  c.Start(victim);
   auto results = c.WaitAll(180);
   ExpectAllOk(results);
   EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference);
 }
 
-// A hung chief: the workers notice within the heartbeat timeout, wait for it, and go
-// on with its replacement.
-TEST(RecoveryTest, HungChiefIsNoticedAndReplaced) {
-  TempDir tmp;
-  auto job = RecoveryJob(tmp.path(), 5);
-  const std::string reference = Reference(RecoveryJob("REF", 5), 2);
-  WriteFile(tmp.path() + "/job.json", job.dump());
-  Cluster c(tmp.path() + "/job.json", 2);
-  ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
-  c.Kill(0, SIGSTOP);
-  EXPECT_TRUE(c[1].WaitForOutput("lost contact with the chief", 30)) << "the hung chief was not noticed";
-  c.Kill(0);
-  c.Start(0);
-  auto results = c.WaitAll(180);
-  ExpectAllOk(results);
-  EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference);
-}
+// The chief names the hung worker.
+TEST(RecoveryTest, HungWorkerIsDetectedAndReplaced) { HangThenReplace(1, 0, "no heartbeat from worker:1"); }
+// The workers notice a hung chief within the same bound, wait for it, and go on with
+// its replacement.
+TEST(RecoveryTest, HungChiefIsNoticedAndReplaced) { HangThenReplace(0, 1, "lost contact with the chief"); }
 
 // Runs a job to the end keeping its backups; returns the backup directory.
 std::string RunKeepingBackups(const std::string& dir, nlohmann::json job) {
