@@ -110,7 +110,9 @@ int RunWorker(const std::vector<std::string>& args) {
   if (!st.ok()) return Fail(kExitCheckpoint, st);
 
   run.Finish((*session)->Leave());
-  RT_LOG(INFO) << "done";
+  RT_LOG(INFO) << "done" << (result.recoveries > 0 ? " (recovered in place from " + std::to_string(result.recoveries) +
+                                                         " failed generation(s))"
+                                                   : std::string());
   return kExitOk;
 }
 

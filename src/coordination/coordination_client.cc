@@ -86,36 +86,6 @@ Status CoordinationClient::Impl::RegisterUntil(const std::string& job, Deadline 
   }
 }
 
-Status CoordinationClient::WaitForAll(Deadline deadline, milliseconds log_every) {
-  log_every = std::max(log_every, milliseconds(100));
-  Clock::time_point next_log = Clock::now() + log_every;
-  while (true) {
-    auto until_log = std::chrono::duration_cast<milliseconds>(next_log - Clock::now());
-    milliseconds wait = std::clamp(std::min({deadline.remaining(), kMaxPollWait, until_log}), milliseconds(0),
-                                   kMaxPollWait);
-    WaitForAllRequest req;
-    req.set_task(impl_->options.task);
-    req.set_wait_ms(static_cast<uint32_t>(wait.count()));
-    WaitForAllResponse resp;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
-    RT_RETURN_IF_ERROR(FromGrpcStatus(impl_->Stub()->WaitForAll(&ctx, req, &resp), impl_->address(), "WaitForAll"));
-    if (resp.all_registered()) return Status::Ok();
-
-    std::vector<std::string> missing = ToVector(resp.missing_tasks());
-    std::string summary = std::to_string(missing.size()) + " of " + std::to_string(resp.num_tasks()) +
-                          " tasks to register: " + JoinTasks(missing);
-    if (deadline.expired()) {
-      return DeadlineExceededError("the cluster did not assemble before the deadline; still waiting for " + summary +
-                                   "; start them, or check that their TF_CONFIG names this chief");
-    }
-    if (Clock::now() >= next_log) {
-      RT_LOG(INFO) << "waiting for " << summary;
-      next_log = Clock::now() + log_every;
-    }
-  }
-}
-
 Status CoordinationClient::Set(const std::string& key, const std::string& value) {
   KvSetRequest req;
   req.set_key(key);

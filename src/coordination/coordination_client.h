@@ -59,10 +59,6 @@ class CoordinationClient : public Store {
   // (e.g. a different job; the message names the differing field); INVALID_ARGUMENT
   // for a task not in the cluster.
   Status Register(const std::string& job_json, Deadline deadline);
-  // Waits until every expected task has registered. Logs every `log_every` which
-  // tasks are still missing. DEADLINE_EXCEEDED names them.
-  Status WaitForAll(Deadline deadline, std::chrono::milliseconds log_every = std::chrono::seconds(5));
-
   // Store.
   Status Set(const std::string& key, const std::string& value) override;
   StatusOr<std::string> Get(const std::string& key, Deadline deadline) override;

@@ -1,9 +1,9 @@
 // The chief's coordination service over gRPC (proto/coordination.proto):
-// registration with incarnation ids and job-hash checks, wait-for-all, a key-value
+// registration with incarnation ids and job-hash checks, a key-value
 // store, named barriers, heartbeats with failure detection, generations (the ring's
 // rendezvous, formed again after a failure), and orderly shutdown.
 //
-// Implementation: gRPC's callback API; handlers never block. The waits (WaitForAll,
+// Implementation: gRPC's callback API; handlers never block. The waits (Rendezvous,
 // KvGet, Barrier) are long polls the server holds for at most 2 s; the client polls
 // again until its own deadline. Also serves the standard grpc.health.v1 service.
 // Re-registration with a new incarnation (a restarted task) is accepted and logged;

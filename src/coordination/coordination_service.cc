@@ -145,23 +145,6 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Register(grpc::CallbackServer
   return reactor;
 }
 
-grpc::ServerUnaryReactor* CoordinationServiceImpl::WaitForAll(grpc::CallbackServerContext* ctx,
-                                                              const WaitForAllRequest* req,
-                                                              WaitForAllResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  FinishList finish;
-  std::lock_guard<std::mutex> lock(mu_);
-  PollLocked(reactor, req->wait_ms(), [this, resp](bool expired) {
-    std::vector<std::string> missing = state_.MissingRegistrations();
-    resp->set_num_tasks(static_cast<uint32_t>(state_.expected_tasks().size()));
-    resp->set_all_registered(missing.empty());
-    resp->clear_missing_tasks();
-    for (auto& t : missing) resp->add_missing_tasks(std::move(t));
-    return resp->all_registered() || expired;
-  }, &finish);
-  return reactor;
-}
-
 grpc::ServerUnaryReactor* CoordinationServiceImpl::KvSet(grpc::CallbackServerContext* ctx,
                                                          const KvSetRequest* req, KvSetResponse* resp) {
   auto* reactor = ctx->DefaultReactor();

@@ -1,5 +1,5 @@
 // The gRPC side of the coordination service: a callback service whose handlers never
-// block. Long polls (WaitForAll, KvGet, Barrier, Rendezvous) that cannot be answered at once are
+// block. Long polls (KvGet, Barrier, Rendezvous) that cannot be answered at once are
 // parked in a list and finished when a state change satisfies them or their wait
 // (capped at kMaxPollWait) passes; a timer thread handles expiry and heartbeat
 // failure detection.
@@ -41,8 +41,6 @@ class CoordinationServiceImpl final : public CoordinationService::CallbackServic
 
   grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx, const RegisterRequest* req,
                                      RegisterResponse* resp) override;
-  grpc::ServerUnaryReactor* WaitForAll(grpc::CallbackServerContext* ctx, const WaitForAllRequest* req,
-                                       WaitForAllResponse* resp) override;
   grpc::ServerUnaryReactor* KvSet(grpc::CallbackServerContext* ctx, const KvSetRequest* req,
                                   KvSetResponse* resp) override;
   grpc::ServerUnaryReactor* KvGet(grpc::CallbackServerContext* ctx, const KvGetRequest* req,

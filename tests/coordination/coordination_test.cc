@@ -67,33 +67,6 @@ bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-TEST(CoordinationTest, RegisterAllThenWaitForAllSucceeds) {
-  auto server = StartServer(kTwoTasks);
-  ASSERT_NE(server, nullptr);
-  EXPECT_GT(server->port(), 0);
-  auto chief = MakeClient(server->port(), "chief:0");
-  auto worker = MakeClient(server->port(), "worker:0");
-  ASSERT_TRUE(chief->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  // The chief waits in a thread while the worker registers.
-  auto waited = std::async(std::launch::async, [&] { return chief->WaitForAll(Deadline::After(milliseconds(10000))); });
-  ASSERT_TRUE(worker->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  EXPECT_TRUE(worker->WaitForAll(Deadline::After(milliseconds(5000))).ok());
-  Status s = waited.get();
-  EXPECT_TRUE(s.ok()) << s.ToString();
-}
-
-TEST(CoordinationTest, WaitForAllNamesTheMissingTask) {
-  auto server = StartServer(kThreeTasks);
-  ASSERT_NE(server, nullptr);
-  auto chief = MakeClient(server->port(), "chief:0");
-  auto worker = MakeClient(server->port(), "worker:0");
-  ASSERT_TRUE(chief->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  ASSERT_TRUE(worker->Register(kJob, Deadline::After(milliseconds(5000))).ok());
-  Status s = chief->WaitForAll(Deadline::After(milliseconds(400)), milliseconds(100));
-  ASSERT_EQ(s.code(), Code::kDeadlineExceeded) << s.ToString();
-  EXPECT_TRUE(Contains(s.message(), "1 of 3 tasks to register: worker:1")) << s.message();
-}
-
 TEST(CoordinationTest, WorkerThatStartsBeforeTheChiefRegistersOnceItIsUp) {
   int port = PickFreePort();
   auto worker = MakeClient(port, "worker:0");
