@@ -1,5 +1,6 @@
 #include "config/job_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -80,11 +81,56 @@ Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
   return Status::Ok();
 }
 
+// The Keras fit() conveniences: lr_schedule, validation_freq, tensorboard_dir. Runs after
+// "data" is parsed (validation_freq needs to know whether data.eval exists).
+Status ParseFitOptions(const nlohmann::json& j, JobConfig* job) {
+  if (j.contains("lr_schedule") && !j["lr_schedule"].is_null()) {
+    if (!j["lr_schedule"].is_object()) {
+      return Bad("'lr_schedule' must be an object like {\"type\": \"piecewise_constant\", \"unit\": \"epoch\", "
+                 "\"boundaries\": [3, 7], \"values\": [1e-3, 1e-4, 1e-5]}, got " + j["lr_schedule"].dump());
+    }
+    job->lr_schedule = j["lr_schedule"];
+  }
+  if (j.contains("validation_freq") && !j["validation_freq"].is_null()) {
+    const auto& f = j["validation_freq"];
+    const std::string usage =
+        "'validation_freq' must be an integer k >= 0 (evaluate data.eval after every k-th epoch; 0 = never) or a "
+        "list of increasing 1-based epoch numbers such as [1, 5, 10], got ";
+    if (f.is_number_integer()) {
+      if (f.get<long long>() < 0 || f.get<long long>() > 1000000000) return Bad(usage + f.dump());
+      job->validation_freq = static_cast<int>(f.get<long long>());
+    } else if (f.is_array()) {
+      for (const auto& e : f) {
+        if (!e.is_number_integer() || e.get<long long>() <= 0 || e.get<long long>() > 1000000000) {
+          return Bad(usage + f.dump() + " (entry " + e.dump() + " is not a positive integer)");
+        }
+        const int epoch1 = static_cast<int>(e.get<long long>());
+        if (!job->validation_epochs.empty() && epoch1 <= job->validation_epochs.back()) {
+          return Bad(usage + f.dump() + " (the epochs must be strictly increasing)");
+        }
+        job->validation_epochs.push_back(epoch1);
+      }
+    } else {
+      return Bad(usage + f.dump());
+    }
+    const bool on = job->validation_freq > 0 || !job->validation_epochs.empty();
+    if (on && job->eval_data.is_null()) {
+      return Bad("'validation_freq' needs evaluation data: add a 'data.eval' section (like data.train) or remove "
+                 "validation_freq");
+    }
+  }
+  if (j.contains("tensorboard_dir")) {
+    RT_ASSIGN_OR_RETURN(std::string p, String(j["tensorboard_dir"], "tensorboard_dir"));
+    job->tensorboard_dir = job->Resolve(p);
+  }
+  return Status::Ok();
+}
+
 Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   static const std::set<std::string> kTop = {
       "model", "loss", "optimizer", "data", "batch_size_per_worker", "epochs", "steps_per_epoch", "seed",
       "communication", "save_model", "history_file", "name", "description", "backup_and_restore",
-      "model_checkpoint", "recovery"};
+      "model_checkpoint", "recovery", "lr_schedule", "validation_freq", "tensorboard_dir"};
   RT_RETURN_IF_ERROR(CheckKeys(j, "", kTop));
   for (const char* required : {"model", "optimizer", "data", "batch_size_per_worker"}) {
     if (!j.contains(required)) return Bad(std::string("missing required field '") + required + "'");
@@ -156,6 +202,7 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
     RT_ASSIGN_OR_RETURN(std::string p, String(j["history_file"], "history_file"));
     job->history_file = job->Resolve(p);
   }
+  RT_RETURN_IF_ERROR(ParseFitOptions(j, job));
   return ParseFaultTolerance(j, job);
 }
 
@@ -167,12 +214,21 @@ std::string JobConfig::Resolve(const std::string& path) const {
   return (std::filesystem::path(base_dir) / p).lexically_normal().string();
 }
 
+bool JobConfig::ValidateAfterEpoch(int epoch1) const {
+  if (epoch1 <= 0) return false;
+  if (validation_freq > 0) return epoch1 % validation_freq == 0;
+  return std::binary_search(validation_epochs.begin(), validation_epochs.end(), epoch1);
+}
+
 std::string JobConfig::TrajectoryFingerprint() const {
   nlohmann::json t = raw;
+  // Evaluation (validation_freq) only reads the weights, and TensorBoard only writes
+  // files: neither changes the updates. lr_schedule does, so it stays in.
   for (const char* k : {"epochs", "backup_and_restore", "model_checkpoint", "recovery", "communication", "save_model",
-                        "history_file", "name", "description"}) {
+                        "history_file", "name", "description", "validation_freq", "tensorboard_dir"}) {
     t.erase(k);
   }
+  if (lr_schedule.is_null()) t.erase("lr_schedule");  // "lr_schedule": null is the same job as leaving it out
   if (t.contains("data") && t["data"].is_object()) t["data"].erase("eval");
   // Defaults made explicit, so that leaving a field out and writing its default agree.
   t["loss"] = loss;

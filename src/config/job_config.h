@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,12 +55,29 @@ struct JobConfig {
   std::string model_checkpoint;         // model_checkpoint.filepath resolved ("ckpt/ckpt_{epoch}.safetensors"), or empty
   RecoveryMode recovery = RecoveryMode::kInPlace;  // "recovery": "in_place" | "restart"
 
+  // "lr_schedule": the raw object, or null when absent (no schedule: the optimizer's
+  // learning_rate throughout). Only checked to be an object here; nn::LrSchedule::FromJson
+  // validates the rest (config does not depend on nn), like "optimizer".
+  nlohmann::json lr_schedule;
+  // "validation_freq" (Keras' fit argument): evaluate data.eval during fit. An integer k
+  // evaluates after every k-th epoch (0 or absent: never); a list of 1-based epoch numbers
+  // such as [1, 5, 10] evaluates after those. Either form needs data.eval.
+  int validation_freq = 0;              // k, or 0 when absent or given as a list
+  std::vector<int> validation_epochs;   // the list form: positive, strictly increasing
+  // "tensorboard_dir": where the chief writes TensorBoard event files (resolved); empty = off.
+  std::string tensorboard_dir;
+
+  // Whether to evaluate data.eval after 1-based epoch `epoch1` (Keras: (epoch0 + 1) % k == 0,
+  // or epoch1 in the list).
+  bool ValidateAfterEpoch(int epoch1) const;
+
   // Canonical text of `raw` (sorted keys): equal for equal jobs.
   std::string CanonicalJson() const { return raw.dump(); }
   // Hex fingerprint of the fields that decide the training trajectory (model, loss,
-  // optimizer, training data and sharding, batch size, steps per epoch, seed). A backup
-  // carries it and is loaded only by a job with the same one; epochs, evaluation data,
-  // output paths, communication and recovery settings may change between runs.
+  // optimizer, lr_schedule, training data and sharding, batch size, steps per epoch,
+  // seed). A backup carries it and is loaded only by a job with the same one; epochs,
+  // evaluation data, validation_freq, output paths (tensorboard_dir included),
+  // communication and recovery settings may change between runs.
   std::string TrajectoryFingerprint() const;
   // A path from the job resolved against base_dir (absolute paths unchanged).
   std::string Resolve(const std::string& path) const;

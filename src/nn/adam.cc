@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/logging.h"
+#include "kernels/kernels.h"
 
 namespace ringtrain::nn {
 
@@ -23,14 +24,7 @@ void Adam::Apply(float* params, const float* grads, size_t n) {
   const float one_minus_b1 = static_cast<float>(1.0 - beta_1_);
   const float one_minus_b2 = static_cast<float>(1.0 - beta_2_);
   const float eps = static_cast<float>(epsilon_);
-  float* m = m_.data();
-  float* v = v_.data();
-  for (size_t i = 0; i < n; ++i) {
-    const float g = grads[i];
-    m[i] += (g - m[i]) * one_minus_b1;
-    v[i] += (g * g - v[i]) * one_minus_b2;
-    params[i] -= (m[i] * alpha) / (std::sqrt(v[i]) + eps);
-  }
+  kernels::AdamUpdate(params, m_.data(), v_.data(), grads, n, alpha, one_minus_b1, one_minus_b2, eps);
   ++iterations_;
 }
 

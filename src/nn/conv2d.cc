@@ -1,8 +1,6 @@
 #include "nn/conv2d.h"
 
-#include <cblas.h>
-
-#include "nn/activation.h"
+#include "kernels/kernels.h"
 
 namespace ringtrain::nn {
 
@@ -35,10 +33,10 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
 Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias)
     : Layer(std::move(name), in, Shape{g.h.out, g.w.out, filters}),
       g_(g),
+      kg_(ToKernelWindow(g)),
       filters_(filters),
       act_(act),
-      use_bias_(use_bias),
-      direct_(g.h.k == 1 && g.w.k == 1 && g.h.stride == 1 && g.w.stride == 1) {}
+      use_bias_(use_bias) {}
 
 std::vector<ParamSpec> Conv2D::ParamSpecs() const {
   const int64_t area = static_cast<int64_t>(g_.h.k) * g_.w.k;
@@ -59,35 +57,27 @@ void Conv2D::BindParams(const std::vector<float*>& params, const std::vector<flo
 }
 
 const float* Conv2D::Forward(const float* in, int batch, bool training) {
-  const int M = batch * g_.out_pixels(), K = g_.col_width(), F = filters_;
-  const float* cols = in;
-  if (!direct_) {
-    float* c = EnsureSize(cols_, static_cast<size_t>(M) * K);
-    Im2Col(g_, in, batch, c);
-    cols = c;
-  }
-  float* out = EnsureSize(out_, static_cast<size_t>(M) * F);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, F, K, 1.0f, cols, K, kernel_, F, 0.0f, out, F);
-  BiasActivation(out, M, F, use_bias_ ? bias_ : nullptr, act_);
+  float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
+  float* scratch = EnsureSize(scratch_, kernels::ConvForwardScratch(kg_, filters_, batch));
+  kernels::ConvForward(kg_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, out,
+                       scratch);
   if (training) {
-    cols_in_ = cols;
+    x_ = in;
     batch_ = batch;
   }
   return out;
 }
 
 const float* Conv2D::Backward(const float* dout, bool need_din) {
-  const int M = batch_ * g_.out_pixels(), K = g_.col_width(), F = filters_;
-  const size_t mf = static_cast<size_t>(M) * F;
-  float* scratch = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, mf);
-  const float* d = ActivationBiasBackward(dout, out_.data(), M, F, act_, scratch, use_bias_ ? dbias_ : nullptr);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, F, M, 1.0f, cols_in_, K, d, F, 0.0f, dkernel_, F);
+  const size_t outputs = static_cast<size_t>(batch_) * output_size();
+  float* dpre = need_din ? EnsureSize(dpre_, outputs) : nullptr;
+  float* scratch = EnsureSize(scratch_, kernels::ConvFilterGradScratch(kg_, filters_, batch_));
+  kernels::ConvFilterGrad(kg_, filters_, x_, out_.data(), dout, batch_, act_ == Activation::kRelu, dkernel_,
+                          use_bias_ ? dbias_ : nullptr, dpre, scratch);
   if (!need_din) return nullptr;
-  const size_t in_floats = static_cast<size_t>(batch_) * input_size();
-  float* din = EnsureSize(din_, in_floats);
-  float* dcols = direct_ ? din : EnsureSize(dcols_, static_cast<size_t>(M) * K);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, F, 1.0f, d, F, kernel_, F, 0.0f, dcols, K);
-  if (!direct_) Col2Im(g_, dcols, batch_, din);
+  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
+  scratch = EnsureSize(scratch_, kernels::ConvInputGradScratch(kg_, filters_, batch_));
+  kernels::ConvInputGrad(kg_, filters_, dpre, kernel_, batch_, din, scratch);
   return din;
 }
 

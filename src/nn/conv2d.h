@@ -1,7 +1,6 @@
 // conv2d: Keras Conv2D over NHWC input, kernel HWIO [kh, kw, in, filters], bias
-// [filters]. Implemented as im2col + one sgemm per pass:
-//   forward   out[M, F]  = cols[M, K] x W[K, F]   (M = batch*OH*OW, K = kh*kw*C)
-//   backward  dW[K, F]   = cols^T x dpre,  dcols[M, K] = dpre x W^T -> col2im
+// [filters]. The passes are kernels::ConvForward / ConvFilterGrad / ConvInputGrad,
+// with the bias and the activation fused into them.
 #pragma once
 
 #include <memory>
@@ -35,20 +34,19 @@ class Conv2D final : public Layer {
   Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias);
 
   Window2D g_;
+  kernels::Window kg_;
   int filters_;
   Activation act_;
   bool use_bias_;
-  // A 1x1 kernel with stride 1 reads the input as its own im2col matrix.
-  bool direct_;
 
   float* kernel_ = nullptr;  // into the model's buffers
   float* bias_ = nullptr;
   float* dkernel_ = nullptr;
   float* dbias_ = nullptr;
 
-  const float* cols_in_ = nullptr;  // the im2col matrix of the last training Forward
+  const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
-  std::vector<float> cols_, out_, dpre_, dcols_, din_;
+  std::vector<float> out_, dpre_, din_, scratch_;
 };
 
 }  // namespace ringtrain::nn

@@ -1,7 +1,6 @@
 #include "nn/dense.h"
 
-#include <cblas.h>
-
+#include "kernels/kernels.h"
 #include "nn/activation.h"
 
 namespace ringtrain::nn {
@@ -40,9 +39,7 @@ void Dense::BindParams(const std::vector<float*>& params, const std::vector<floa
 
 const float* Dense::Forward(const float* in, int batch, bool training) {
   float* out = EnsureSize(out_, static_cast<size_t>(batch) * units_);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, units_, in_, 1.0f, in, in_, kernel_, units_, 0.0f,
-              out, units_);
-  BiasActivation(out, batch, units_, use_bias_ ? bias_ : nullptr, act_);
+  kernels::DenseForward(in, batch, in_, kernel_, units_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, out);
   if (training) {
     x_ = in;
     batch_ = batch;
@@ -54,12 +51,11 @@ const float* Dense::Backward(const float* dout, bool need_din) {
   const size_t nu = static_cast<size_t>(batch_) * units_;
   float* scratch = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, nu);
   const float* d = ActivationBiasBackward(dout, out_.data(), batch_, units_, act_, scratch, use_bias_ ? dbias_ : nullptr);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in_, units_, batch_, 1.0f, x_, in_, d, units_, 0.0f, dkernel_,
-              units_);
+  kernels::DenseWeightGrad(x_, d, batch_, in_, units_, dkernel_);
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * in_);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch_, in_, units_, 1.0f, d, units_, kernel_, units_, 0.0f,
-              din, in_);
+  float* t = EnsureSize(scratch_, kernels::DenseInputGradScratch(batch_, units_));
+  kernels::DenseInputGrad(d, kernel_, batch_, in_, units_, din, t);
   return din;
 }
 

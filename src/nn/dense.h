@@ -41,7 +41,7 @@ class Dense final : public Layer {
 
   const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
-  std::vector<float> out_, dpre_, din_;
+  std::vector<float> out_, dpre_, din_, scratch_;
 };
 
 }  // namespace ringtrain::nn

@@ -31,9 +31,10 @@ class MaxPool2D final : public Layer {
   MaxPool2D(std::string name, const Shape& in, const Window2D& g);
 
   Window2D g_;
+  kernels::Window kg_;
+  const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
   std::vector<float> out_, din_;
-  std::vector<int32_t> argmax_;  // per output cell: the winning input cell within its example
 };
 
 }  // namespace ringtrain::nn

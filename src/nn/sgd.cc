@@ -1,6 +1,7 @@
 #include "nn/sgd.h"
 
 #include "common/logging.h"
+#include "kernels/kernels.h"
 
 namespace ringtrain::nn {
 
@@ -12,7 +13,7 @@ std::vector<std::pair<std::string, std::vector<float>*>> Sgd::state() {
 void Sgd::Apply(float* params, const float* grads, size_t n) {
   const float lr = static_cast<float>(lr_);
   if (momentum_ == 0.0) {
-    for (size_t i = 0; i < n; ++i) params[i] -= grads[i] * lr;
+    kernels::SgdUpdate(params, grads, n, lr);
     ++iterations_;
     return;
   }
@@ -23,19 +24,7 @@ void Sgd::Apply(float* params, const float* grads, size_t n) {
     }
     velocity_.assign(n, 0.0f);
   }
-  const float mom = static_cast<float>(momentum_);
-  float* v = velocity_.data();
-  if (nesterov_) {
-    for (size_t i = 0; i < n; ++i) {
-      v[i] = v[i] * mom - grads[i] * lr;
-      params[i] += v[i] * mom - grads[i] * lr;
-    }
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      v[i] = v[i] * mom - grads[i] * lr;
-      params[i] += v[i];
-    }
-  }
+  kernels::SgdMomentumUpdate(params, velocity_.data(), grads, n, lr, static_cast<float>(momentum_), nesterov_);
   ++iterations_;
 }
 

@@ -1,11 +1,11 @@
 // Sliding-window geometry shared by conv2d and max_pooling2d (Keras/TensorFlow
-// semantics), and the im2col/col2im transforms conv2d uses to turn a convolution
-// into one GEMM. Layout is NHWC throughout.
+// semantics). Layout is NHWC throughout.
 #pragma once
 
 #include <string>
 
 #include "common/status.h"
+#include "kernels/kernels.h"
 #include "nn/json_fields.h"
 
 namespace ringtrain::nn {
@@ -34,12 +34,7 @@ struct Window2D {
   int out_pixels() const { return h.out * w.out; }
 };
 
-// cols[(n*OH + oh)*OW + ow, (i*KW + j)*C + c] = in[n, oh*s - pad + i, ow*s - pad + j, c],
-// zero outside the input. cols is [batch * OH * OW, KH * KW * C], matching an HWIO kernel
-// flattened to [KH * KW * C, F].
-void Im2Col(const Window2D& g, const float* in, int batch, float* cols);
-// The adjoint of Im2Col: din = 0, then every cols entry is added back to the input cell
-// it was copied from (padding cells are dropped).
-void Col2Im(const Window2D& g, const float* cols, int batch, float* din);
+// The same geometry in the form the kernels take.
+kernels::Window ToKernelWindow(const Window2D& g);
 
 }  // namespace ringtrain::nn

@@ -4,11 +4,10 @@
 #include <chrono>
 #include <filesystem>
 
-#include <cblas.h>
-
 #include "checkpoint/safetensors.h"
 #include "common/fingerprint.h"
 #include "common/logging.h"
+#include "kernels/kernels.h"
 #include "nn/loss.h"
 #include "train/gradient_sync.h"
 
@@ -20,7 +19,7 @@ double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 }  // namespace
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job, const TrainerOptions& options) {
-  openblas_set_num_threads(std::max(1, options.num_threads));
+  kernels::SetNumThreads(options.num_threads);
   std::unique_ptr<Trainer> t(new Trainer(job, options));
   RT_ASSIGN_OR_RETURN(t->model_, nn::Model::FromJson(job.model, job.seed));
   RT_ASSIGN_OR_RETURN(t->optimizer_, nn::Optimizer::FromJson(job.optimizer));

@@ -127,6 +127,128 @@ TEST(JobConfigTest, TrajectoryFingerprint) {
   }
 }
 
+TEST(JobConfigTest, FitOptionsDefaults) {
+  auto job = Patched("{}");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_TRUE(job->lr_schedule.is_null());
+  EXPECT_EQ(job->validation_freq, 0);
+  EXPECT_TRUE(job->validation_epochs.empty());
+  EXPECT_TRUE(job->tensorboard_dir.empty());
+  for (int e = 0; e <= 5; ++e) EXPECT_FALSE(job->ValidateAfterEpoch(e)) << e;
+}
+
+TEST(JobConfigTest, LrScheduleIsKeptRaw) {
+  auto job = Patched(R"({"lr_schedule": {"type": "piecewise_constant", "unit": "epoch", "boundaries": [3, 7],
+                                          "values": [1e-3, 1e-4, 1e-5]}})");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  ASSERT_TRUE(job->lr_schedule.is_object());
+  EXPECT_EQ(job->lr_schedule["type"], "piecewise_constant");
+  EXPECT_EQ(job->lr_schedule["boundaries"], nlohmann::json::parse("[3, 7]"));
+  // Its contents are nn's to check (nn::LrSchedule::FromJson); config only wants an object.
+  auto unchecked = Patched(R"({"lr_schedule": {"type": "anything"}})");
+  ASSERT_TRUE(unchecked.ok());
+  auto null = Patched(R"({"lr_schedule": null})");  // merge_patch drops it: absent
+  ASSERT_TRUE(null.ok());
+  EXPECT_TRUE(null->lr_schedule.is_null());
+  nlohmann::json j = nlohmann::json::parse(kSeedJob);
+  j["lr_schedule"] = nullptr;  // written out as null
+  auto explicit_null = ParseJobConfig(j.dump(), "/jobs");
+  ASSERT_TRUE(explicit_null.ok()) << explicit_null.status().ToString();
+  EXPECT_TRUE(explicit_null->lr_schedule.is_null());
+
+  ExpectBad(R"({"lr_schedule": "piecewise"})", "'lr_schedule' must be an object");
+  ExpectBad(R"({"lr_schedule": [3, 7]})", "'lr_schedule' must be an object");
+  ExpectBad(R"({"lr_schedul": {}})", "unknown field 'lr_schedul'");
+}
+
+TEST(JobConfigTest, ValidationFreqEveryKEpochs) {
+  auto job = Patched(R"({"validation_freq": 2})");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->validation_freq, 2);
+  EXPECT_TRUE(job->validation_epochs.empty());
+  const bool expected[7] = {false, false, true, false, true, false, true};  // epochs 0 (none) .. 6
+  for (int e = 0; e <= 6; ++e) EXPECT_EQ(job->ValidateAfterEpoch(e), expected[e]) << e;
+
+  auto every = Patched(R"({"validation_freq": 1})");
+  ASSERT_TRUE(every.ok());
+  for (int e = 1; e <= 4; ++e) EXPECT_TRUE(every->ValidateAfterEpoch(e)) << e;
+
+  auto off = Patched(R"({"validation_freq": 0, "data": {"eval": null}})");  // 0 needs no data.eval
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_FALSE(off->ValidateAfterEpoch(1));
+}
+
+TEST(JobConfigTest, ValidationFreqListOfEpochs) {
+  auto job = Patched(R"({"validation_freq": [1, 3, 10]})");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->validation_freq, 0);
+  EXPECT_EQ(job->validation_epochs, (std::vector<int>{1, 3, 10}));
+  for (int e = 0; e <= 11; ++e) EXPECT_EQ(job->ValidateAfterEpoch(e), e == 1 || e == 3 || e == 10) << e;
+
+  auto empty = Patched(R"({"validation_freq": [], "data": {"eval": null}})");
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_FALSE(empty->ValidateAfterEpoch(1));
+}
+
+TEST(JobConfigTest, BadValidationFreq) {
+  ExpectBad(R"({"validation_freq": -1})", "'validation_freq' must be an integer k >= 0");
+  ExpectBad(R"({"validation_freq": "2"})", "'validation_freq' must be");
+  ExpectBad(R"({"validation_freq": 1.5})", "'validation_freq' must be");
+  ExpectBad(R"({"validation_freq": {"every": 2}})", "'validation_freq' must be");
+  ExpectBad(R"({"validation_freq": [0, 2]})", "entry 0 is not a positive integer");
+  ExpectBad(R"({"validation_freq": [1, "2"]})", "entry \"2\" is not a positive integer");
+  ExpectBad(R"({"validation_freq": [3, 2]})", "strictly increasing");
+  ExpectBad(R"({"validation_freq": [2, 2]})", "strictly increasing");
+  ExpectBad(R"({"validation_freq": 1, "data": {"eval": null}})", "add a 'data.eval' section");
+  ExpectBad(R"({"validation_freq": [2], "data": {"eval": null}})", "'validation_freq' needs evaluation data");
+}
+
+TEST(JobConfigTest, TensorboardDir) {
+  auto job = Patched(R"({"tensorboard_dir": "logs"})");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->tensorboard_dir, "/jobs/logs");
+  auto abs = Patched(R"({"tensorboard_dir": "/tmp/tb"})");
+  ASSERT_TRUE(abs.ok());
+  EXPECT_EQ(abs->tensorboard_dir, "/tmp/tb");
+  ExpectBad(R"({"tensorboard_dir": ""})", "'tensorboard_dir' must be a non-empty string");
+  ExpectBad(R"({"tensorboard_dir": true})", "'tensorboard_dir' must be a non-empty string");
+}
+
+// lr_schedule changes the updates; validation and TensorBoard only read or write around them.
+TEST(JobConfigTest, TrajectoryFingerprintOfFitOptions) {
+  auto base = Patched("{}");
+  ASSERT_TRUE(base.ok());
+  const std::string fp = base->TrajectoryFingerprint();
+  for (const char* same : {R"({"validation_freq": 2})", R"({"validation_freq": [1, 3]})",
+                           R"({"tensorboard_dir": "logs"})", R"({"lr_schedule": null})"}) {
+    auto j = Patched(same);
+    ASSERT_TRUE(j.ok()) << same << ": " << j.status().ToString();
+    EXPECT_EQ(j->TrajectoryFingerprint(), fp) << same;
+  }
+  nlohmann::json explicit_null = nlohmann::json::parse(kSeedJob);
+  explicit_null["lr_schedule"] = nullptr;
+  auto n = ParseJobConfig(explicit_null.dump(), "/jobs");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->TrajectoryFingerprint(), fp);
+
+  const char kDecay[] = R"({"lr_schedule": {"type": "piecewise_constant", "unit": "epoch", "boundaries": [3, 7],
+                                             "values": [1e-3, 1e-4, 1e-5]}})";
+  auto decay = Patched(kDecay);
+  ASSERT_TRUE(decay.ok());
+  EXPECT_NE(decay->TrajectoryFingerprint(), fp);
+  auto other = Patched(R"({"lr_schedule": {"type": "piecewise_constant", "unit": "epoch", "boundaries": [3, 8],
+                                            "values": [1e-3, 1e-4, 1e-5]}})");
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->TrajectoryFingerprint(), decay->TrajectoryFingerprint());
+  // The same schedule with validation and TensorBoard added still matches its backups.
+  nlohmann::json with_extras = nlohmann::json::parse(kDecay);
+  with_extras["validation_freq"] = 1;
+  with_extras["tensorboard_dir"] = "logs";
+  auto extras = Patched(with_extras.dump());
+  ASSERT_TRUE(extras.ok()) << extras.status().ToString();
+  EXPECT_EQ(extras->TrajectoryFingerprint(), decay->TrajectoryFingerprint());
+}
+
 TEST(JobConfigTest, MissingFileIsClear) {
   auto job = LoadJobConfig("/nonexistent/job.json");
   ASSERT_FALSE(job.ok());

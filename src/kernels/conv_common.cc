@@ -1,0 +1,85 @@
+// Convolution pieces both implementations share: the zero-padded input copy, the
+// scratch sizes, im2col/col2im, and the input gradient (one sgemm + col2im).
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/impl.h"
+#include "kernels/im2col.h"
+
+namespace ringtrain::kernels {
+namespace {
+
+// The padded extent that holds every window: (out - 1) * stride + k.
+int PaddedExtent(int out, int stride, int k) { return (out - 1) * stride + k; }
+
+bool NeedsPadding(const Window& g) {
+  return g.pad_top != 0 || g.pad_left != 0 || PaddedExtent(g.out_h, g.stride_h, g.kh) > g.h ||
+         PaddedExtent(g.out_w, g.stride_w, g.kw) > g.w;
+}
+
+}  // namespace
+
+size_t PaddedInputSize(const Window& g, int batch) {
+  if (!NeedsPadding(g)) return 0;
+  return static_cast<size_t>(batch) * PaddedExtent(g.out_h, g.stride_h, g.kh) *
+         PaddedExtent(g.out_w, g.stride_w, g.kw) * g.c;
+}
+
+const float* PadInput(const Window& g, const float* x, int batch, float* padded, int* padded_h, int* padded_w) {
+  if (!NeedsPadding(g)) {
+    *padded_h = g.h;
+    *padded_w = g.w;
+    return x;
+  }
+  const int ph = PaddedExtent(g.out_h, g.stride_h, g.kh), pw = PaddedExtent(g.out_w, g.stride_w, g.kw);
+  *padded_h = ph;
+  *padded_w = pw;
+  std::fill(padded, padded + PaddedInputSize(g, batch), 0.0f);
+  const int copy_w = std::min(g.w, pw - g.pad_left);
+  for (int n = 0; n < batch; ++n) {
+    for (int ih = 0; ih < g.h; ++ih) {
+      const int r = ih + g.pad_top;
+      if (r >= ph) break;
+      std::memcpy(padded + ((static_cast<size_t>(n) * ph + r) * pw + g.pad_left) * g.c,
+                  x + (static_cast<size_t>(n) * g.h + ih) * g.w * g.c, static_cast<size_t>(copy_w) * g.c * sizeof(float));
+    }
+  }
+  return padded;
+}
+
+size_t ConvForwardScratch(const Window& g, int filters, int batch) {
+  // The portable path's im2col matrix is the larger of the two needs.
+  const size_t cols = static_cast<size_t>(batch) * g.out_h * g.out_w * g.kh * g.kw * g.c;
+  return std::max(cols, PaddedInputSize(g, batch));
+}
+
+size_t ConvFilterGradScratch(const Window& g, int filters, int batch) {
+  const size_t outputs = static_cast<size_t>(batch) * g.out_h * g.out_w * filters;
+  const size_t taps = static_cast<size_t>(g.kh) * g.kw * g.c;
+  const size_t avx = PaddedInputSize(g, batch) + outputs + static_cast<size_t>(batch) * (taps + 1) * filters;
+  const size_t cols = static_cast<size_t>(batch) * g.out_h * g.out_w * taps;
+  return std::max(avx, cols + outputs);
+}
+
+size_t ConvInputGradScratch(const Window& g, int filters, int batch) {
+  return static_cast<size_t>(batch) * g.out_h * g.out_w * g.kh * g.kw * g.c;
+}
+
+size_t DenseInputGradScratch(int batch, int units) {
+  return static_cast<size_t>((batch + 15) / 16 * 16) * static_cast<size_t>(units);
+}
+
+void ConvInputGrad(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
+                   float* scratch) {
+  const int M = batch * g.out_h * g.out_w, K = g.kh * g.kw * g.c;
+  const bool direct = g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
+                      g.pad_left == 0;
+  float* dcols = direct ? dx : scratch;
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, filters, 1.0f, dpre, filters, w, filters, 0.0f, dcols,
+              K);
+  if (!direct) Col2Im(g, dcols, batch, dx);
+}
+
+}  // namespace ringtrain::kernels

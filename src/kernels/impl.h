@@ -1,0 +1,43 @@
+// The two implementations behind kernels.h (internal: only dispatch.cc and the tests
+// include this). Each namespace has the same functions with the same contracts.
+#pragma once
+
+#include "kernels/kernels.h"
+
+namespace ringtrain::kernels {
+
+#define RINGTRAIN_KERNEL_DECLS                                                                                     \
+  void DenseForward(const float* x, int batch, int in, const float* w, int units, const float* bias, bool relu,   \
+                    float* y);                                                                                     \
+  void DenseWeightGrad(const float* x, const float* d, int batch, int in, int units, float* dw);                   \
+  void DenseInputGrad(const float* d, const float* w, int batch, int in, int units, float* dx, float* scratch);    \
+  void ConvForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,     \
+                   bool relu, float* y, float* scratch);                                                           \
+  void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,   \
+                      bool relu, float* dw, float* db, float* dpre, float* scratch);                               \
+  void MaxPoolForward(const Window& g, const float* x, int batch, float* y);                                       \
+  void MaxPoolBackward(const Window& g, const float* x, const float* y, const float* dy, int batch, float* dx);
+
+namespace avx512 {
+RINGTRAIN_KERNEL_DECLS
+}  // namespace avx512
+
+namespace portable {
+RINGTRAIN_KERNEL_DECLS
+}  // namespace portable
+
+#undef RINGTRAIN_KERNEL_DECLS
+
+// Shared by both: scratch sizes, the input gradient of a convolution (im2col + sgemm),
+// and the zero-padded copy the AVX-512 convolution reads.
+size_t PaddedInputSize(const Window& g, int batch);
+// Copies x into a zero-padded [batch, out_h*stride_h + kh - stride_h, ...] buffer so
+// every window lies inside it. Returns x itself when no padding is needed.
+const float* PadInput(const Window& g, const float* x, int batch, float* padded, int* padded_h, int* padded_w);
+
+// True where the AVX-512 implementation runs (the CPU has it and it is not disabled).
+bool UseAvx512();
+// For tests: force the portable implementation on or off.
+void SetForcePortable(bool force);
+
+}  // namespace ringtrain::kernels

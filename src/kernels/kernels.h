@@ -1,0 +1,92 @@
+// CPU compute kernels for the nn layers: dense and convolution passes with their bias
+// and activation fused, max pooling, and the optimizers' element-wise updates.
+//
+// Two implementations sit behind every function: hand-written AVX-512 kernels, chosen
+// at run time when the CPU has AVX-512F, and a portable one (OpenBLAS sgemm plus plain
+// loops) for every other CPU. RINGTRAIN_KERNELS=portable forces the portable one.
+// Layouts are row-major and channels-last (NHWC), as everywhere in nn.
+//
+// Determinism: on one CPU kind, the same inputs give the same bits whatever the thread
+// count: work is split over output elements only, and every reduction over the batch
+// runs in a fixed order. The two implementations round differently (the AVX-512 one
+// fuses multiply-adds), so results differ in the last bits between CPU kinds. The
+// optimizer updates never fuse and give the same bits on every CPU, so replicas on
+// mixed hardware stay identical.
+//
+// Threading: the kernels use the process-wide pool sized by SetNumThreads (1 by
+// default). Calls must come from one thread at a time. Nothing here allocates per call
+// beyond the scratch buffers the caller passes in.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace ringtrain::kernels {
+
+// Threads the AVX-512 kernels split their work over (the caller's thread is one of
+// them). The portable path runs OpenBLAS on one thread: its results depend on its
+// thread count. n < 1 counts as 1.
+void SetNumThreads(int n);
+int NumThreads();
+// "avx512" or "portable": what this process runs.
+const char* Implementation();
+
+// ---------------------------------------------------------------- dense
+// y[batch, units] = act(x[batch, in] * w[in, units] + bias); bias may be null.
+void DenseForward(const float* x, int batch, int in, const float* w, int units, const float* bias, bool relu,
+                  float* y);
+// dw[in, units] = x^T d  (overwrites).
+void DenseWeightGrad(const float* x, const float* d, int batch, int in, int units, float* dw);
+// dx[batch, in] = d w^T  (overwrites). scratch: DenseInputGradScratch(batch, units) floats.
+void DenseInputGrad(const float* d, const float* w, int batch, int in, int units, float* dx, float* scratch);
+size_t DenseInputGradScratch(int batch, int units);
+
+// ---------------------------------------------------------------- 2-D windows
+// The geometry of a convolution or pooling window over an [h, w, c] input (padding
+// already resolved to explicit cells before the first row and column).
+struct Window {
+  int h = 0, w = 0, c = 0;          // input
+  int kh = 0, kw = 0;               // window
+  int stride_h = 1, stride_w = 1;
+  int pad_top = 0, pad_left = 0;
+  int out_h = 0, out_w = 0;
+  size_t in_size() const { return static_cast<size_t>(h) * w * c; }
+};
+
+// ---------------------------------------------------------------- conv2d
+// y[batch, out_h, out_w, filters] = act(conv(x, w) + bias); w is HWIO
+// [kh, kw, c, filters]; zero padding. scratch: ConvForwardScratch floats.
+void ConvForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,
+                 bool relu, float* y, float* scratch);
+size_t ConvForwardScratch(const Window& g, int filters, int batch);
+
+// The filter and bias gradients: dpre = dy masked where y <= 0 when relu (y is the
+// layer's output), dw[kh, kw, c, filters] = sum over batch and positions of x-patch x
+// dpre, db = sum of dpre (db may be null). Also writes dpre to `dpre` when it is not
+// null, for an input-gradient pass. scratch: ConvFilterGradScratch floats.
+void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
+                    bool relu, float* dw, float* db, float* dpre, float* scratch);
+size_t ConvFilterGradScratch(const Window& g, int filters, int batch);
+
+// dx[batch, h, w, c] = the adjoint of the convolution applied to dpre. scratch:
+// ConvInputGradScratch floats.
+void ConvInputGrad(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
+                   float* scratch);
+size_t ConvInputGradScratch(const Window& g, int filters, int batch);
+
+// ---------------------------------------------------------------- max pooling
+// Cells outside the input ('same' padding) are ignored. Ties go to the first cell in
+// row-major window order, as TensorFlow's argmax does.
+void MaxPoolForward(const Window& g, const float* x, int batch, float* y);
+// dx = 0, then each dy goes to its window's maximal cell (x and y from the forward).
+void MaxPoolBackward(const Window& g, const float* x, const float* y, const float* dy, int batch, float* dx);
+
+// ---------------------------------------------------------------- optimizer updates
+// Keras' update rules, elementwise, never fused, so every CPU gives the same bits.
+void SgdUpdate(float* p, const float* g, size_t n, float lr);                 // p -= lr g
+void SgdMomentumUpdate(float* p, float* v, const float* g, size_t n, float lr, float momentum, bool nesterov);
+// m += (g - m)(1 - b1); v += (g^2 - v)(1 - b2); p -= m alpha / (sqrt(v) + eps)
+void AdamUpdate(float* p, float* m, float* v, const float* g, size_t n, float alpha, float one_minus_b1,
+                float one_minus_b2, float eps);
+
+}  // namespace ringtrain::kernels

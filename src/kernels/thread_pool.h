@@ -1,0 +1,59 @@
+// A fixed pool of threads for the kernels: ParallelFor splits [0, n) into one
+// contiguous range per thread (the caller's thread takes the first) and returns when
+// all are done. Ranges depend only on n and the thread count; the kernels split over
+// output elements, so results do not depend on the split.
+//
+// Threading: one caller at a time (the training thread). Workers wait on a condition
+// variable between calls. The destructor stops and joins them; it never throws.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <type_traits>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ringtrain::kernels {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end);
+  // fn(ctx, begin, end) for disjoint ranges covering [0, n); runs inline when n is 1 or
+  // the pool has one thread. (A plain function pointer, not std::function: the
+  // AVX-512 files must not instantiate inline library code other files could share.)
+  void ParallelFor(int64_t n, RangeFn fn, void* ctx);
+
+ private:
+  void Loop(int index);
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_cv_, done_cv_;
+  RangeFn fn_ = nullptr;                                        // guarded by mu_
+  void* ctx_ = nullptr;                                         // guarded by mu_
+  int64_t n_ = 0;                                               // guarded by mu_
+  uint64_t generation_ = 0;                                     // guarded by mu_
+  int pending_ = 0;                                             // guarded by mu_
+  bool stop_ = false;                                           // guarded by mu_
+};
+
+// The process-wide pool kernels.h's SetNumThreads sizes.
+ThreadPool& Pool();
+
+// f(begin, end) over [0, n) on the process-wide pool.
+template <typename F>
+void ParallelFor(int64_t n, F&& f) {
+  using Fn = std::remove_reference_t<F>;
+  Pool().ParallelFor(
+      n, [](void* ctx, int64_t begin, int64_t end) { (*static_cast<Fn*>(ctx))(begin, end); },
+      const_cast<void*>(static_cast<const void*>(&f)));
+}
+
+}  // namespace ringtrain::kernels

@@ -1,0 +1,87 @@
+#!/bin/bash
+# Side-by-side training speed: `ringtrain bench train` against PyTorch DDP (gloo), issue 5's workloads.
+#   tests/bench/train_bench.sh            (after building build/bin/ringtrain; Debian's python3-torch)
+# For each round, workload (w1, w2) and worker count (1, 2) it runs ringtrain's
+#   ringtrain bench train --job deploy/jobs/mnist_<w>.json --workers N
+# and tests/peers/pytorch_train_bench.py --workload <w> --procs N, alternating which goes first from
+# round to round, takes images_per_sec from each one's `RESULT ...` line (first epoch excluded by both),
+# and prints a markdown table of the medians over the rounds and their ratio (ringtrain / PyTorch).
+# Environment: RINGTRAIN (default build/bin/ringtrain), PYTHON (default /usr/bin/python3), ROUNDS (3),
+# WORKLOADS ("w1 w2"), WORKERS ("1 2"), RUN_TIMEOUT (seconds per run, 900). The figures are wall times:
+# run it on a quiet machine; the load averages at the start and the end are printed to show how quiet.
+# Exit 0 with the table; 1 if a run failed or printed no images_per_sec; 2 if something is missing.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+ringtrain=${RINGTRAIN:-$root/build/bin/ringtrain}
+python=${PYTHON:-/usr/bin/python3}
+rounds=${ROUNDS:-3}
+workloads=${WORKLOADS:-w1 w2}
+workers=${WORKERS:-1 2}
+run_timeout=${RUN_TIMEOUT:-900}
+peer=$root/tests/peers/pytorch_train_bench.py
+
+die() {  # die CODE MESSAGE
+  echo "train_bench: $2" >&2
+  exit "$1"
+}
+
+case $rounds in '' | *[!0-9]* | 0) die 2 "ROUNDS must be a positive integer, got '$rounds'" ;; esac
+[ -x "$ringtrain" ] || die 2 "no ringtrain executable at $ringtrain; build it (cmake --build build --target ringtrain) or set RINGTRAIN"
+for w in $workloads; do
+  [ -f "$root/deploy/jobs/mnist_$w.json" ] ||
+    die 2 "no job file deploy/jobs/mnist_$w.json for workload $w; \`ringtrain bench train\` needs one per workload (issue 5)"
+done
+"$python" -c 'import torch' 2>/dev/null ||
+  die 2 "$python cannot import torch; install Debian's python3-torch or set PYTHON to a Python that has it"
+
+out=$(mktemp -d /tmp/train_bench.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+# The images_per_sec value of the RESULT line in file $1, or nothing.
+ips() { awk '/^RESULT / { for (i = 2; i <= NF; ++i) if ($i ~ /^images_per_sec=/) v = substr($i, 16) } END { print v }' "$1"; }
+
+# measure NAME KEY COMMAND...: runs the command, echoes its RESULT line and appends images/s to $out/KEY.
+measure() {
+  local name=$1 key=$2 log="$out/last"
+  shift 2
+  timeout "$run_timeout" "$@" > "$log" 2>&1
+  local rc=$? v
+  v=$(ips "$log")
+  if [ $rc -ne 0 ] || [ -z "$v" ]; then
+    echo "== $name FAILED (exit $rc$([ -z "$v" ] && echo ', no RESULT line with images_per_sec')): $*" >&2
+    tail -n 15 "$log" >&2
+    case $name in
+      ringtrain*) die 1 "ringtrain's side could not be measured. This driver needs \`ringtrain bench train --job J --workers N\` (issue 5), printing a line 'RESULT ... images_per_sec=<x> step_ms=<y> comm_wait_share=<z>'. Is it built into $ringtrain?" ;;
+      *) die 1 "the PyTorch peer failed; see its output above" ;;
+    esac
+  fi
+  grep '^RESULT ' "$log" | tail -n 1 | sed "s/^/   $name: /"
+  echo "$v" >> "$out/$key"
+}
+
+median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "== start: $(uptime)"
+echo "== $rounds round(s); ringtrain: $ringtrain; PyTorch: $("$python" -c 'import torch; print(torch.__version__)')"
+cd "$root" || die 2 "cannot cd to $root"
+for ((r = 1; r <= rounds; ++r)); do
+  for w in $workloads; do
+    for n in $workers; do
+      echo "-- round $r/$rounds, $w, $n worker(s)"
+      rt=(measure "ringtrain $w x$n" "rt_${w}_$n" "$ringtrain" bench train --job "deploy/jobs/mnist_$w.json" --workers "$n")
+      pt=(measure "pytorch   $w x$n" "pt_${w}_$n" "$python" "$peer" --workload "$w" --procs "$n")
+      if ((r % 2)); then "${rt[@]}"; "${pt[@]}"; else "${pt[@]}"; "${rt[@]}"; fi
+    done
+  done
+done
+echo "== end: $(uptime)"
+echo
+echo "| workload | workers | ringtrain img/s | PyTorch img/s | ratio |"
+echo "|---|---|---|---|---|"
+for w in $workloads; do
+  for n in $workers; do
+    a=$(median "$out/rt_${w}_$n")
+    b=$(median "$out/pt_${w}_$n")
+    printf '| %s | %s | %.0f | %.0f | %.2f |\n' "$w" "$n" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+  done
+done
