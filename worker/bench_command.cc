@@ -170,8 +170,11 @@ int RunTask(const BenchFlags& f) {
 }  // namespace
 
 int RunBench(const std::vector<std::string>& args, const std::string& self_path) {
+  if (!args.empty() && args[0] == "train") {
+    return RunBenchTrain(std::vector<std::string>(args.begin() + 1, args.end()), self_path);
+  }
   if (args.empty() || args[0] != "allreduce") {
-    PrintError("usage: ringtrain bench allreduce [flags]; `ringtrain help` lists the flags");
+    PrintError("usage: ringtrain bench allreduce|train [flags]; `ringtrain help` lists the flags");
     return kExitBadConfig;
   }
   auto flags = ParseBenchFlags(std::vector<std::string>(args.begin() + 1, args.end()));

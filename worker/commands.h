@@ -17,6 +17,14 @@ int RunLaunch(const std::vector<std::string>& args, const std::string& self_path
 // `ringtrain bench allreduce [--workers N] ...`: the all-reduce benchmark, on N local
 // processes or as one task of the TF_CONFIG cluster.
 int RunBench(const std::vector<std::string>& args, const std::string& self_path);
+// `ringtrain bench train --job J --workers N`: training throughput (worker/bench_train_command.cc).
+int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_path);
+
+// `ringtrain evaluate --job JOB.json --model M.safetensors`: loss and accuracy of a
+// saved model on a whole data split (worker/evaluate_command.cc).
+int RunEvaluate(const std::vector<std::string>& args);
+// `ringtrain predict --job JOB.json --model M.safetensors`: one prediction per example.
+int RunPredict(const std::vector<std::string>& args);
 
 // Prints "ringtrain: error: <message>" (prefixed with the task when known) to stderr.
 void PrintError(const std::string& message);

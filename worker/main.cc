@@ -24,6 +24,14 @@ const char kUsage[] =
     "                  [--max_bytes 67108864] [--iters 20] [--warmup 5] [--json] [--timeout_s 60]\n"
     "      all-reduce bandwidth and latency (nccl-tests' columns), every result checked: on N\n"
     "      local processes, or without --workers as one task of the TF_CONFIG cluster\n"
+    "  bench train --job JOB.json [--workers 2] [--epochs E] [--warmup_epochs 1]\n"
+    "      train the job on N local workers; print images/s, step time and the share of it\n"
+    "      spent waiting on communication, warm-up epochs excluded\n"
+    "  evaluate --job JOB.json --model M.safetensors [--data eval|train] [--batch_size N] [--json]\n"
+    "      loss and accuracy of a saved model on a whole data split (default data.eval)\n"
+    "  predict --job JOB.json --model M.safetensors [--data eval|train] [--first I] [--count N]\n"
+    "          [--batch_size N] [--json]\n"
+    "      one line per example: index, predicted class, its probability, the label\n"
     "  version     print the version\n"
     "  help        print this text\n"
     "\n"
@@ -47,6 +55,8 @@ int main(int argc, char** argv) {
   }
   if (command == "worker") return ringtrain::cli::RunWorker(args);
   if (command == "launch") return ringtrain::cli::RunLaunch(args, "/proc/self/exe");
+  if (command == "evaluate") return ringtrain::cli::RunEvaluate(args);
+  if (command == "predict") return ringtrain::cli::RunPredict(args);
   if (command == "bench") return ringtrain::cli::RunBench(args, "/proc/self/exe");
   ringtrain::cli::PrintError("unknown command '" + command + "'; run `ringtrain help`");
   return ringtrain::kExitBadConfig;

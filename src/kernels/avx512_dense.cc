@@ -84,9 +84,10 @@ void DenseWeightGrad(const float* x, const float* d, int batch, int in, int unit
   });
 }
 
-// dx[m, k] = sum_u d[m, u] w[k, u]. Tiles of 16 weight rows x 16 batch rows: each
-// accumulator holds one weight row's dot products for 16 batch rows (broadcast the
-// weight, load a column of d^T), then a 16x16 transpose stores them as dx rows.
+// dx[m, k] = sum_u d[m, u] w[k, u]. Computed transposed, 16 weight rows at a time:
+// dx^T[k, m] = W[k, :] d^T with the micro-kernel (A = weight rows, B = d^T's rows of
+// up to 64 batch columns), into a small buffer, then 16x16 register transposes store
+// it as dx rows.
 void DenseInputGrad(const float* d, const float* w, int batch, int in, int units, float* dx, float* scratch) {
   const int mpad = (batch + 15) / 16 * 16;
   float* dt = scratch;  // d^T [units, mpad], zero-padded columns
@@ -97,32 +98,27 @@ void DenseInputGrad(const float* d, const float* w, int batch, int in, int units
   }
   const int kblocks = (in + 15) / 16;
   ParallelFor(kblocks, [&](int64_t begin, int64_t end) {
+    alignas(64) float tile[16 * 64];  // dx^T for 16 weight rows x up to 64 batch columns
+    for (float& v : tile) v = 0.0f;
     for (int64_t kb = begin; kb < end; ++kb) {
       const int k0 = static_cast<int>(kb) * 16;
       const int kr = std::min(16, in - k0);
       const __mmask16 kmask = TailMask(kr);
-      // Rows past the end repeat the last row; their results are not stored.
-      const float* wr[16];
-      for (int r = 0; r < 16; ++r) wr[r] = w + static_cast<size_t>(k0 + std::min(r, kr - 1)) * units;
-      for (int m0 = 0; m0 < batch; m0 += 16) {
-        // Sixteen named accumulators (an array would live on the stack, see
-        // avx512_microkernel.h); accN holds weight row k0 + N's dot products.
-        const __m512 z = _mm512_setzero_ps();
-        __m512 acc0 = z, acc1 = z, acc2 = z, acc3 = z, acc4 = z, acc5 = z, acc6 = z, acc7 = z, acc8 = z, acc9 = z,
-               acc10 = z, acc11 = z, acc12 = z, acc13 = z, acc14 = z, acc15 = z;
-        const float* col = dt + m0;
-        for (int u = 0; u < units; ++u, col += mpad) {
-          const __m512 b = _mm512_loadu_ps(col);
-#define RT_ACC(N) acc##N = _mm512_fmadd_ps(_mm512_set1_ps(wr[N][u]), b, acc##N);
-          RT_ACC(0) RT_ACC(1) RT_ACC(2) RT_ACC(3) RT_ACC(4) RT_ACC(5) RT_ACC(6) RT_ACC(7)
-          RT_ACC(8) RT_ACC(9) RT_ACC(10) RT_ACC(11) RT_ACC(12) RT_ACC(13) RT_ACC(14) RT_ACC(15)
-#undef RT_ACC
+      for (int m0 = 0; m0 < mpad; m0 += 64) {
+        const int nv = std::min(64, mpad - m0) / 16;
+        for (int r0 = 0; r0 < kr; r0 += kMr) {
+          PickMicroKernel(std::min(kMr, kr - r0), nv)(w + static_cast<size_t>(k0 + r0) * units, units, 1, dt + m0, mpad,
+                                                      units, tile + r0 * 64, 64, TailMask(16), false);
         }
-        __m512 acc[16] = {acc0, acc1, acc2,  acc3,  acc4,  acc5,  acc6,  acc7,
-                          acc8, acc9, acc10, acc11, acc12, acc13, acc14, acc15};
-        Transpose16x16(acc);  // acc[m] = dx[m0 + m, k0 .. k0 + 15]
-        const int mr = std::min(16, batch - m0);
-        for (int m = 0; m < mr; ++m) _mm512_mask_storeu_ps(dx + static_cast<size_t>(m0 + m) * in + k0, kmask, acc[m]);
+        for (int g = 0; g < nv; ++g) {
+          __m512 acc[16];
+          for (int r = 0; r < 16; ++r) acc[r] = _mm512_load_ps(tile + r * 64 + 16 * g);
+          Transpose16x16(acc);  // acc[m] = dx[m0 + 16g + m, k0 .. k0 + 15]
+          const int mr = std::min(16, batch - m0 - 16 * g);
+          for (int m = 0; m < mr; ++m) {
+            _mm512_mask_storeu_ps(dx + static_cast<size_t>(m0 + 16 * g + m) * in + k0, kmask, acc[m]);
+          }
+        }
       }
     }
   });

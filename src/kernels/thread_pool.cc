@@ -1,7 +1,25 @@
 #include "kernels/thread_pool.h"
 
+#include <chrono>
+
 namespace ringtrain::kernels {
 namespace {
+
+// How long a thread spins before it sleeps: long enough to bridge the gaps between
+// the kernels of one step, short enough not to steal a core between steps.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+template <typename Pred>
+bool SpinFor(Pred ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  do {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      __builtin_ia32_pause();
+    }
+  } while (std::chrono::steady_clock::now() < until);
+  return false;
+}
 
 void Range(int64_t n, int parts, int index, int64_t* begin, int64_t* end) {
   *begin = n * index / parts;
@@ -34,16 +52,17 @@ void ThreadPool::ParallelFor(int64_t n, RangeFn fn, void* ctx) {
     fn_ = fn;
     ctx_ = ctx;
     n_ = n;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+    pending_.store(static_cast<int>(workers_.size()));
+    generation_.fetch_add(1);
   }
   start_cv_.notify_all();
   int64_t begin, end;
   Range(n, size(), 0, &begin, &end);
   if (begin < end) fn(ctx, begin, end);
+  SpinFor([this] { return pending_.load(std::memory_order_acquire) == 0; });
   std::unique_lock<std::mutex> lock(mu_);
   // No deadline: the workers run finite compute on this process's own data.
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
+  done_cv_.wait(lock, [this] { return pending_.load() == 0; });
   fn_ = nullptr;
   ctx_ = nullptr;
 }
@@ -54,11 +73,12 @@ void ThreadPool::Loop(int index) {
     RangeFn fn;
     void* ctx;
     int64_t n;
+    SpinFor([&] { return generation_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      start_cv_.wait(lock, [&] { return stop_ || generation_.load() != seen; });
       if (stop_) return;
-      seen = generation_;
+      seen = generation_.load();
       fn = fn_;
       ctx = ctx_;
       n = n_;
@@ -68,7 +88,7 @@ void ThreadPool::Loop(int index) {
     if (begin < end) fn(ctx, begin, end);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      if (pending_.fetch_sub(1) == 1) done_cv_.notify_one();
     }
   }
 }

@@ -3,10 +3,12 @@
 // all are done. Ranges depend only on n and the thread count; the kernels split over
 // output elements, so results do not depend on the split.
 //
-// Threading: one caller at a time (the training thread). Workers wait on a condition
-// variable between calls. The destructor stops and joins them; it never throws.
+// Threading: one caller at a time (the training thread). Between calls, workers spin
+// for a few microseconds (a step issues many short calls back to back) and then sleep
+// on a condition variable; the caller spins likewise before sleeping. The destructor stops and joins them; it never throws.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <type_traits>
@@ -39,8 +41,9 @@ class ThreadPool {
   RangeFn fn_ = nullptr;                                        // guarded by mu_
   void* ctx_ = nullptr;                                         // guarded by mu_
   int64_t n_ = 0;                                               // guarded by mu_
-  uint64_t generation_ = 0;                                     // guarded by mu_
-  int pending_ = 0;                                             // guarded by mu_
+  // Written under mu_, also read without it by spinning threads.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
   bool stop_ = false;                                           // guarded by mu_
 };
 

@@ -1,0 +1,41 @@
+// Keras' model.evaluate() and model.predict() on one process: a whole dataset, no
+// sharding, no collectives.
+//
+// Determinism: batches run in index order and per-example results are summed in that
+// order in double, so the same model, data and batch size give the same bits.
+// Threading: one thread at a time per Model (Forward reuses the model's buffers).
+// Blocking: compute only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/status.h"
+#include "data/dataset.h"
+#include "nn/model.h"
+
+namespace ringtrain::inference {
+
+struct EvalResult {
+  int64_t examples = 0;
+  double loss = 0;      // mean sparse softmax cross-entropy over the examples
+  double accuracy = 0;  // fraction whose argmax (ties to the first class) is the label
+};
+
+// Evaluates `model` on all of `data` in batches of `batch` (the last may be smaller).
+// INVALID_ARGUMENT when batch < 1, the data is empty, its examples do not have the
+// model's input size, or a label lies outside the model's classes (naming it).
+StatusOr<EvalResult> EvaluateModel(nn::Model* model, const data::Dataset& data, int batch);
+
+struct Prediction {
+  int predicted_class = 0;             // argmax of the logits, ties to the first class
+  double probability = 0;              // softmax probability of predicted_class
+  std::vector<double> probabilities;   // softmax over all classes, computed in double
+};
+
+// Runs `n` examples (images: n * model->input_size() floats) through the model in
+// batches of `batch` (clamped to at least 1) and returns one Prediction per example.
+std::vector<Prediction> Predict(nn::Model* model, const float* images, size_t n, int batch);
+
+}  // namespace ringtrain::inference

@@ -1,0 +1,35 @@
+// Loading a saved model for inference: the job's "model" section gives the
+// architecture, a safetensors file (what save_model / model_checkpoint wrote) the
+// weights. No cluster, no TF_CONFIG: Keras' load_model() for this project's files.
+//
+// Threading: any thread may call these; each call owns what it creates. Blocking:
+// LoadModel reads the weights file (disk I/O only).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "checkpoint/safetensors.h"
+#include "common/status.h"
+#include "config/job_config.h"
+#include "nn/model.h"
+
+namespace ringtrain::inference {
+
+// Copies `tensors` into model->params(). The names and shapes must be exactly the
+// model's ParamInfo ones ("conv2d/kernel" [3, 3, 1, 4], ...): every parameter present
+// with its shape, and no tensor the model lacks. Otherwise FAILED_PRECONDITION naming
+// the first disagreement -- the tensor and both shapes -- with `source` (e.g. the file
+// path) saying where the tensors came from. On error the model is left unchanged.
+Status LoadWeights(nn::Model* model, const std::map<std::string, checkpoint::Tensor>& tensors,
+                   const std::string& source);
+
+// Builds the job's model and loads the weights at `weights_path` into it.
+// Errors: INVALID_ARGUMENT for a bad "model" section (as nn::Model::FromJson reports
+// it, prefixed with "job: model"); NOT_FOUND for a missing file; DATA_LOSS for a
+// corrupt one and UNIMPLEMENTED for a dtype other than F32 (both naming the path);
+// FAILED_PRECONDITION when the file's tensors do not fit the job's model (LoadWeights).
+StatusOr<std::unique_ptr<nn::Model>> LoadModel(const config::JobConfig& job, const std::string& weights_path);
+
+}  // namespace ringtrain::inference

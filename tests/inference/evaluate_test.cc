@@ -1,0 +1,134 @@
+// EvaluateModel and Predict against values worked out by hand, and their agreement.
+#include "inference/evaluate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+namespace ringtrain::inference {
+namespace {
+
+// logits = input: a dense layer of 3 units with an identity kernel and zero bias.
+std::unique_ptr<nn::Model> IdentityModel() {
+  auto m = nn::Model::FromJson(nlohmann::json::parse(R"({"input_shape": [3], "layers": [
+      {"type": "dense", "units": 3}]})"),
+                               1);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  nn::Model* model = m->get();
+  std::fill(model->params(), model->params() + model->num_params(), 0.0f);
+  for (const auto& p : model->param_infos()) {
+    if (p.name == "dense/kernel") {
+      for (int i = 0; i < 3; ++i) model->params()[p.offset + i * 3 + i] = 1.0f;
+    }
+  }
+  return std::move(m).value();
+}
+
+data::Dataset Data(std::vector<std::vector<float>> rows, std::vector<int32_t> labels) {
+  data::Dataset d;
+  d.example_shape = {3};
+  d.example_size = 3;
+  d.num_classes = 3;
+  for (const auto& r : rows) d.images.insert(d.images.end(), r.begin(), r.end());
+  d.labels = std::move(labels);
+  return d;
+}
+
+double LogSumExp(double a, double b, double c) { return std::log(std::exp(a) + std::exp(b) + std::exp(c)); }
+
+TEST(EvaluateTest, LossAndAccuracyAsWorkedOutByHand) {
+  auto model = IdentityModel();
+  // Example 0: uniform logits, so -log(1/3); argmax ties to class 0 = label: correct.
+  // Example 1: logits (2, 0, 1), label 2: wrong.  Example 2: (0, 3, 0), label 1: right.
+  data::Dataset d = Data({{0, 0, 0}, {2, 0, 1}, {0, 3, 0}}, {0, 2, 1});
+  const double expected_loss =
+      (std::log(3.0) + (LogSumExp(2, 0, 1) - 1.0) + (LogSumExp(0, 3, 0) - 3.0)) / 3.0;
+  for (int batch : {1, 2, 3, 64}) {
+    auto r = EvaluateModel(model.get(), d, batch);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->examples, 3);
+    EXPECT_NEAR(r->loss, expected_loss, 1e-12) << "batch " << batch;
+    EXPECT_DOUBLE_EQ(r->accuracy, 2.0 / 3.0) << "batch " << batch;
+  }
+}
+
+TEST(EvaluateTest, TheSameInputsGiveTheSameBits) {
+  auto m = nn::Model::FromJson(nlohmann::json::parse(R"({"input_shape": [6, 6], "layers": [
+      {"type": "flatten"}, {"type": "dense", "units": 7, "activation": "relu"}, {"type": "dense", "units": 4}]})"),
+                               5);
+  ASSERT_TRUE(m.ok());
+  data::Dataset d;
+  d.example_shape = {6, 6};
+  d.example_size = 36;
+  d.num_classes = 4;
+  for (int i = 0; i < 50 * 36; ++i) d.images.push_back(static_cast<float>((i * 13) % 29) / 29.0f);
+  for (int i = 0; i < 50; ++i) d.labels.push_back(i % 4);
+  auto a = EvaluateModel(m->get(), d, 8);
+  auto b = EvaluateModel(m->get(), d, 8);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(std::memcmp(&a->loss, &b->loss, sizeof(double)), 0);
+  EXPECT_EQ(a->accuracy, b->accuracy);
+
+  // Predict over the same batches agrees with the evaluation's accuracy and loss.
+  std::vector<Prediction> p = Predict(m->get(), d.images.data(), d.size(), 8);
+  ASSERT_EQ(p.size(), d.size());
+  double loss = 0;
+  int correct = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    loss -= std::log(p[i].probabilities[static_cast<size_t>(d.labels[i])]);
+    correct += p[i].predicted_class == d.labels[i] ? 1 : 0;
+  }
+  EXPECT_NEAR(loss / 50.0, a->loss, 1e-9);
+  EXPECT_DOUBLE_EQ(correct / 50.0, a->accuracy);
+}
+
+TEST(EvaluateTest, BadInputsAreInvalidArguments) {
+  auto model = IdentityModel();
+  data::Dataset d = Data({{0, 0, 0}}, {0});
+  EXPECT_EQ(EvaluateModel(model.get(), d, 0).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(EvaluateModel(model.get(), Data({}, {}), 4).status().code(), Code::kInvalidArgument);
+
+  data::Dataset wide = d;
+  wide.example_size = 4;
+  wide.images.push_back(0);
+  auto r = EvaluateModel(model.get(), wide, 4);
+  ASSERT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("4 values but the model's input_shape needs 3"), std::string::npos)
+      << r.status().message();
+
+  data::Dataset bad_label = Data({{0, 0, 0}, {1, 1, 1}}, {0, 3});
+  r = EvaluateModel(model.get(), bad_label, 4);
+  ASSERT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("label 3 of example 1"), std::string::npos) << r.status().message();
+}
+
+TEST(PredictTest, SoftmaxInDoubleAndArgmaxTiesToTheFirstClass) {
+  auto model = IdentityModel();
+  const std::vector<float> x = {1, 1, 0, /**/ -1, 2, 0.5f, /**/ 0, 0, 0, /**/ 100, -100, 0};
+  for (int batch : {1, 3, 4}) {
+    std::vector<Prediction> p = Predict(model.get(), x.data(), 4, batch);
+    ASSERT_EQ(p.size(), 4u);
+    EXPECT_EQ(p[0].predicted_class, 0);  // a tie between 0 and 1
+    const double e = std::exp(1.0);
+    EXPECT_NEAR(p[0].probability, e / (2 * e + 1), 1e-15);
+    EXPECT_NEAR(p[0].probabilities[2], 1 / (2 * e + 1), 1e-15);
+    EXPECT_EQ(p[1].predicted_class, 1);
+    EXPECT_NEAR(p[1].probability, std::exp(2.0) / (std::exp(-1.0) + std::exp(2.0) + std::exp(0.5)), 1e-15);
+    EXPECT_EQ(p[2].predicted_class, 0);
+    EXPECT_NEAR(p[2].probability, 1.0 / 3.0, 1e-15);
+    EXPECT_EQ(p[3].predicted_class, 0);
+    EXPECT_EQ(p[3].probability, 1.0 / (1.0 + std::exp(-100.0) + std::exp(-200.0)));
+    EXPECT_GT(p[3].probabilities[1], 0.0);  // exp(-200) survives in double
+    for (const auto& q : p) {
+      ASSERT_EQ(q.probabilities.size(), 3u);
+      EXPECT_NEAR(q.probabilities[0] + q.probabilities[1] + q.probabilities[2], 1.0, 1e-15);
+    }
+  }
+  EXPECT_TRUE(Predict(model.get(), x.data(), 0, 4).empty());
+}
+
+}  // namespace
+}  // namespace ringtrain::inference

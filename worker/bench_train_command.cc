@@ -1,0 +1,92 @@
+// `ringtrain bench train --job J --workers N`: trains the job on N local workers (as
+// `ringtrain launch` does) with a private history file and no outputs, then prints
+// images/s, step time and the share of it spent waiting on communication, the first
+// epoch excluded as warm-up (src/bench/train_report.h). Exit codes are the workers'.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "bench/train_report.h"
+#include "checkpoint/safetensors.h"
+#include "commands.h"
+#include "common/exit_codes.h"
+#include "common/file.h"
+#include "config/job_config.h"
+#include "flags.h"
+#include "local_cluster.h"
+
+namespace ringtrain::cli {
+namespace {
+
+// Removes the temporary job and history files on every way out.
+struct TempFiles {
+  std::vector<std::string> paths;
+  ~TempFiles() {
+    std::error_code ec;
+    for (const auto& p : paths) std::filesystem::remove(p, ec);
+  }
+};
+
+}  // namespace
+
+int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_path) {
+  auto flags = Flags::Parse(args, {"job", "workers", "epochs", "warmup_epochs", "base_port"}, {});
+  if (!flags.ok()) return Fail(kExitBadConfig, flags.status());
+  auto workers = flags->get_int("workers", 2, 1, 64);
+  auto epochs = flags->get_int("epochs", 0, 0, 100000);
+  auto warmup = flags->get_int("warmup_epochs", 1, 0, 100000);
+  auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
+  for (const Status& s : {workers.status(), epochs.status(), warmup.status(), base_port.status()}) {
+    if (!s.ok()) return Fail(kExitBadConfig, s);
+  }
+  if (!flags->has("job")) return Fail(kExitBadConfig, InvalidArgumentError("--job JOB.json is required"));
+  const std::string job_path = flags->get("job");
+  auto job = config::LoadJobConfig(job_path);
+  if (!job.ok()) return Fail(kExitBadConfig, job.status());
+
+  // The benchmark measures training only: no saved model, checkpoints, backups,
+  // TensorBoard or validation. The copy sits beside the job so relative paths resolve.
+  nlohmann::json bench_job = job->raw;
+  for (const char* key : {"save_model", "model_checkpoint", "backup_and_restore", "tensorboard_dir", "validation_freq"}) {
+    bench_job.erase(key);
+  }
+  if (*epochs > 0) bench_job["epochs"] = *epochs;
+  TempFiles temp;
+  const std::filesystem::path dir = std::filesystem::path(job_path).parent_path();
+  const std::string stem = ".ringtrain-bench-" + std::to_string(::getpid());
+  const std::string tmp_job = (dir / (stem + ".json")).string();
+  const std::string history = (std::filesystem::temp_directory_path() / (stem + "-history.jsonl")).string();
+  bench_job["history_file"] = history;
+  temp.paths = {tmp_job, history};
+  Status written = checkpoint::WriteFileAtomically(tmp_job, bench_job.dump(2));
+  if (!written.ok()) return Fail(kExitBadData, written);
+
+  LocalClusterOptions options;
+  options.exe = ResolveExecutable(self_path);
+  options.args = {"worker", "--job", tmp_job};
+  options.workers = *workers;
+  options.base_port = *base_port;
+  options.echo = [](int) { return Echo::kOnFailure; };
+  options.announce = false;
+  options.label = "bench train";
+  std::fprintf(stdout, "# training %s on %d local worker(s)...\n", job_path.c_str(), *workers);
+  std::fflush(stdout);
+  auto code = RunLocalCluster(options);
+  if (!code.ok()) return Fail(kExitInternal, code.status());
+  if (*code != kExitOk) return *code;
+
+  auto text = ReadFile(history);
+  if (!text.ok()) return Fail(kExitInternal, text.status().WithContext("reading the chief's history"));
+  auto records = bench::ParseHistory(*text);
+  if (!records.ok()) return Fail(kExitInternal, records.status());
+  auto summary = bench::SummarizeTraining(*records, *warmup);
+  if (!summary.ok()) return Fail(kExitBadConfig, summary.status());
+  std::fputs(bench::FormatTrainSummary(*summary, job_path, *workers).c_str(), stdout);
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace ringtrain::cli
