@@ -27,7 +27,7 @@ std::string FormatEpochLine(const EpochLine& l) {
   if (l.has_val) s += " - val_loss: " + Fixed(l.val_loss, 4) + " - val_accuracy: " + Fixed(l.val_accuracy, 4);
   if (l.learning_rate > 0) {
     char buf[32];
-    std::snprintf(buf, sizeof(buf), "%g", l.learning_rate);
+    std::snprintf(buf, sizeof(buf), "%.4e", l.learning_rate);  // as the seed's PrintLR shows small rates
     s += std::string(" - lr: ") + buf;
   }
   s += " - " + Fixed(std::round(l.images_per_sec), 0) + " images/s";

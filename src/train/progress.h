@@ -1,5 +1,7 @@
 // Keras-like progress output for one worker:
 //   Epoch 2/3 - 70/70 - 3.1s - loss: 2.2172 - accuracy: 0.4157 - 2873 images/s
+// with, when set, " - val_loss: 0.0899 - val_accuracy: 0.9735" after the accuracy and
+// " - lr: 1.0000e-04" (learning_rate > 0) before the images/s.
 // With a terminal, a live bar is redrawn in place during the epoch; otherwise only
 // the finished epoch's line is printed (logs and the launcher's pipes stay clean).
 #pragma once

@@ -23,6 +23,10 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   std::unique_ptr<Trainer> t(new Trainer(job, options));
   RT_ASSIGN_OR_RETURN(t->model_, nn::Model::FromJson(job.model, job.seed));
   RT_ASSIGN_OR_RETURN(t->optimizer_, nn::Optimizer::FromJson(job.optimizer));
+  if (!job.lr_schedule.is_null()) {
+    RT_ASSIGN_OR_RETURN(t->schedule_, nn::LrSchedule::FromJson(job.lr_schedule));
+    RT_LOG(INFO) << "lr_schedule: " << t->schedule_->Describe();
+  }
   RT_ASSIGN_OR_RETURN(data::ShardPolicy policy, data::ParseShardPolicy(job.auto_shard_policy));
 
   auto train = data::LoadShard(job.train_data, job.base_dir, policy, options.rank, options.num_workers, "data.train");
@@ -46,6 +50,14 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
                                 std::to_string(t->model_->num_classes()) + " units");
   }
   if (options.is_chief && !job.history_file.empty()) t->history_file_ = std::make_unique<HistoryFile>(job.history_file);
+  if (options.is_chief && !job.tensorboard_dir.empty()) {
+    // Opened here so that a bad directory fails before any network work; the validation
+    // writer waits for the first validation (Keras creates it only when validation runs).
+    auto w = summary::EventWriter::Open((std::filesystem::path(job.tensorboard_dir) / "train").string());
+    if (!w.ok()) return w.status().WithContext("tensorboard_dir");
+    t->tb_train_ = std::move(w).value();
+    RT_LOG(INFO) << "tensorboard: " << t->tb_train_->path();
+  }
   return t;
 }
 
@@ -69,6 +81,13 @@ Status Trainer::Prepare(Communicator* comm) {
   }
   steps_per_epoch_ = steps;
   return Status::Ok();
+}
+
+double Trainer::NextLearningRate(int epoch0) {
+  if (!schedule_) return optimizer_->learning_rate();
+  const double lr = schedule_->LearningRate(epoch0, optimizer_->iterations());
+  optimizer_->set_learning_rate(lr);
+  return lr;
 }
 
 bool Trainer::IsBackupPoint(bool epoch_end) const {
@@ -127,8 +146,11 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
     double start = Now();
     double shown_loss = 0;  // this process's running metrics, for the progress line only
     int64_t shown_correct = 0;
+    const double wait_start = sync.wait_seconds();
     EpochLine line{epoch, job_.epochs, first_step, steps};
+    EpochTiming timing;
     for (int step = first_step + 1; step <= steps; ++step) {
+      timing.learning_rate = NextLearningRate(e);
       it.Next(images.data(), labels.data());
       const float* logits = model_->Forward(images.data(), batch, /*training=*/true);
       nn::LossStats s = nn::SparseSoftmaxCrossEntropy(logits, labels.data(), batch, classes, grad_scale,
@@ -153,7 +175,11 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
 
       const bool epoch_end = step == steps;
       if (epoch_end) {
-        RT_RETURN_IF_ERROR(EndEpoch(comm, epoch, step - first_step, Now() - start, &line));
+        timing.steps_run = step - first_step;
+        timing.seconds = Now() - start;
+        // One worker has nobody to wait for; its "wait" is only the hand-off to the thread.
+        timing.comm_wait_seconds = comm->size() > 1 ? sync.wait_seconds() - wait_start : 0.0;
+        RT_RETURN_IF_ERROR(EndEpoch(comm, epoch, timing, &line));
         progress.Finish(line);
       }
       // Reduced at every backup point, hook or not, so that the metrics are summed in
@@ -177,74 +203,10 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
   return Status::Ok();
 }
 
-Status Trainer::EndEpoch(Communicator* comm, int epoch, int steps_run, double seconds, EpochLine* line) {
-  // The epoch's metrics over the global batch, as Keras reports them under this strategy.
-  double totals[3];
-  RT_RETURN_IF_ERROR(ReduceMetrics(comm, totals).WithContext("epoch " + std::to_string(epoch)));
-  std::fill(carried_, carried_ + 3, 0.0);
-  EpochResult r;
-  r.epoch = epoch;
-  r.steps = steps_per_epoch_;
-  r.seconds = seconds;
-  r.loss = totals[0] / totals[2];
-  r.accuracy = totals[1] / totals[2];
-  r.images_per_sec = static_cast<double>(steps_run) * job_.batch_size_per_worker * comm->size() / seconds;
-  history_.push_back(r);
-  nlohmann::json record = {{"epoch", epoch}, {"loss", r.loss}, {"accuracy", r.accuracy},
-                           {"images_per_sec", r.images_per_sec}};
-  history_json_.push_back(record);
-  line->seconds = r.seconds;
-  line->loss = r.loss;
-  line->accuracy = r.accuracy;
-  line->images_per_sec = r.images_per_sec;
-  if (history_file_) RT_RETURN_IF_ERROR(history_file_->AppendEpoch(record));
-  if (options_.is_chief && !job_.model_checkpoint.empty()) RT_RETURN_IF_ERROR(WriteModelCheckpoint(epoch));
-  return Status::Ok();
-}
-
-Status Trainer::WriteModelCheckpoint(int epoch) {
-  RT_ASSIGN_OR_RETURN(std::string path, backup::FormatCheckpointPath(job_.model_checkpoint, epoch));
-  std::map<std::string, std::string> metadata = {{"format", "ringtrain"}, {"layout", "channels_last"},
-                                                 {"epoch", std::to_string(epoch)}};
-  RT_RETURN_IF_ERROR(checkpoint::SaveSafetensors(path, WeightViews(), metadata).WithContext("model_checkpoint"));
-  RT_LOG(INFO) << "model checkpoint: " << path;
-  return Status::Ok();
-}
-
 std::vector<checkpoint::TensorView> Trainer::WeightViews() const {
   std::vector<checkpoint::TensorView> views;
   for (const auto& p : model_->param_infos()) views.push_back({p.name, p.shape, model_->params() + p.offset});
   return views;
-}
-
-StatusOr<EvalResult> Trainer::Evaluate(Communicator* comm) {
-  if (!has_eval_) return FailedPreconditionError("the job has no data.eval");
-  const auto& d = eval_.data;
-  const int batch = job_.batch_size_per_worker;
-  const int classes = model_->num_classes();
-  double loss_sum = 0;
-  int64_t correct = 0;
-  for (size_t first = 0; first < d.size(); first += static_cast<size_t>(batch)) {
-    int b = static_cast<int>(std::min<size_t>(static_cast<size_t>(batch), d.size() - first));
-    const float* logits = model_->Forward(d.images.data() + first * d.example_size, b, /*training=*/false);
-    nn::LossStats s = nn::SparseSoftmaxCrossEntropy(logits, d.labels.data() + first, b, classes, 0.0f, nullptr);
-    loss_sum += s.loss_sum;
-    correct += s.correct;
-  }
-  float totals[3] = {static_cast<float>(loss_sum), static_cast<float>(correct), static_cast<float>(d.size())};
-  RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, ReduceOp::kSum).WithContext("reducing evaluation metrics"));
-  EvalResult r;
-  r.examples = static_cast<int64_t>(totals[2]);
-  if (r.examples == 0) return FailedPreconditionError("data.eval is empty");
-  r.loss = totals[0] / totals[2];
-  r.accuracy = totals[1] / totals[2];
-  std::fprintf(options_.out, "Evaluation - %lld examples - loss: %.4f - accuracy: %.4f\n",
-               static_cast<long long>(r.examples), r.loss, r.accuracy);
-  std::fflush(options_.out);
-  if (history_file_) {
-    RT_RETURN_IF_ERROR(history_file_->SetEvaluation({{"loss", r.loss}, {"accuracy", r.accuracy}}));
-  }
-  return r;
 }
 
 Status Trainer::SaveModel() {

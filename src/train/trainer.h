@@ -13,6 +13,14 @@
 // failure the caller restores a state and calls Fit again on a new communicator: the
 // run continues from that step exactly as if it had not been interrupted.
 //
+// Keras' fit conveniences: job.lr_schedule sets the optimizer's rate before every step
+// (a pure function of epoch and step, so a resumed run follows the same rates);
+// job.validation_freq evaluates every worker's eval shard after the chosen epochs (all
+// workers, all-reduced; uses no RNG, so the training trajectory is unchanged); and with
+// job.tensorboard_dir the chief writes Keras' epoch scalars to <dir>/train and
+// <dir>/validation, with the 0-based epoch index as the step, as Keras' TensorBoard
+// callback does for epoch summaries.
+//
 // Threading: one thread drives a Trainer. Blocking: every collective has the
 // communicator's deadline.
 #pragma once
@@ -31,8 +39,10 @@
 #include "common/status.h"
 #include "config/job_config.h"
 #include "data/dataset.h"
+#include "nn/lr_schedule.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
+#include "summary/event_writer.h"
 #include "train/history.h"
 #include "train/progress.h"
 
@@ -53,6 +63,11 @@ struct EpochResult {
   int epoch = 0;
   int steps = 0;
   double loss = 0, accuracy = 0, images_per_sec = 0, seconds = 0;
+  double learning_rate = 0;    // the rate of the epoch's last step ("lr" in the history)
+  double step_ms = 0;          // mean wall time per step over the epoch (this run's steps)
+  double comm_wait_share = 0;  // share of the epoch spent waiting for gradients (0 on one worker)
+  bool has_val = false;        // validation_freq evaluated data.eval after this epoch
+  double val_loss = 0, val_accuracy = 0;
 };
 
 struct EvalResult {
@@ -62,8 +77,10 @@ struct EvalResult {
 
 class Trainer {
  public:
-  // Builds the model and optimizer and loads this worker's shards. Starts nothing on
-  // the network. INVALID_ARGUMENT for a bad job; NOT_FOUND / DATA_LOSS for data files.
+  // Builds the model, optimizer and learning-rate schedule and loads this worker's
+  // shards; the chief opens <tensorboard_dir>/train. Starts nothing on the network.
+  // INVALID_ARGUMENT for a bad job; NOT_FOUND / DATA_LOSS for data files; the event
+  // file's error (with "tensorboard_dir" in it) when it cannot be created.
   static StatusOr<std::unique_ptr<Trainer>> Create(const config::JobConfig& job, const TrainerOptions& options);
 
   // Called at every backup point with the state (on every worker, at the same steps).
@@ -111,8 +128,20 @@ class Trainer {
 
  private:
   Trainer(const config::JobConfig& job, const TrainerOptions& options) : job_(job), options_(options) {}
+  // What Fit measured over one epoch, for EndEpoch.
+  struct EpochTiming {
+    int steps_run = 0;           // steps of this epoch run by this Fit (fewer after a resume)
+    double seconds = 0;          // wall time of those steps
+    double comm_wait_seconds = 0;
+    double learning_rate = 0;    // the last step's
+  };
   bool IsBackupPoint(bool epoch_end) const;
-  Status EndEpoch(Communicator* comm, int epoch, int steps_run, double seconds, EpochLine* line);
+  // The learning rate for the next step of 0-based epoch `epoch0` (sets the optimizer's).
+  double NextLearningRate(int epoch0);
+  Status EndEpoch(Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line);
+  // This worker's eval shard, all-reduced (loss sum, correct, count) in a fixed order.
+  StatusOr<EvalResult> EvaluateShards(Communicator* comm);
+  Status WriteTensorBoard(const EpochResult& r);
   Status ReduceMetrics(Communicator* comm, double out[3]);
   Status WriteModelCheckpoint(int epoch);
   std::vector<checkpoint::TensorView> WeightViews() const;
@@ -121,6 +150,8 @@ class Trainer {
   TrainerOptions options_;
   std::unique_ptr<nn::Model> model_;
   std::unique_ptr<nn::Optimizer> optimizer_;
+  std::unique_ptr<nn::LrSchedule> schedule_;  // null: the optimizer's own rate throughout
+  std::unique_ptr<summary::EventWriter> tb_train_, tb_validation_;  // chief with tensorboard_dir only
   data::ShardResult train_;
   bool has_eval_ = false;
   data::ShardResult eval_;

@@ -63,6 +63,29 @@ Status Trainer::Restore(const backup::TrainState& s) {
                                   "' does not fit the " + optimizer_->name() + " optimizer's '" + slots[i].first + "'");
     }
   }
+  // Parsed before anything changes, so that a bad history leaves the trainer as it was.
+  nlohmann::json history_json = s.history.is_array() ? s.history : nlohmann::json::array();
+  std::vector<EpochResult> history;
+  try {
+    for (const auto& h : history_json) {
+      EpochResult r;
+      r.epoch = h.value("epoch", 0);
+      r.steps = steps_per_epoch_;
+      r.loss = h.value("loss", 0.0);
+      r.accuracy = h.value("accuracy", 0.0);
+      r.images_per_sec = h.value("images_per_sec", 0.0);
+      r.learning_rate = h.value("lr", 0.0);
+      r.step_ms = h.value("step_ms", 0.0);
+      r.comm_wait_share = h.value("comm_wait_share", 0.0);
+      r.has_val = h.contains("val_loss");
+      r.val_loss = h.value("val_loss", 0.0);
+      r.val_accuracy = h.value("val_accuracy", 0.0);
+      history.push_back(r);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgumentError(std::string("the state's history is not a list of epoch records (") + e.what() +
+                                "); restore from another backup or delete the backup directory to start over");
+  }
   std::memcpy(model_->params(), s.params.data(), n * sizeof(float));
   for (size_t i = 0; i < slots.size(); ++i) *slots[i].second = s.optimizer_slots[i].second;
   optimizer_->set_iterations(s.optimizer_iterations);
@@ -71,17 +94,8 @@ Status Trainer::Restore(const backup::TrainState& s) {
   carried_[1] = s.epoch_correct;
   carried_[2] = s.epoch_examples;
   std::fill(pending_, pending_ + 3, 0.0);
-  history_json_ = s.history.is_array() ? s.history : nlohmann::json::array();
-  history_.clear();
-  for (const auto& h : history_json_) {
-    EpochResult r;
-    r.epoch = h.value("epoch", 0);
-    r.steps = steps_per_epoch_;
-    r.loss = h.value("loss", 0.0);
-    r.accuracy = h.value("accuracy", 0.0);
-    r.images_per_sec = h.value("images_per_sec", 0.0);
-    history_.push_back(r);
-  }
+  history_json_ = std::move(history_json);
+  history_ = std::move(history);
   if (history_file_) RT_RETURN_IF_ERROR(history_file_->Reset(history_json_));
   return Status::Ok();
 }

@@ -1,0 +1,133 @@
+// What the trainer does between epochs: the epoch's global metrics, validation
+// (validation_freq), the history record, TensorBoard scalars and the model checkpoint;
+// and the evaluation of data.eval that validation and Evaluate share.
+#include <algorithm>
+#include <filesystem>
+
+#include "backup/backup.h"
+#include "checkpoint/safetensors.h"
+#include "common/logging.h"
+#include "nn/loss.h"
+#include "train/trainer.h"
+
+namespace ringtrain::train {
+
+Status Trainer::EndEpoch(Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line) {
+  // The epoch's metrics over the global batch, as Keras reports them under this strategy.
+  double totals[3];
+  RT_RETURN_IF_ERROR(ReduceMetrics(comm, totals).WithContext("epoch " + std::to_string(epoch)));
+  std::fill(carried_, carried_ + 3, 0.0);
+  EpochResult r;
+  r.epoch = epoch;
+  r.steps = steps_per_epoch_;
+  r.seconds = timing.seconds;
+  r.loss = totals[0] / totals[2];
+  r.accuracy = totals[1] / totals[2];
+  r.images_per_sec = static_cast<double>(timing.steps_run) * job_.batch_size_per_worker * comm->size() / timing.seconds;
+  r.learning_rate = timing.learning_rate;
+  r.step_ms = timing.seconds * 1000.0 / timing.steps_run;
+  r.comm_wait_share = timing.seconds > 0 ? timing.comm_wait_seconds / timing.seconds : 0.0;
+  // Validation runs on every worker (a collective) after the epoch's last update. It
+  // only reads the weights and draws no random numbers, so training continues exactly
+  // as without it.
+  if (has_eval_ && job_.ValidateAfterEpoch(epoch)) {
+    auto val = EvaluateShards(comm);
+    if (!val.ok()) return val.status().WithContext("validation after epoch " + std::to_string(epoch));
+    r.has_val = true;
+    r.val_loss = val->loss;
+    r.val_accuracy = val->accuracy;
+  }
+  history_.push_back(r);
+  nlohmann::json record = {{"epoch", epoch},
+                           {"loss", r.loss},
+                           {"accuracy", r.accuracy},
+                           {"images_per_sec", r.images_per_sec},
+                           {"lr", r.learning_rate},
+                           {"step_ms", r.step_ms},
+                           {"comm_wait_share", r.comm_wait_share}};
+  if (r.has_val) {
+    record["val_loss"] = r.val_loss;
+    record["val_accuracy"] = r.val_accuracy;
+  }
+  history_json_.push_back(record);
+  line->seconds = r.seconds;
+  line->loss = r.loss;
+  line->accuracy = r.accuracy;
+  line->images_per_sec = r.images_per_sec;
+  line->learning_rate = r.learning_rate;
+  line->has_val = r.has_val;
+  line->val_loss = r.val_loss;
+  line->val_accuracy = r.val_accuracy;
+  if (history_file_) RT_RETURN_IF_ERROR(history_file_->AppendEpoch(record));
+  RT_RETURN_IF_ERROR(WriteTensorBoard(r));
+  if (options_.is_chief && !job_.model_checkpoint.empty()) RT_RETURN_IF_ERROR(WriteModelCheckpoint(epoch));
+  return Status::Ok();
+}
+
+Status Trainer::WriteTensorBoard(const EpochResult& r) {
+  if (!tb_train_) return Status::Ok();
+  // Keras' TensorBoard callback: epoch summaries at step = the 0-based epoch index.
+  const int64_t step = r.epoch - 1;
+  RT_RETURN_IF_ERROR(tb_train_
+                         ->AddScalars(step, {{"epoch_loss", static_cast<float>(r.loss)},
+                                             {"epoch_accuracy", static_cast<float>(r.accuracy)},
+                                             {"epoch_learning_rate", static_cast<float>(r.learning_rate)},
+                                             {"epoch_images_per_sec", static_cast<float>(r.images_per_sec)}})
+                         .WithContext("tensorboard_dir"));
+  if (!r.has_val) return Status::Ok();
+  if (!tb_validation_) {
+    auto w = summary::EventWriter::Open((std::filesystem::path(job_.tensorboard_dir) / "validation").string());
+    if (!w.ok()) return w.status().WithContext("tensorboard_dir");
+    tb_validation_ = std::move(w).value();
+  }
+  return tb_validation_
+      ->AddScalars(step, {{"epoch_loss", static_cast<float>(r.val_loss)},
+                          {"epoch_accuracy", static_cast<float>(r.val_accuracy)}})
+      .WithContext("tensorboard_dir");
+}
+
+Status Trainer::WriteModelCheckpoint(int epoch) {
+  RT_ASSIGN_OR_RETURN(std::string path, backup::FormatCheckpointPath(job_.model_checkpoint, epoch));
+  std::map<std::string, std::string> metadata = {{"format", "ringtrain"}, {"layout", "channels_last"},
+                                                 {"epoch", std::to_string(epoch)}};
+  RT_RETURN_IF_ERROR(checkpoint::SaveSafetensors(path, WeightViews(), metadata).WithContext("model_checkpoint"));
+  RT_LOG(INFO) << "model checkpoint: " << path;
+  return Status::Ok();
+}
+
+StatusOr<EvalResult> Trainer::EvaluateShards(Communicator* comm) {
+  if (!has_eval_) return FailedPreconditionError("the job has no data.eval; add one to evaluate");
+  const auto& d = eval_.data;
+  const int batch = job_.batch_size_per_worker;
+  const int classes = model_->num_classes();
+  double loss_sum = 0;
+  int64_t correct = 0;
+  for (size_t first = 0; first < d.size(); first += static_cast<size_t>(batch)) {
+    int b = static_cast<int>(std::min<size_t>(static_cast<size_t>(batch), d.size() - first));
+    const float* logits = model_->Forward(d.images.data() + first * d.example_size, b, /*training=*/false);
+    nn::LossStats s = nn::SparseSoftmaxCrossEntropy(logits, d.labels.data() + first, b, classes, 0.0f, nullptr);
+    loss_sum += s.loss_sum;
+    correct += s.correct;
+  }
+  float totals[3] = {static_cast<float>(loss_sum), static_cast<float>(correct), static_cast<float>(d.size())};
+  RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, ReduceOp::kSum).WithContext("reducing evaluation metrics"));
+  EvalResult r;
+  r.examples = static_cast<int64_t>(totals[2]);
+  if (r.examples == 0) return FailedPreconditionError("data.eval is empty on every worker; give it examples");
+  r.loss = totals[0] / totals[2];
+  r.accuracy = totals[1] / totals[2];
+  return r;
+}
+
+StatusOr<EvalResult> Trainer::Evaluate(Communicator* comm) {
+  RT_ASSIGN_OR_RETURN(EvalResult r, EvaluateShards(comm));
+  std::fprintf(options_.out, "Evaluation - %lld examples - loss: %.4f - accuracy: %.4f\n",
+               static_cast<long long>(r.examples), r.loss, r.accuracy);
+  std::fflush(options_.out);
+  if (history_file_) {
+    RT_RETURN_IF_ERROR(history_file_->SetEvaluation({{"loss", r.loss}, {"accuracy", r.accuracy}}));
+  }
+  return r;
+}
+
+}  // namespace ringtrain::train
