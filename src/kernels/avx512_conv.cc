@@ -51,19 +51,77 @@ void ForwardTile(const Geometry& g, const float* x, const float* w, const float*
   }
 }
 
+// The same for at most 32 filters (two vectors), with named accumulators: GCC 12
+// keeps an array of __m512 on the stack (see avx512_microkernel.h), named ones in
+// registers. The seeds' convolutions all take this path.
+template <int P, int NV>
+void ForwardTileNarrow(const Geometry& g, const float* x, const float* w, const float* bias, bool relu, float* y,
+                       __mmask16 last) {
+  static_assert(P <= 8 && NV <= 2, "tile too large");
+  const __m512 z = _mm512_setzero_ps();
+  __m512 a00 = z, a01 = z, a10 = z, a11 = z, a20 = z, a21 = z, a30 = z, a31 = z, a40 = z, a41 = z, a50 = z, a51 = z,
+         a60 = z, a61 = z, a70 = z, a71 = z;
+  const int row_len = g.kw * g.c;
+  const int ps = g.pixel_stride;
+  for (int i = 0; i < g.kh; ++i) {
+    const float* xr = x + static_cast<size_t>(i) * g.row_stride;
+    const float* wt = w + static_cast<size_t>(i) * row_len * g.f;
+    for (int t = 0; t < row_len; ++t, wt += g.f) {
+      const __m512 b0 = NV == 1 ? _mm512_maskz_loadu_ps(last, wt) : _mm512_loadu_ps(wt);
+      const __m512 b1 = NV == 2 ? _mm512_maskz_loadu_ps(last, wt + 16) : z;
+#define RT_PX(p)                                                   \
+  if constexpr (P > p) {                                           \
+    const __m512 sv = _mm512_set1_ps(xr[p * ps + t]);              \
+    a##p##0 = _mm512_fmadd_ps(sv, b0, a##p##0);                    \
+    if constexpr (NV > 1) a##p##1 = _mm512_fmadd_ps(sv, b1, a##p##1); \
+  }
+      RT_PX(0) RT_PX(1) RT_PX(2) RT_PX(3) RT_PX(4) RT_PX(5) RT_PX(6) RT_PX(7)
+#undef RT_PX
+    }
+  }
+  const __m512 bv0 = bias == nullptr ? z : NV == 1 ? _mm512_maskz_loadu_ps(last, bias) : _mm512_loadu_ps(bias);
+  const __m512 bv1 = bias == nullptr || NV < 2 ? z : _mm512_maskz_loadu_ps(last, bias + 16);
+#define RT_OUT(p)                                                                      \
+  if constexpr (P > p) {                                                               \
+    __m512 r0 = _mm512_add_ps(a##p##0, bv0);                                           \
+    if (relu) r0 = _mm512_max_ps(r0, z);                                               \
+    float* yp = y + static_cast<size_t>(p) * g.f;                                      \
+    if constexpr (NV == 1) {                                                           \
+      _mm512_mask_storeu_ps(yp, last, r0);                                             \
+    } else {                                                                           \
+      __m512 r1 = _mm512_add_ps(a##p##1, bv1);                                         \
+      if (relu) r1 = _mm512_max_ps(r1, z);                                             \
+      _mm512_storeu_ps(yp, r0);                                                        \
+      _mm512_mask_storeu_ps(yp + 16, last, r1);                                        \
+    }                                                                                  \
+  }
+  RT_OUT(0) RT_OUT(1) RT_OUT(2) RT_OUT(3) RT_OUT(4) RT_OUT(5) RT_OUT(6) RT_OUT(7)
+#undef RT_OUT
+}
+
 using ForwardFn = void (*)(const Geometry&, const float*, const float*, const float*, bool, float*, __mmask16);
 
 template <int NV>
 ForwardFn PickForward(int p) {
+  if constexpr (NV <= 2) {
+    switch (p) {
+      case 1: return &ForwardTileNarrow<1, NV>;
+      case 2: return &ForwardTileNarrow<2, NV>;
+      case 3: return &ForwardTileNarrow<3, NV>;
+      case 4: return &ForwardTileNarrow<4, NV>;
+      case 5: return &ForwardTileNarrow<5, NV>;
+      case 6: return &ForwardTileNarrow<6, NV>;
+      case 7: return &ForwardTileNarrow<7, NV>;
+      default: return &ForwardTileNarrow<8, NV>;
+    }
+  }
   switch (p) {
     case 1: return &ForwardTile<1, NV>;
     case 2: return &ForwardTile<2, NV>;
     case 3: return &ForwardTile<3, NV>;
     case 4: return &ForwardTile<4, NV>;
     case 5: return &ForwardTile<5, NV>;
-    case 6: return &ForwardTile<6, NV>;
-    case 7: return &ForwardTile<7, NV>;
-    default: return &ForwardTile<8, NV>;
+    default: return &ForwardTile<6, NV>;
   }
 }
 
@@ -142,6 +200,102 @@ FilterGradFn PickFilterGrad(int tg, int nv) {
   }
 }
 
+// Filter gradients for at most 32 filters with named accumulators (see
+// ForwardTileNarrow), the relu mask and the bias gradient fused in: the first tap
+// group reads dy (and y) and derives the masked gradient itself, storing it only when
+// `dstore` is set; later groups read it back from `dread`.
+struct NarrowGradIo {
+  const float* dy;      // first group: the output gradient
+  const float* y;       // first group with relu: the layer's output
+  float* dstore;        // first group: where to keep the masked gradient, or null
+  const float* dread;   // later groups: the masked gradient
+  float* db;            // first group: this example's bias gradient
+};
+
+template <int TG, int NV>
+void FilterGradNarrow(const int* tap_off, const float* x, const Positions& pos, const NarrowGradIo& io, bool first,
+                      bool relu, int f, float* partial, const int* tap_row, int taps_here, __mmask16 last) {
+  static_assert(TG <= 12 && NV <= 2, "tile too large");
+  const __m512 z = _mm512_setzero_ps();
+  __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z,
+         c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z, c100 = z, c101 = z, c110 = z,
+         c111 = z, db0 = z, db1 = z;
+  const __mmask16 m0 = NV == 1 ? last : static_cast<__mmask16>(0xFFFF);
+  const __mmask16 m1 = NV == 2 ? last : static_cast<__mmask16>(0);
+  size_t o = 0;  // this position's offset in the gradient arrays
+  for (int oh = 0; oh < pos.out_h; ++oh) {
+    const float* xrow = x + static_cast<size_t>(oh) * pos.row_step;
+    for (int ow = 0; ow < pos.out_w; ++ow, o += static_cast<size_t>(f)) {
+      __m512 d0, d1 = z;
+      if (first) {
+        d0 = _mm512_maskz_loadu_ps(m0, io.dy + o);
+        if (NV > 1) d1 = _mm512_maskz_loadu_ps(m1, io.dy + o + 16);
+        if (relu) {
+          d0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m0, io.y + o), z, _CMP_GT_OQ), d0);
+          if (NV > 1) {
+            d1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m1, io.y + o + 16), z, _CMP_GT_OQ), d1);
+          }
+        }
+        if (io.dstore != nullptr) {
+          _mm512_mask_storeu_ps(io.dstore + o, m0, d0);
+          if (NV > 1) _mm512_mask_storeu_ps(io.dstore + o + 16, m1, d1);
+        }
+        db0 = _mm512_add_ps(db0, d0);
+        if (NV > 1) db1 = _mm512_add_ps(db1, d1);
+      } else {
+        d0 = _mm512_maskz_loadu_ps(m0, io.dread + o);
+        if (NV > 1) d1 = _mm512_maskz_loadu_ps(m1, io.dread + o + 16);
+      }
+      const float* xq = xrow + ow * pos.pixel_step;
+#define RT_TAP(t)                                                      \
+  if constexpr (TG > t) {                                              \
+    const __m512 sv = _mm512_set1_ps(xq[tap_off[t]]);                  \
+    c##t##0 = _mm512_fmadd_ps(sv, d0, c##t##0);                        \
+    if constexpr (NV > 1) c##t##1 = _mm512_fmadd_ps(sv, d1, c##t##1);  \
+  }
+      RT_TAP(0) RT_TAP(1) RT_TAP(2) RT_TAP(3) RT_TAP(4) RT_TAP(5) RT_TAP(6) RT_TAP(7) RT_TAP(8) RT_TAP(9) RT_TAP(10)
+      RT_TAP(11)
+#undef RT_TAP
+    }
+  }
+#define RT_KEEP(t)                                                                              \
+  if constexpr (TG > t) {                                                                       \
+    if (t < taps_here) {                                                                        \
+      float* row = partial + static_cast<size_t>(tap_row[t]) * f;                               \
+      _mm512_mask_storeu_ps(row, m0, c##t##0);                                                  \
+      if constexpr (NV > 1) _mm512_mask_storeu_ps(row + 16, m1, c##t##1);                       \
+    }                                                                                           \
+  }
+  RT_KEEP(0) RT_KEEP(1) RT_KEEP(2) RT_KEEP(3) RT_KEEP(4) RT_KEEP(5) RT_KEEP(6) RT_KEEP(7) RT_KEEP(8) RT_KEEP(9)
+  RT_KEEP(10) RT_KEEP(11)
+#undef RT_KEEP
+  if (first) {
+    _mm512_mask_storeu_ps(io.db, m0, db0);
+    if (NV > 1) _mm512_mask_storeu_ps(io.db + 16, m1, db1);
+  }
+}
+
+using FilterGradNarrowFn = void (*)(const int*, const float*, const Positions&, const NarrowGradIo&, bool, bool, int,
+                                    float*, const int*, int, __mmask16);
+
+template <int NV>
+FilterGradNarrowFn PickFilterGradNarrow(int tg) {
+  switch (tg) {
+    case 1: return &FilterGradNarrow<1, NV>;
+    case 2: return &FilterGradNarrow<2, NV>;
+    case 3: return &FilterGradNarrow<3, NV>;
+    case 4: return &FilterGradNarrow<4, NV>;
+    case 5: return &FilterGradNarrow<5, NV>;
+    case 6: return &FilterGradNarrow<6, NV>;
+    case 7: return &FilterGradNarrow<7, NV>;
+    case 8: return &FilterGradNarrow<8, NV>;
+    case 9: return &FilterGradNarrow<9, NV>;
+    case 10: return &FilterGradNarrow<10, NV>;
+    case 11: return &FilterGradNarrow<11, NV>;
+    default: return &FilterGradNarrow<12, NV>;
+  }
+}
+
 // Taps per pass: as many as the registers hold next to the gradient vectors.
 int TapsPerPass(int nv) { return std::min(12, 24 / nv); }
 
@@ -200,6 +354,26 @@ void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y
       const size_t base = static_cast<size_t>(n) * per_example;
       float* part = partials + static_cast<size_t>(n) * partial_size;
       float* pdb = part + static_cast<size_t>(taps) * filters;
+      const float* xn = xp + static_cast<size_t>(n) * ph * pw * g.c;
+      if (filters <= 32) {  // one pass of fused kernels, nothing written back unless asked
+        const int nv = (filters + 15) / 16;
+        const __mmask16 last = TailMask(filters - 16 * (nv - 1));
+        const int tg = std::min(12, taps);
+        NarrowGradIo io{dy + base, y == nullptr ? nullptr : y + base,
+                        dpre != nullptr || taps > tg ? d + base : nullptr, d + base, pdb};
+        for (int t0 = 0; t0 < taps; t0 += tg) {
+          const int here = std::min(tg, taps - t0);
+          int off[12], row[12];
+          for (int t = 0; t < tg; ++t) {
+            const int src = t0 + std::min(t, here - 1);
+            off[t] = tap_offset(src);
+            row[t] = src;
+          }
+          auto fn = nv == 1 ? PickFilterGradNarrow<1>(tg) : PickFilterGradNarrow<2>(tg);
+          fn(off, xn, pos, io, t0 == 0, relu, filters, part, row, here, last);
+        }
+        continue;
+      }
       for (int f = 0; f < filters; ++f) pdb[f] = 0.0f;
       for (int q = 0; q < positions; ++q) {
         const size_t o = base + static_cast<size_t>(q) * filters;
@@ -211,7 +385,6 @@ void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y
           _mm512_mask_storeu_ps(pdb + f0, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, pdb + f0), v));
         }
       }
-      const float* xn = xp + static_cast<size_t>(n) * ph * pw * g.c;
       for (int f0 = 0; f0 < filters; f0 += 64) {
         const int cols = std::min(64, filters - f0);
         const int nv = (cols + 15) / 16;
