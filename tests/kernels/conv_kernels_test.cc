@@ -13,16 +13,7 @@ struct ConvCase {
 // 'valid' 3x3 on one channel (the seeds' first layer), 'same' padding, strides,
 // many channels (the seeds' second conv), filter counts off the vector width.
 Window Make(int h, int w, int c, int kh, int kw, int sh, int sw, bool same) {
-  Window g;
-  g.h = h, g.w = w, g.c = c, g.kh = kh, g.kw = kw, g.stride_h = sh, g.stride_w = sw;
-  if (same) {
-    g.out_h = (h + sh - 1) / sh, g.out_w = (w + sw - 1) / sw;
-    g.pad_top = std::max((g.out_h - 1) * sh + kh - h, 0) / 2;
-    g.pad_left = std::max((g.out_w - 1) * sw + kw - w, 0) / 2;
-  } else {
-    g.out_h = (h - kh) / sh + 1, g.out_w = (w - kw) / sw + 1;
-  }
-  return g;
+  return MakeTestWindow(h, w, c, kh, kw, sh, sw, same);
 }
 
 const ConvCase kCases[] = {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -32,6 +33,20 @@ inline void ExpectClose(const std::vector<float>& got, const std::vector<double>
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_NEAR(got[i], want[i], tol * scale) << what << " at " << i;
   }
+}
+
+// A window with TensorFlow's 'valid' or 'same' geometry (the kernels take it resolved).
+inline Window MakeTestWindow(int h, int w, int c, int kh, int kw, int sh, int sw, bool same) {
+  Window g;
+  g.h = h, g.w = w, g.c = c, g.kh = kh, g.kw = kw, g.stride_h = sh, g.stride_w = sw;
+  if (same) {
+    g.out_h = (h + sh - 1) / sh, g.out_w = (w + sw - 1) / sw;
+    g.pad_top = std::max((g.out_h - 1) * sh + kh - h, 0) / 2;
+    g.pad_left = std::max((g.out_w - 1) * sw + kw - w, 0) / 2;
+  } else {
+    g.out_h = (h - kh) / sh + 1, g.out_w = (w - kw) / sw + 1;
+  }
+  return g;
 }
 
 // (implementation, threads): "avx512" runs only where the CPU has it.

@@ -5,18 +5,7 @@
 namespace ringtrain::kernels {
 namespace {
 
-Window PoolWindow(int h, int w, int c, int k, int s, bool same) {
-  Window g;
-  g.h = h, g.w = w, g.c = c, g.kh = k, g.kw = k, g.stride_h = s, g.stride_w = s;
-  if (same) {
-    g.out_h = (h + s - 1) / s, g.out_w = (w + s - 1) / s;
-    g.pad_top = std::max((g.out_h - 1) * s + k - h, 0) / 2;
-    g.pad_left = std::max((g.out_w - 1) * s + k - w, 0) / 2;
-  } else {
-    g.out_h = (h - k) / s + 1, g.out_w = (w - k) / s + 1;
-  }
-  return g;
-}
+Window PoolWindow(int h, int w, int c, int k, int s, bool same) { return MakeTestWindow(h, w, c, k, k, s, s, same); }
 
 class PoolKernels : public KernelTest {};
 
