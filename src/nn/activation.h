@@ -1,5 +1,5 @@
-// Bias + activation epilogues shared by conv2d and dense, which both produce a
-// row-major [rows, units] matrix from one GEMM.
+// The activation and bias gradients of dense's backward pass over a row-major
+// [rows, units] matrix (the forward epilogue is fused into the kernels).
 #pragma once
 
 #include <cstddef>
@@ -7,20 +7,6 @@
 #include "nn/json_fields.h"
 
 namespace ringtrain::nn {
-
-// y[r, u] = act(y[r, u] + bias[u]); bias may be null.
-inline void BiasActivation(float* y, size_t rows, size_t units, const float* bias, Activation act) {
-  if (bias == nullptr && act == Activation::kLinear) return;
-  for (size_t r = 0; r < rows; ++r) {
-    float* row = y + r * units;
-    if (bias != nullptr) {
-      for (size_t u = 0; u < units; ++u) row[u] += bias[u];
-    }
-    if (act == Activation::kRelu) {
-      for (size_t u = 0; u < units; ++u) row[u] = row[u] > 0.0f ? row[u] : 0.0f;
-    }
-  }
-}
 
 // The gradient before the activation. For relu it is written to `scratch` (dout masked
 // where the output was not positive) and returned; for linear it is dout itself.
