@@ -10,7 +10,6 @@
 #include <cmath>
 #include <filesystem>
 #include <regex>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -50,9 +49,7 @@ class FidelityTest : public ::testing::Test {
     ProcessResult r = p.Wait(600);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     RunResult out;
-    std::istringstream history(ReadFileOrEmpty(dir_.path() + "/history.jsonl"));
-    for (std::string line; std::getline(history, line);) {
-      auto j = nlohmann::json::parse(line);
+    for (const auto& j : ReadJsonLines(dir_.path() + "/history.jsonl")) {
       if (j.contains("loss")) out.loss.push_back(j["loss"].get<double>());
     }
     std::smatch m;

@@ -7,21 +7,13 @@
 #include <sstream>
 
 #include "process.h"
+#include "summary/record.h"
 #include "test_jobs.h"
 
 namespace ringtrain::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(ReadFileOrEmpty(path));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
-  }
-  return lines;
-}
 
 // "[worker:1] Epoch 2/3 - ... - val_loss: 1.2345 - val_accuracy: 0.5000 - lr: ..." ->
 // worker:1 -> {"2": "val_loss: 1.2345 - val_accuracy: 0.5000 - lr: 1.0000e-03"}
@@ -34,22 +26,6 @@ std::map<std::string, std::map<std::string, std::string>> ValidationByWorker(con
   return out;
 }
 
-// TFRecord framing: u64 length, u32 masked crc of it, data, u32 masked crc of data.
-// Checks the framing's lengths only; the summary library's tests check the checksums.
-std::vector<std::string> Records(const std::string& bytes) {
-  std::vector<std::string> records;
-  size_t pos = 0;
-  while (pos + 12 <= bytes.size()) {
-    uint64_t len = 0;
-    for (int i = 7; i >= 0; --i) len = (len << 8) | static_cast<unsigned char>(bytes[pos + static_cast<size_t>(i)]);
-    if (pos + 12 + len + 4 > bytes.size()) break;
-    records.push_back(bytes.substr(pos + 12, len));
-    pos += 12 + len + 4;
-  }
-  EXPECT_EQ(pos, bytes.size()) << "event file ends in a partial record";
-  return records;
-}
-
 std::vector<std::string> EventRecords(const fs::path& dir) {
   std::vector<fs::path> files;
   if (fs::is_directory(dir)) {
@@ -58,7 +34,10 @@ std::vector<std::string> EventRecords(const fs::path& dir) {
   EXPECT_EQ(files.size(), 1u) << dir;
   if (files.size() != 1) return {};
   EXPECT_EQ(files[0].filename().string().rfind("events.out.tfevents.", 0), 0u) << files[0];
-  return Records(ReadFileOrEmpty(files[0].string()));
+  std::vector<std::string> records;
+  Status st = summary::ReadRecords(files[0].string(), &records);  // checks the framing and both CRCs
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return records;
 }
 
 TEST(KerasFeaturesTest, ScheduleValidationAndTensorBoardOnTwoWorkers) {

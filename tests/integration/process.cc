@@ -114,6 +114,15 @@ void WriteFile(const std::string& path, const std::string& text) {
   out << text;
 }
 
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(ReadFileOrEmpty(path));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  }
+  return lines;
+}
+
 std::vector<int> FreePorts(int n) {
   std::vector<int> fds, ports;
   for (int i = 0; i < n; ++i) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "testing/temp_dir.h"
 
 namespace ringtrain::testing {
@@ -44,6 +46,8 @@ std::string RingtrainBinary();
 std::string SourceDir();
 std::string ReadFileOrEmpty(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
+// A JSON-lines file (e.g. the history), one object per non-empty line; empty if missing.
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
 // Distinct free TCP ports on 127.0.0.1.
 std::vector<int> FreePorts(int n);
 

@@ -23,15 +23,6 @@ std::map<std::string, std::string> Fingerprints(const std::string& output) {
   return out;
 }
 
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::vector<nlohmann::json> lines;
-  std::istringstream in(ReadFileOrEmpty(path));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
-  }
-  return lines;
-}
-
 ProcessResult Launch(const std::string& job_path, int workers, double timeout_s) {
   Process p(RingtrainBinary(), {"launch", "--workers", std::to_string(workers), "--job", job_path},
             {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
