@@ -4,9 +4,9 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include "event_test.pb.h"
+#include "rank_threads.h"
 #include "store/store.h"
 #include "summary/record.h"
 #include "train/trainer.h"
@@ -46,7 +46,14 @@ std::unique_ptr<Communicator> Local() {
   return std::move(c).value();
 }
 
+struct CloseFile {
+  void operator()(FILE* f) const { std::fclose(f); }
+};
+
 struct FitRun {
+  // Declared first, so it is closed after the trainer that prints to it (a later
+  // Evaluate prints its line there too).
+  std::unique_ptr<FILE, CloseFile> out;
   std::unique_ptr<Trainer> trainer;
   std::unique_ptr<Communicator> comm;
   std::vector<backup::TrainState> backups;
@@ -66,8 +73,8 @@ std::string ReadAll(FILE* f) {
 FitRun Train(const config::JobConfig& job, const backup::TrainState* from = nullptr) {
   FitRun run;
   TrainerOptions o;
-  FILE* out = std::tmpfile();
-  o.out = out;
+  run.out.reset(std::tmpfile());
+  o.out = run.out.get();
   auto t = Trainer::Create(job, o);
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   if (!t.ok()) return run;
@@ -83,8 +90,7 @@ FitRun Train(const config::JobConfig& job, const backup::TrainState* from = null
     return Status::Ok();
   });
   EXPECT_TRUE(st.ok()) << st.ToString();
-  run.output = ReadAll(out);
-  std::fclose(out);  // Fit is over: nothing prints to it any more
+  run.output = ReadAll(run.out.get());
   return run;
 }
 
@@ -311,43 +317,28 @@ TEST(TensorBoardTest, OnlyTheChiefWrites) {
 // all-reduced metrics, equal to a one-process evaluation of the whole eval split.
 TEST(ValidationRanksTest, TwoRanksAgreeOnValidationMetrics) {
   const int n = 2;
-  InMemoryStore store;
-  std::vector<Status> result(n);
   std::vector<std::vector<EpochResult>> history(n);
   std::vector<uint64_t> fp(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      TrainerOptions o;
-      o.rank = r;
-      o.num_workers = n;
-      o.is_chief = r == 0;
-      FILE* out = std::tmpfile();
-      o.out = out;
-      auto t = Trainer::Create(Job(2, std::string(kSeedDecay) + R"(, "validation_freq": 1)"), o);
-      if (!t.ok()) {
-        result[r] = t.status();
-        return;
-      }
-      CommunicatorOptions co;
-      co.implementation = Implementation::kRing;
-      co.timeout = std::chrono::seconds(60);
-      auto comm = CreateCommunicator(co, r, n, &store);
-      if (!comm.ok()) {
-        result[r] = comm.status();
-        return;
-      }
-      Status st = (*t)->Prepare(comm->get());
-      if (st.ok()) st = (*t)->SyncState(comm->get());
-      if (st.ok()) st = (*t)->Fit(comm->get());
-      result[r] = st;
+  std::vector<Status> result = RunRanks(n, [&](int r, Communicator* comm) {
+    TrainerOptions o;
+    o.rank = r;
+    o.num_workers = n;
+    o.is_chief = r == 0;
+    FILE* out = std::tmpfile();
+    o.out = out;
+    auto t = Trainer::Create(Job(2, std::string(kSeedDecay) + R"(, "validation_freq": 1)"), o);
+    Status st = t.ok() ? Status::Ok() : t.status();
+    if (st.ok()) st = (*t)->Prepare(comm);
+    if (st.ok()) st = (*t)->SyncState(comm);
+    if (st.ok()) st = (*t)->Fit(comm);
+    if (t.ok()) {
       history[r] = (*t)->history();
       fp[r] = (*t)->WeightsFingerprint();
       t->reset();
-      std::fclose(out);
-    });
-  }
-  for (auto& t : threads) t.join();
+    }
+    std::fclose(out);
+    return st;
+  });
   for (int r = 0; r < n; ++r) ASSERT_TRUE(result[r].ok()) << "rank " << r << ": " << result[r].ToString();
   EXPECT_EQ(fp[0], fp[1]);
   ASSERT_EQ(history[0].size(), 2u);

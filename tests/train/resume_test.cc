@@ -2,9 +2,8 @@
 // where the uninterrupted run ends, in one process and across ranks.
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include "backup/backup.h"
+#include "rank_threads.h"
 #include "store/store.h"
 #include "train/trainer.h"
 
@@ -124,35 +123,21 @@ TEST(ResumeTest, SyncStateCatchesUpARestartedRank) {
   const auto job = Job(R"({"type": "adam", "learning_rate": 0.01})", 5);
   auto run_ranks = [&](const backup::TrainState* from, std::vector<uint64_t>* fp, std::vector<int64_t>* start,
                        std::vector<backup::TrainState>* backups) {
-    InMemoryStore store;
-    std::vector<Status> result(n);
-    std::vector<std::thread> threads;
-    for (int r = 0; r < n; ++r) {
-      threads.emplace_back([&, r] {
-        auto t = NewTrainer(job, r, n);
-        CommunicatorOptions co;
-        co.implementation = Implementation::kRing;
-        co.timeout = std::chrono::seconds(60);
-        auto comm = CreateCommunicator(co, r, n, &store);
-        if (!comm.ok()) {
-          result[r] = comm.status();
-          return;
-        }
-        Status st = t->Prepare(comm->get());
-        if (st.ok() && from != nullptr && r != 2) st = t->Restore(*from);
-        if (st.ok()) st = t->SyncState(comm->get());
-        (*start)[r] = t->global_step();
-        if (st.ok()) {
-          st = t->Fit(comm->get(), [&](const backup::TrainState& s) {
-            if (r == 0 && backups != nullptr) backups->push_back(s);
-            return Status::Ok();
-          });
-        }
-        (*fp)[r] = t->WeightsFingerprint();
-        result[r] = st;
-      });
-    }
-    for (auto& t : threads) t.join();
+    std::vector<Status> result = RunRanks(n, [&](int r, Communicator* comm) {
+      auto t = NewTrainer(job, r, n);
+      Status st = t->Prepare(comm);
+      if (st.ok() && from != nullptr && r != 2) st = t->Restore(*from);
+      if (st.ok()) st = t->SyncState(comm);
+      (*start)[r] = t->global_step();
+      if (st.ok()) {
+        st = t->Fit(comm, [&](const backup::TrainState& s) {
+          if (r == 0 && backups != nullptr) backups->push_back(s);
+          return Status::Ok();
+        });
+      }
+      (*fp)[r] = t->WeightsFingerprint();
+      return st;
+    });
     for (int r = 0; r < n; ++r) ASSERT_TRUE(result[r].ok()) << "rank " << r << ": " << result[r].ToString();
   };
   std::vector<uint64_t> full(n), resumed(n);

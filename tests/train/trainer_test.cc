@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
+#include <cstdio>
+
+#include "rank_threads.h"
 
 namespace ringtrain::train {
 namespace {
@@ -79,38 +81,21 @@ class TrainerRanksTest : public ::testing::TestWithParam<int> {};
 TEST_P(TrainerRanksTest, ThreeRanksOverLoopbackEndIdentical) {
   const int bytes_per_pack = GetParam();
   const int n = 3;
-  InMemoryStore store;
   std::vector<uint64_t> fp(n);
-  std::vector<Status> result(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      TrainerOptions o;
-      o.rank = r;
-      o.num_workers = n;
-      o.is_chief = r == 0;
-      o.out = std::tmpfile();
-      auto job = SyntheticJob(2, R"({"type": "sgd", "learning_rate": 0.05})");
-      job.communication.bytes_per_pack = static_cast<size_t>(bytes_per_pack);
-      auto t = Trainer::Create(job, o);
-      if (!t.ok()) {
-        result[r] = t.status();
-        return;
-      }
-      CommunicatorOptions co;
-      co.implementation = Implementation::kRing;
-      co.timeout = std::chrono::seconds(60);
-      auto comm = CreateCommunicator(co, r, n, &store);
-      if (!comm.ok()) {
-        result[r] = comm.status();
-        return;
-      }
-      result[r] = Train(t->get(), comm->get());
-      fp[r] = (*t)->WeightsFingerprint();
-      std::fclose(o.out);
-    });
-  }
-  for (auto& t : threads) t.join();
+  std::vector<Status> result = RunRanks(n, [&](int r, Communicator* comm) {
+    TrainerOptions o;
+    o.rank = r;
+    o.num_workers = n;
+    o.is_chief = r == 0;
+    o.out = std::tmpfile();
+    auto job = SyntheticJob(2, R"({"type": "sgd", "learning_rate": 0.05})");
+    job.communication.bytes_per_pack = static_cast<size_t>(bytes_per_pack);
+    auto t = Trainer::Create(job, o);
+    Status st = t.ok() ? Train(t->get(), comm) : t.status();
+    if (t.ok()) fp[r] = (*t)->WeightsFingerprint();
+    std::fclose(o.out);
+    return st;
+  });
   for (int r = 0; r < n; ++r) ASSERT_TRUE(result[r].ok()) << "rank " << r << ": " << result[r].ToString();
   EXPECT_EQ(fp[0], fp[1]);
   EXPECT_EQ(fp[0], fp[2]);
