@@ -27,7 +27,7 @@ bool EnvWantsPortable() {
 }
 
 std::mutex g_pool_mu;
-std::unique_ptr<ThreadPool> g_pool;  // guarded by g_pool_mu for replacement
+std::shared_ptr<ThreadPool> g_pool;  // guarded by g_pool_mu
 
 }  // namespace
 
@@ -41,10 +41,10 @@ void SetForcePortable(bool force) { g_force_portable.store(force ? 1 : -1); }
 
 const char* Implementation() { return UseAvx512() ? "avx512" : "portable"; }
 
-ThreadPool& Pool() {
+std::shared_ptr<ThreadPool> Pool() {
   std::lock_guard<std::mutex> lock(g_pool_mu);
-  if (!g_pool) g_pool = std::make_unique<ThreadPool>(1);
-  return *g_pool;
+  if (!g_pool) g_pool = std::make_shared<ThreadPool>(1);
+  return g_pool;
 }
 
 void SetNumThreads(int n) {
@@ -53,10 +53,12 @@ void SetNumThreads(int n) {
   // portable path keeps it on one thread: the bits must not depend on the machine's cores.
   openblas_set_num_threads(1);
   std::lock_guard<std::mutex> lock(g_pool_mu);
-  if (!g_pool || g_pool->size() != n) g_pool = std::make_unique<ThreadPool>(n);
+  if (!g_pool || g_pool->size() != n) g_pool = std::make_shared<ThreadPool>(n);
 }
 
-int NumThreads() { return Pool().size(); }
+int NumThreads() { return Pool()->size(); }
+
+void ParallelForRaw(int64_t n, ThreadPool::RangeFn fn, void* ctx) { Pool()->ParallelFor(n, fn, ctx); }
 
 #define RINGTRAIN_DISPATCH(call) return UseAvx512() ? avx512::call : portable::call
 

@@ -43,7 +43,8 @@ ThreadPool::~ThreadPool() {
 
 void ThreadPool::ParallelFor(int64_t n, RangeFn fn, void* ctx) {
   if (n <= 0) return;
-  if (workers_.empty() || n == 1) {
+  std::unique_lock<std::mutex> caller(caller_mu_, std::try_to_lock);
+  if (workers_.empty() || n == 1 || !caller.owns_lock()) {
     fn(ctx, 0, n);
     return;
   }

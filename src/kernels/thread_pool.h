@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <type_traits>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -27,8 +28,9 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
   using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end);
-  // fn(ctx, begin, end) for disjoint ranges covering [0, n); runs inline when n is 1 or
-  // the pool has one thread. (A plain function pointer, not std::function: the
+  // fn(ctx, begin, end) for disjoint ranges covering [0, n); runs inline when n is 1,
+  // the pool has one thread, or another thread is using the pool (several trainers in
+  // one process, as in tests: the results are the same either way). (A plain function pointer, not std::function: the
   // AVX-512 files must not instantiate inline library code other files could share.)
   void ParallelFor(int64_t n, RangeFn fn, void* ctx);
 
@@ -36,6 +38,7 @@ class ThreadPool {
   void Loop(int index);
 
   std::vector<std::thread> workers_;
+  std::mutex caller_mu_;  // held by the thread whose ParallelFor is running
   std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;
   RangeFn fn_ = nullptr;                                        // guarded by mu_
@@ -47,14 +50,19 @@ class ThreadPool {
   bool stop_ = false;                                           // guarded by mu_
 };
 
-// The process-wide pool kernels.h's SetNumThreads sizes.
-ThreadPool& Pool();
+// The process-wide pool kernels.h's SetNumThreads sizes. Shared: a pool replaced by
+// SetNumThreads lives on until its last caller is done with it.
+std::shared_ptr<ThreadPool> Pool();
+
+// fn(ctx, begin, end) over [0, n) on the process-wide pool (out of line, so that the
+// AVX-512 files instantiate no shared_ptr code).
+void ParallelForRaw(int64_t n, ThreadPool::RangeFn fn, void* ctx);
 
 // f(begin, end) over [0, n) on the process-wide pool.
 template <typename F>
 void ParallelFor(int64_t n, F&& f) {
   using Fn = std::remove_reference_t<F>;
-  Pool().ParallelFor(
+  ParallelForRaw(
       n, [](void* ctx, int64_t begin, int64_t end) { (*static_cast<Fn*>(ctx))(begin, end); },
       const_cast<void*>(static_cast<const void*>(&f)));
 }

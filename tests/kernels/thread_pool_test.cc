@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 #include <vector>
 
 namespace ringtrain::kernels {
@@ -36,6 +37,28 @@ TEST(ThreadPool, ProcessPoolFollowsSetNumThreads) {
   EXPECT_EQ(sum.load(), 999 * 1000 / 2);
   ::ringtrain::kernels::SetNumThreads(1);
   EXPECT_EQ(NumThreads(), 1);
+}
+
+// Several trainers in one process (ranks as threads in tests) share the pool: a caller
+// that finds it busy runs its work inline, and every caller gets all of its ranges.
+TEST(ThreadPool, ConcurrentCallersEachCoverTheirRange) {
+  ::ringtrain::kernels::SetNumThreads(2);
+  std::vector<std::thread> callers;
+  std::vector<int64_t> sums(4, 0);
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 200; ++round) {
+        std::atomic<int64_t> sum{0};
+        ParallelFor(100, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) sum += i;
+        });
+        sums[static_cast<size_t>(c)] += sum.load();
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  for (int64_t s : sums) EXPECT_EQ(s, 200 * (99 * 100 / 2));
+  ::ringtrain::kernels::SetNumThreads(1);
 }
 
 }  // namespace
