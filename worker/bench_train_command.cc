@@ -33,7 +33,7 @@ struct TempFiles {
 }  // namespace
 
 int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_path) {
-  auto flags = Flags::Parse(args, {"job", "workers", "epochs", "warmup_epochs", "base_port"}, {});
+  auto flags = Flags::Parse(args, {"job", "workers", "epochs", "warmup_epochs", "base_port", "device"}, {});
   if (!flags.ok()) return Fail(kExitBadConfig, flags.status());
   auto workers = flags->get_int("workers", 2, 1, 64);
   auto epochs = flags->get_int("epochs", 0, 0, 100000);
@@ -54,6 +54,7 @@ int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_
     bench_job.erase(key);
   }
   if (*epochs > 0) bench_job["epochs"] = *epochs;
+  if (flags->has("device")) bench_job["device"] = flags->get("device");  // checked by the job parser below
   TempFiles temp;
   const std::filesystem::path dir = std::filesystem::path(job_path).parent_path();
   const std::string stem = ".ringtrain-bench-" + std::to_string(::getpid());
@@ -61,6 +62,8 @@ int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_
   const std::string history = (std::filesystem::temp_directory_path() / (stem + "-history.jsonl")).string();
   bench_job["history_file"] = history;
   temp.paths = {tmp_job, history};
+  auto checked = config::ParseJobConfig(bench_job.dump(), dir.string());
+  if (!checked.ok()) return Fail(kExitBadConfig, checked.status());
   Status written = checkpoint::WriteFileAtomically(tmp_job, bench_job.dump(2));
   if (!written.ok()) return Fail(kExitBadData, written);
 

@@ -26,6 +26,13 @@ int RunEvaluate(const std::vector<std::string>& args);
 // `ringtrain predict --job JOB.json --model M.safetensors`: one prediction per example.
 int RunPredict(const std::vector<std::string>& args);
 
+// `ringtrain version` / `--version`: the version and what the binary was built with;
+// compile-time facts only, no GPU is touched. `ringtrain info [--json]`: the driver,
+// GPUs, loaded library versions, CPU and the "auto" placement found at run time
+// (worker/info_command.cc). Both exit 0 with or without a GPU.
+int RunVersion(const std::vector<std::string>& args);
+int RunInfo(const std::vector<std::string>& args);
+
 // Prints "ringtrain: error: <message>" (prefixed with the task when known) to stderr.
 void PrintError(const std::string& message);
 // PrintError(s's message), then returns `code`: `return Fail(kExitBadConfig, status);`.

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "collective/nccl_info.h"
 #include "commands.h"
 #include "common/exit_codes.h"
 
@@ -24,7 +23,7 @@ const char kUsage[] =
     "                  [--max_bytes 67108864] [--iters 20] [--warmup 5] [--json] [--timeout_s 60]\n"
     "      all-reduce bandwidth and latency (nccl-tests' columns), every result checked: on N\n"
     "      local processes, or without --workers as one task of the TF_CONFIG cluster\n"
-    "  bench train --job JOB.json [--workers 2] [--epochs E] [--warmup_epochs 1]\n"
+    "  bench train --job JOB.json [--workers 2] [--epochs E] [--warmup_epochs 1] [--device auto|cpu|gpu]\n"
     "      train the job on N local workers; print images/s, step time and the share of it\n"
     "      spent waiting on communication, warm-up epochs excluded\n"
     "  evaluate --job JOB.json --model M.safetensors [--data eval|train] [--batch_size N] [--json]\n"
@@ -32,7 +31,11 @@ const char kUsage[] =
     "  predict --job JOB.json --model M.safetensors [--data eval|train] [--first I] [--count N]\n"
     "          [--batch_size N] [--json]\n"
     "      one line per example: index, predicted class, its probability, the label\n"
-    "  version     print the version\n"
+    "  version, --version\n"
+    "      the version and what this binary was built with (CUDA, cuDNN, NCCL, CPU kernels)\n"
+    "  info [--json]\n"
+    "      what this machine has at run time: CUDA driver, GPUs, loaded library versions, CPU,\n"
+    "      and where \"device\": \"auto\" would put a worker\n"
     "  help        print this text\n"
     "\n"
     "exit codes: 0 ok, 1 internal error, 2 bad configuration, 3 bad data, 4 rendezvous failed,\n"
@@ -48,11 +51,8 @@ int main(int argc, char** argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
-  if (command == "version" || command == "--version") {
-    std::printf("ringtrain %s (RING over TCP and shared memory; %s)\n", RINGTRAIN_VERSION,
-                ringtrain::NcclBuildInfo().c_str());
-    return ringtrain::kExitOk;
-  }
+  if (command == "version" || command == "--version") return ringtrain::cli::RunVersion(args);
+  if (command == "info") return ringtrain::cli::RunInfo(args);
   if (command == "worker") return ringtrain::cli::RunWorker(args);
   if (command == "launch") return ringtrain::cli::RunLaunch(args, "/proc/self/exe");
   if (command == "evaluate") return ringtrain::cli::RunEvaluate(args);

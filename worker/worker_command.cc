@@ -11,6 +11,7 @@
 #include "config/job_config.h"
 #include "config/settings.h"
 #include "config/tf_config.h"
+#include "device/device.h"
 #include "flags.h"
 #include "recovery/training_run.h"
 #include "train/trainer.h"
@@ -34,6 +35,18 @@ int NumThreads(const config::Settings& settings, const config::ClusterSpec& spec
   for (const auto& t : spec.training_tasks()) local += spec.address(t).host == host ? 1 : 0;
   int cores = static_cast<int>(std::thread::hardware_concurrency());
   return std::max(1, cores / std::max(1, local));
+}
+
+// This task's index among the training tasks on its host, in rank order: what picks
+// its GPU unless the scheduler says (LOCAL_RANK, SLURM_LOCALID, ...).
+int LocalIndex(const config::ClusterSpec& spec) {
+  const std::string& host = spec.address(spec.task()).host;
+  int local = 0;
+  for (const auto& t : spec.training_tasks()) {
+    if (t == spec.task()) break;
+    local += spec.address(t).host == host ? 1 : 0;
+  }
+  return local;
 }
 
 }  // namespace
@@ -83,6 +96,12 @@ int RunWorker(const std::vector<std::string>& args) {
   topts.is_chief = spec->is_chief();
   topts.progress_mode = settings->progress;
   topts.num_threads = NumThreads(*settings, *spec);
+  auto device_kind = device::ParseDeviceKind(job->device);
+  if (!device_kind.ok()) return Fail(kExitBadConfig, device_kind.status().WithContext("job: device"));
+  auto placement = device::Place(*device_kind, device::LocalRank(LocalIndex(*spec)));
+  if (!placement.ok()) return Fail(kExitBadConfig, placement.status());
+  RT_LOG(INFO) << "device " << device::DeviceKindName(*device_kind) << ": " << placement->reason;
+  topts.gpu = placement->gpu ? placement->ordinal : -1;
   const double timeout_s = job->communication.timeout_seconds > 0 ? job->communication.timeout_seconds
                                                                   : settings->collective_timeout_s;
   topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
@@ -99,6 +118,7 @@ int RunWorker(const std::vector<std::string>& args) {
   run_opts.comm.timeout = topts.collective_timeout;
   run_opts.comm.transport = settings->transport == "tcp" ? Transport::kTcp : Transport::kAuto;
   run_opts.comm.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
+  run_opts.comm.gpu_device = topts.gpu >= 0 ? topts.gpu : CommunicatorOptions::kCpuRank;
   run_opts.mode = job->recovery;
   run_opts.backup = job->backup;
   run_opts.evaluate = !job->eval_data.is_null();

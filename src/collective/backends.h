@@ -23,10 +23,10 @@ bool NcclBuilt();
 // GPUs this process can use (CUDA_VISIBLE_DEVICES applies); 0 without a driver or
 // without NCCL in the build. Asked once per process, with one INFO line. Never fails.
 int LocalGpuCount();
-// local_index: this rank's index among the ranks on its machine (the factory finds it
-// in its topology exchange); it picks the GPU.
+// device: this rank's GPU, which the factory derived in its topology exchange
+// (options.gpu_device, or the rank's index among the ranks on its machine).
 StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
-                                                   int local_index, Store* store);
+                                                   int device, Store* store);
 
 // This host's identity for choosing shared memory: boot id, host name and network
 // namespace, so that ranks in different namespaces (test "hosts") use TCP.

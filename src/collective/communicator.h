@@ -63,6 +63,14 @@ struct CommunicatorOptions {
   size_t chunk_bytes = 1 << 18;
   // RING's transport (RINGTRAIN_TRANSPORT=tcp forces TCP in the worker).
   Transport transport = Transport::kAuto;
+  // The GPU this rank trains on (its gradients live there), kCpuRank when it trains on
+  // the CPU, or kGpuByLocalRank (the default): GPU local_index % GPUs, where local_index
+  // counts the lower ranks on this machine. AUTO picks NCCL only when every rank has a
+  // GPU and no two ranks on one machine share one (NCCL refuses that); NCCL then runs
+  // on this GPU.
+  static constexpr int kGpuByLocalRank = -2;
+  static constexpr int kCpuRank = -1;
+  int gpu_device = kGpuByLocalRank;
 };
 
 // Creates a communicator for `rank` of `size` ranks. Every rank first publishes its

@@ -1,6 +1,10 @@
 // Chooses the backend at run time from what every rank reports (host, GPUs).
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 #include <sys/stat.h>
@@ -34,10 +38,18 @@ bool IsWildcardHost(const std::string& host) {
 namespace {
 
 struct Topology {
-  bool one_host = true;  // every rank shares this rank's HostIdentity()
-  int min_gpus = 0;      // the fewest GPUs any rank has
-  int local_index = 0;   // lower ranks on this machine (same boot), which picks a GPU
+  bool one_host = true;   // every rank shares this rank's HostIdentity()
+  bool all_gpu = true;    // every rank computes on a GPU
+  std::string shared;     // non-empty: two ranks on one machine would use one GPU (says which)
+  int device = -1;        // this rank's GPU, -1 for none
 };
+
+// Rank r's GPU: its own choice, or the next one on its machine by local index.
+int DeviceOf(int choice, int gpus, int local_index) {
+  if (gpus <= 0 || choice == CommunicatorOptions::kCpuRank) return -1;
+  if (choice >= 0) return choice < gpus ? choice : -1;
+  return local_index % gpus;
+}
 
 // GPUs belong to a machine, not to a network namespace: the kernel's boot id names it.
 std::string MachineIdentity() {
@@ -46,27 +58,44 @@ std::string MachineIdentity() {
   return boot;
 }
 
-// Every rank publishes "<host identity> <machine identity> <gpus>" and reads everyone's.
+// Every rank publishes "<host identity> <machine identity> <gpus> <gpu choice>" and
+// reads everyone's; all ranks then derive the same picture.
 StatusOr<Topology> ExchangeTopology(const CommunicatorOptions& options, int rank, int size, Store* store) {
-  const std::string me = ci::HostIdentity();
-  const std::string machine = MachineIdentity();
-  const int gpus = ci::LocalGpuCount();
-  RT_RETURN_IF_ERROR(
-      store->Set("topology/" + std::to_string(rank), me + " " + machine + " " + std::to_string(gpus)));
-  Topology t;
-  t.min_gpus = gpus;
+  // A CPU rank does not ask CUDA at all.
+  const int gpus = options.gpu_device == CommunicatorOptions::kCpuRank ? 0 : ci::LocalGpuCount();
+  const std::string mine = ci::HostIdentity() + " " + MachineIdentity() + " " + std::to_string(gpus) + " " +
+                           std::to_string(options.gpu_device);
+  RT_RETURN_IF_ERROR(store->Set("topology/" + std::to_string(rank), mine));
   Deadline deadline = Deadline::After(options.timeout);
+  std::vector<std::string> hosts(size), machines(size);
+  std::vector<int> counts(size), choices(size);
   for (int r = 0; r < size; ++r) {
-    if (r == rank) continue;
-    auto v = store->Get("topology/" + std::to_string(r), deadline);
-    if (!v.ok()) return v.status().WithContext("waiting for rank " + std::to_string(r) + " to join the communicator");
-    std::istringstream in(*v);
-    std::string host, their_machine;
-    int their_gpus = 0;
-    in >> host >> their_machine >> their_gpus;
-    t.one_host = t.one_host && host == me;
-    if (r < rank && their_machine == machine) ++t.local_index;
-    t.min_gpus = std::min(t.min_gpus, their_gpus);
+    std::string text = mine;
+    if (r != rank) {
+      auto v = store->Get("topology/" + std::to_string(r), deadline);
+      if (!v.ok()) return v.status().WithContext("waiting for rank " + std::to_string(r) + " to join the communicator");
+      text = *v;
+    }
+    std::istringstream in(text);
+    in >> hosts[r] >> machines[r] >> counts[r] >> choices[r];
+  }
+  Topology t;
+  std::map<std::pair<std::string, int>, int> users;  // (machine, GPU) -> the first rank on it
+  for (int r = 0; r < size; ++r) {
+    t.one_host = t.one_host && hosts[r] == hosts[rank];
+    int local_index = 0;
+    for (int q = 0; q < r; ++q) local_index += machines[q] == machines[r] ? 1 : 0;
+    const int device = DeviceOf(choices[r], counts[r], local_index);
+    if (r == rank) t.device = device;
+    if (device < 0) {
+      t.all_gpu = false;
+      continue;
+    }
+    auto [it, fresh] = users.emplace(std::make_pair(machines[r], device), r);
+    if (!fresh && t.shared.empty()) {
+      t.shared = "ranks " + std::to_string(it->second) + " and " + std::to_string(r) + " share GPU " +
+                 std::to_string(device) + " of one machine";
+    }
   }
   return t;
 }
@@ -102,8 +131,12 @@ StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOpt
     if (!ci::NcclBuilt()) {
       RT_LOG(INFO) << "communication implementation AUTO -> RING: this build has no NCCL";
       impl = Implementation::kRing;
-    } else if (topo.min_gpus == 0) {
-      RT_LOG(INFO) << "communication implementation AUTO -> RING: not every worker has a GPU";
+    } else if (!topo.all_gpu) {
+      RT_LOG(INFO) << "communication implementation AUTO -> RING: not every worker trains on a GPU";
+      impl = Implementation::kRing;
+    } else if (!topo.shared.empty()) {
+      RT_LOG(INFO) << "communication implementation AUTO -> RING: " << topo.shared
+                   << " (NCCL needs a GPU per rank; RING stages through host memory)";
       impl = Implementation::kRing;
     } else {
       RT_LOG(INFO) << "communication implementation AUTO -> NCCL: built with NCCL and every worker has a GPU";
@@ -111,11 +144,15 @@ StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOpt
     }
   }
   if (impl == Implementation::kNccl) {
-    if (topo.min_gpus == 0) {
+    if (!topo.all_gpu) {
       return FailedPreconditionError("communication implementation NCCL needs a GPU on every worker, and at least one "
-                                     "has none; use RING or AUTO");
+                                     "has none or trains on the CPU; use RING or AUTO");
     }
-    return ci::CreateNccl(options, rank, size, topo.local_index, store);
+    if (!topo.shared.empty()) {
+      return FailedPreconditionError("communication implementation NCCL needs a GPU per rank, but " + topo.shared +
+                                     "; use RING or AUTO, or give each worker its own GPU (CUDA_VISIBLE_DEVICES)");
+    }
+    return ci::CreateNccl(options, rank, size, topo.device, store);
   }
   if (options.transport == Transport::kTcp) {
     RT_LOG(INFO) << "RING over TCP: forced by the transport setting";

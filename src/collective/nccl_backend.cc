@@ -144,16 +144,17 @@ int LocalGpuCount() {
 }
 
 StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
-                                                   int local_index, Store* store) {
+                                                   int device, Store* store) {
   const int gpus = LocalGpuCount();
   if (gpus == 0) {
     return FailedPreconditionError("communication implementation NCCL needs a GPU and this worker has no usable one "
                                    "(see the log line above); use RING or AUTO");
   }
+  if (device < 0 || device >= gpus) {
+    return FailedPreconditionError("NCCL set-up: GPU " + std::to_string(device) + " does not exist here (" +
+                                   std::to_string(gpus) + " visible); check CUDA_VISIBLE_DEVICES");
+  }
   const Deadline deadline = Deadline::After(options.timeout);
-  // Ranks sharing a machine take different GPUs, whatever the rank numbering across
-  // machines; with one GPU per process (CUDA_VISIBLE_DEVICES per worker) it is GPU 0.
-  const int device = local_index % gpus;
   if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
     return CudaStatus("NCCL set-up: selecting GPU " + std::to_string(device), e);
   }

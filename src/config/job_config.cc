@@ -1,6 +1,7 @@
 #include "config/job_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -123,6 +124,14 @@ Status ParseFitOptions(const nlohmann::json& j, JobConfig* job) {
     RT_ASSIGN_OR_RETURN(std::string p, String(j["tensorboard_dir"], "tensorboard_dir"));
     job->tensorboard_dir = job->Resolve(p);
   }
+  if (j.contains("device")) {
+    RT_ASSIGN_OR_RETURN(std::string d, String(j["device"], "device"));
+    std::transform(d.begin(), d.end(), d.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    if (d != "auto" && d != "cpu" && d != "gpu") {
+      return Bad("'device' must be \"auto\", \"cpu\" or \"gpu\", got \"" + j["device"].get<std::string>() + "\"");
+    }
+    job->device = d;
+  }
   return Status::Ok();
 }
 
@@ -130,7 +139,7 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   static const std::set<std::string> kTop = {
       "model", "loss", "optimizer", "data", "batch_size_per_worker", "epochs", "steps_per_epoch", "seed",
       "communication", "save_model", "history_file", "name", "description", "backup_and_restore",
-      "model_checkpoint", "recovery", "lr_schedule", "validation_freq", "tensorboard_dir"};
+      "model_checkpoint", "recovery", "lr_schedule", "validation_freq", "tensorboard_dir", "device"};
   RT_RETURN_IF_ERROR(CheckKeys(j, "", kTop));
   for (const char* required : {"model", "optimizer", "data", "batch_size_per_worker"}) {
     if (!j.contains(required)) return Bad(std::string("missing required field '") + required + "'");
@@ -223,9 +232,11 @@ bool JobConfig::ValidateAfterEpoch(int epoch1) const {
 std::string JobConfig::TrajectoryFingerprint() const {
   nlohmann::json t = raw;
   // Evaluation (validation_freq) only reads the weights, and TensorBoard only writes
-  // files: neither changes the updates. lr_schedule does, so it stays in.
+  // files: neither changes the updates. lr_schedule does, so it stays in. The device
+  // changes only the rounding of the gradients (the update is the same bits
+  // everywhere), so a backup moves between CPU and GPU.
   for (const char* k : {"epochs", "backup_and_restore", "model_checkpoint", "recovery", "communication", "save_model",
-                        "history_file", "name", "description", "validation_freq", "tensorboard_dir"}) {
+                        "history_file", "name", "description", "validation_freq", "tensorboard_dir", "device"}) {
     t.erase(k);
   }
   if (lr_schedule.is_null()) t.erase("lr_schedule");  // "lr_schedule": null is the same job as leaving it out

@@ -66,6 +66,10 @@ struct JobConfig {
   std::vector<int> validation_epochs;   // the list form: positive, strictly increasing
   // "tensorboard_dir": where the chief writes TensorBoard event files (resolved); empty = off.
   std::string tensorboard_dir;
+  // "device": where the model trains: "auto" (a GPU when this build has the GPU engine
+  // and the machine a usable GPU, else the CPU), "cpu" or "gpu" (an error without one).
+  // Lower-cased here; device::Place resolves it on each worker.
+  std::string device = "auto";
 
   // Whether to evaluate data.eval after 1-based epoch `epoch1` (Keras: (epoch0 + 1) % k == 0,
   // or epoch1 in the list).
@@ -77,7 +81,7 @@ struct JobConfig {
   // optimizer, lr_schedule, training data and sharding, batch size, steps per epoch,
   // seed). A backup carries it and is loaded only by a job with the same one; epochs,
   // evaluation data, validation_freq, output paths (tensorboard_dir included),
-  // communication and recovery settings may change between runs.
+  // communication, device and recovery settings may change between runs.
   std::string TrajectoryFingerprint() const;
   // A path from the job resolved against base_dir (absolute paths unchanged).
   std::string Resolve(const std::string& path) const;

@@ -18,14 +18,19 @@ void Adam::Apply(float* params, const float* grads, size_t n) {
     m_.assign(n, 0.0f);
     v_.assign(n, 0.0f);
   }
-  const double t = static_cast<double>(iterations_ + 1);
-  const float alpha =
-      static_cast<float>(lr_ * std::sqrt(1.0 - std::pow(beta_2_, t)) / (1.0 - std::pow(beta_1_, t)));
-  const float one_minus_b1 = static_cast<float>(1.0 - beta_1_);
-  const float one_minus_b2 = static_cast<float>(1.0 - beta_2_);
-  const float eps = static_cast<float>(epsilon_);
-  kernels::AdamUpdate(params, m_.data(), v_.data(), grads, n, alpha, one_minus_b1, one_minus_b2, eps);
+  const StepScalars s = NextStepScalars();
+  kernels::AdamUpdate(params, m_.data(), v_.data(), grads, n, s.alpha, s.one_minus_b1, s.one_minus_b2, s.epsilon);
   ++iterations_;
+}
+
+Adam::StepScalars Adam::NextStepScalars() const {
+  const double t = static_cast<double>(iterations_ + 1);
+  StepScalars s;
+  s.alpha = static_cast<float>(lr_ * std::sqrt(1.0 - std::pow(beta_2_, t)) / (1.0 - std::pow(beta_1_, t)));
+  s.one_minus_b1 = static_cast<float>(1.0 - beta_1_);
+  s.one_minus_b2 = static_cast<float>(1.0 - beta_2_);
+  s.epsilon = static_cast<float>(epsilon_);
+  return s;
 }
 
 }  // namespace ringtrain::nn

@@ -29,6 +29,15 @@ class Adam final : public Optimizer {
   // {"m", first moments}, {"v", second moments}.
   std::vector<std::pair<std::string, std::vector<float>*>> state() override;
 
+  // The scalars of the next update (t = iterations + 1), computed in double as above.
+  struct StepScalars {
+    float alpha;         // lr_t
+    float one_minus_b1;  // 1 - beta_1
+    float one_minus_b2;  // 1 - beta_2
+    float epsilon;
+  };
+  StepScalars NextStepScalars() const;
+
   double beta_1() const { return beta_1_; }
   double beta_2() const { return beta_2_; }
   double epsilon() const { return epsilon_; }

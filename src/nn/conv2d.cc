@@ -56,6 +56,16 @@ void Conv2D::BindParams(const std::vector<float*>& params, const std::vector<flo
   }
 }
 
+LayerDesc Conv2D::Describe() const {
+  LayerDesc d;
+  d.kind = LayerDesc::Kind::kConv2D;
+  d.window = kg_;
+  d.units = filters_;
+  d.relu = act_ == Activation::kRelu;
+  d.use_bias = use_bias_;
+  return d;
+}
+
 const float* Conv2D::Forward(const float* in, int batch, bool training) {
   float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
   float* scratch = EnsureSize(scratch_, kernels::ConvForwardScratch(kg_, filters_, batch));

@@ -29,6 +29,7 @@ class Conv2D final : public Layer {
   void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) override;
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
+  LayerDesc Describe() const override;
 
  private:
   Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias);

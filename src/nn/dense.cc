@@ -37,6 +37,15 @@ void Dense::BindParams(const std::vector<float*>& params, const std::vector<floa
   }
 }
 
+LayerDesc Dense::Describe() const {
+  LayerDesc d;
+  d.kind = LayerDesc::Kind::kDense;
+  d.units = units_;
+  d.relu = act_ == Activation::kRelu;
+  d.use_bias = use_bias_;
+  return d;
+}
+
 const float* Dense::Forward(const float* in, int batch, bool training) {
   float* out = EnsureSize(out_, static_cast<size_t>(batch) * units_);
   kernels::DenseForward(in, batch, in_, kernel_, units_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, out);

@@ -27,6 +27,7 @@ class Dense final : public Layer {
   void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) override;
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
+  LayerDesc Describe() const override;
 
  private:
   Dense(std::string name, int in, int units, Activation act, bool use_bias);

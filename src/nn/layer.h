@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "nn/layer_desc.h"
+
 namespace ringtrain::nn {
 
 // Per-example shape, e.g. {26, 26, 32} for an NHWC activation.
@@ -66,6 +68,10 @@ class Layer {
   // Overwrites this layer's parameter gradients. Returns the input gradient when
   // `need_din`, otherwise nullptr (the first layers of a model skip that work).
   virtual const float* Backward(const float* dout, bool need_din) = 0;
+
+  // This layer for another backend: kind, shapes, geometry, activation. The model
+  // fills in the name, the parameter offsets and need_input_grad.
+  virtual LayerDesc Describe() const = 0;
 
  private:
   std::string name_;

@@ -30,6 +30,13 @@ StatusOr<std::unique_ptr<Layer>> MaxPool2D::Create(const nlohmann::json& j, std:
 MaxPool2D::MaxPool2D(std::string name, const Shape& in, const Window2D& g)
     : Layer(std::move(name), in, Shape{g.h.out, g.w.out, g.channels}), g_(g), kg_(ToKernelWindow(g)) {}
 
+LayerDesc MaxPool2D::Describe() const {
+  LayerDesc d;
+  d.kind = LayerDesc::Kind::kMaxPool2D;
+  d.window = kg_;
+  return d;
+}
+
 const float* MaxPool2D::Forward(const float* in, int batch, bool training) {
   float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
   kernels::MaxPoolForward(kg_, in, batch, out);

@@ -259,6 +259,26 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
   if (on_ready) on_ready(0);
 }
 
+std::vector<LayerDesc> Model::layers() const {
+  const Impl& m = *impl_;
+  std::vector<LayerDesc> out;
+  size_t index = 0;  // into infos, in layer order
+  for (size_t l = 0; l < m.layers.size(); ++l) {
+    const Layer& layer = *m.layers[l];
+    LayerDesc d = layer.Describe();
+    d.name = layer.name();
+    d.input_shape = layer.input_shape();
+    d.output_shape = layer.output_shape();
+    d.need_input_grad = m.need_din[l];
+    const size_t nparams = layer.ParamSpecs().size();
+    if (nparams >= 1) d.kernel_offset = m.infos[index].offset;
+    if (nparams >= 2) d.bias_offset = m.infos[index + 1].offset;
+    index += nparams;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 namespace {
 
 std::string WithCommas(uint64_t n) {

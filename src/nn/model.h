@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "nn/layer_desc.h"
 
 namespace ringtrain::nn {
 
@@ -59,6 +60,9 @@ class Model {
   // finally with 0 -- so their all-reduce can start while backward goes on. The
   // offsets only decrease. on_ready must not touch the model.
   void Backward(const float* grad_logits, const std::function<void(size_t)>& on_ready);
+
+  // Every layer, in order, for backends that run the model on their own buffers.
+  std::vector<LayerDesc> layers() const;
 
   // A Keras-like summary table (layer, output shape, parameter count).
   std::string Summary() const;

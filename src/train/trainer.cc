@@ -11,6 +11,10 @@
 #include "nn/loss.h"
 #include "train/gradient_sync.h"
 
+#ifdef RINGTRAIN_HAVE_CUDA
+#include "gpu/gpu_engine.h"
+#endif
+
 namespace ringtrain::train {
 namespace {
 
@@ -23,6 +27,18 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   std::unique_ptr<Trainer> t(new Trainer(job, options));
   RT_ASSIGN_OR_RETURN(t->model_, nn::Model::FromJson(job.model, job.seed));
   RT_ASSIGN_OR_RETURN(t->optimizer_, nn::Optimizer::FromJson(job.optimizer));
+  if (options.gpu < 0) {
+    t->engine_ = engine::NewCpuEngine(t->model_.get(), t->optimizer_.get(), job.batch_size_per_worker);
+  } else {
+#ifdef RINGTRAIN_HAVE_CUDA
+    RT_ASSIGN_OR_RETURN(t->engine_, gpu::NewGpuEngine(t->model_.get(), t->optimizer_.get(), job.batch_size_per_worker,
+                                                      options.gpu));
+#else
+    return FailedPreconditionError("this build of ringtrain has no GPU engine (built without CUDA and cuDNN); "
+                                   "train on the CPU or rebuild with them");
+#endif
+  }
+  RT_LOG(INFO) << "device: " << t->engine_->Describe();
   if (!job.lr_schedule.is_null()) {
     RT_ASSIGN_OR_RETURN(t->schedule_, nn::LrSchedule::FromJson(job.lr_schedule));
     RT_LOG(INFO) << "lr_schedule: " << t->schedule_->Describe();
@@ -108,7 +124,6 @@ Status Trainer::ReduceMetrics(Communicator* comm, double out[3]) {
 Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
   if (steps_per_epoch_ == 0) return FailedPreconditionError("Trainer::Fit before Trainer::Prepare");
   const int batch = job_.batch_size_per_worker;
-  const int classes = model_->num_classes();
   const size_t n = model_->num_params();
   const float grad_scale = 1.0f / static_cast<float>(batch * comm->size());
   const int steps = steps_per_epoch_;
@@ -122,15 +137,25 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
                << batch * comm->size() << " (" << batch << " x " << comm->size() << " workers), " << n
                << " parameters";
 
-  GradientSync sync(comm, model_->grads(), n, job_.communication.bytes_per_pack, options_.collective_timeout);
+  // The engine holds the state while Fit runs; on every way out it goes back to the
+  // host model and optimizer (after a failure the caller restores a backup anyway).
+  RT_RETURN_IF_ERROR(engine_->LoadFromHost().WithContext("loading the model onto the " + engine_->Describe()));
+  struct StoreOnExit {
+    engine::Engine* engine;
+    ~StoreOnExit() {
+      Status st = engine->StoreToHost();
+      if (!st.ok()) RT_LOG(ERROR) << "copying the model back from the device: " << st.ToString();
+    }
+  } store_on_exit{engine_.get()};
+  GradientSync sync(comm, engine_->GradientBuffer(*comm), n, job_.communication.bytes_per_pack,
+                    options_.collective_timeout);
   RT_LOG(INFO) << "gradients: " << n * sizeof(float) << " bytes in " << sync.num_packs() << " pack(s)"
                << (job_.communication.bytes_per_pack > 0 ? ", each all-reduced as soon as backward produces it" : "");
   // Each worker's data position is a function of the step: it resumes mid-pass exactly.
   data::BatchIterator it(&train_.data, batch, data::WorkerShuffleSeed(job_.seed, comm->rank()), /*shuffle=*/true);
   it.Seek(0, static_cast<size_t>(global_step_) * static_cast<size_t>(batch));
-  std::vector<float> images(static_cast<size_t>(batch) * train_.data.example_size);
-  std::vector<int32_t> labels(static_cast<size_t>(batch));
-  std::vector<float> grad_logits(static_cast<size_t>(batch) * classes);
+  it.Next(engine_->next_images(), engine_->next_labels());
+  RT_RETURN_IF_ERROR(engine_->SubmitBatch(batch));
   ProgressPrinter progress(options_.out, options_.progress_mode);
 
   const double fit_start = Now();
@@ -151,15 +176,9 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
     EpochTiming timing;
     for (int step = first_step + 1; step <= steps; ++step) {
       timing.learning_rate = NextLearningRate(e);
-      it.Next(images.data(), labels.data());
-      const float* logits = model_->Forward(images.data(), batch, /*training=*/true);
-      nn::LossStats s = nn::SparseSoftmaxCrossEntropy(logits, labels.data(), batch, classes, grad_scale,
-                                                      grad_logits.data());
-      sync.BeginStep();
-      model_->Backward(grad_logits.data(), [&sync](size_t ready_from) { sync.Ready(ready_from); });
-      Status st = sync.Finish();
-      if (!st.ok()) return st.WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step));
-      optimizer_->Apply(model_->params(), model_->grads(), n);
+      auto stats = Step(comm, &sync, &it, grad_scale, /*prefetch=*/global_step_ + 1 < total_steps());
+      if (!stats.ok()) return stats.status().WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step));
+      const nn::LossStats& s = *stats;
       ++global_step_;
       if (step == first_step + 1 && e == first_epoch) RT_LOG(INFO) << "step " << global_step_ << " completed";
       pending_[0] += s.loss_sum;
@@ -192,6 +211,7 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
         }
         if (on_backup) {
           const double t0 = Now();
+          RT_RETURN_IF_ERROR(engine_->StoreToHost().WithContext("copying the model back for a backup"));
           Status st = on_backup(Snapshot());
           backup_seconds_ += Now() - t0;
           RT_RETURN_IF_ERROR(st);
@@ -201,6 +221,22 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
   }
   RT_LOG(INFO) << "final weights fingerprint: " << FingerprintHex(WeightsFingerprint());
   return Status::Ok();
+}
+
+StatusOr<nn::LossStats> Trainer::Step(Communicator* comm, GradientSync* sync, data::BatchIterator* it,
+                                      float grad_scale, bool prefetch) {
+  RT_RETURN_IF_ERROR(engine_->StartStep(grad_scale));
+  if (prefetch) {  // on a GPU this overlaps the step under way
+    it->Next(engine_->next_images(), engine_->next_labels());
+    RT_RETURN_IF_ERROR(engine_->SubmitBatch(job_.batch_size_per_worker));
+  }
+  sync->BeginStep();
+  auto stats = engine_->FinishBackward([sync](size_t ready_from) { sync->Ready(ready_from); });
+  Status st = sync->Finish();  // also after a failed backward: the packs already released must finish
+  if (!stats.ok()) return stats.status();
+  RT_RETURN_IF_ERROR(st);
+  RT_RETURN_IF_ERROR(engine_->ApplyUpdate());
+  return stats;
 }
 
 std::vector<checkpoint::TensorView> Trainer::WeightViews() const {

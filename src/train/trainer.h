@@ -21,6 +21,13 @@
 // <dir>/validation, with the 0-based epoch index as the step, as Keras' TensorBoard
 // callback does for epoch summaries.
 //
+// Device: the model runs on an engine::Engine, the CPU one or, with options.gpu >= 0,
+// the GPU one (built with CUDA). The host model and optimizer hold the state whenever
+// Fit is not running: Fit loads them into the engine when it starts and stores them
+// back at backup points, checkpoints and its end, so Snapshot, Restore, SyncState and
+// SaveModel work on the host as before. The update is the same bits on every device,
+// so replicas stay identical even when some train on the CPU and some on a GPU.
+//
 // Threading: one thread drives a Trainer. Blocking: every collective has the
 // communicator's deadline.
 #pragma once
@@ -39,6 +46,7 @@
 #include "common/status.h"
 #include "config/job_config.h"
 #include "data/dataset.h"
+#include "engine/engine.h"
 #include "nn/lr_schedule.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
@@ -48,12 +56,15 @@
 
 namespace ringtrain::train {
 
+class GradientSync;  // train/gradient_sync.h
+
 struct TrainerOptions {
   int rank = 0;
   int num_workers = 1;
   bool is_chief = true;
   std::string progress_mode = "auto";  // see ProgressPrinter
   int num_threads = 1;                 // BLAS threads for this worker
+  int gpu = -1;                        // CUDA device to train on; -1: the CPU
   // How long a step may wait for gradient communication to make progress.
   std::chrono::milliseconds collective_timeout{std::chrono::seconds(300)};
   FILE* out = stdout;
@@ -116,6 +127,8 @@ class Trainer {
 
   const std::vector<EpochResult>& history() const { return history_; }
   const nn::Model& model() const { return *model_; }
+  // "CPU (avx512 kernels, 2 threads)", "GPU 0: NVIDIA H200 (...)".
+  std::string DeviceDescription() const { return engine_->Describe(); }
   // FNV-1a of the weights' bytes, equal on every worker after each step.
   uint64_t WeightsFingerprint() const;
   const data::ShardResult& train_shard() const { return train_; }
@@ -144,12 +157,17 @@ class Trainer {
   Status WriteTensorBoard(const EpochResult& r);
   Status ReduceMetrics(Communicator* comm, double out[3]);
   Status WriteModelCheckpoint(int epoch);
+  // One training step on the batch already submitted to the engine; submits the next
+  // one (while the step computes) when `prefetch`.
+  StatusOr<nn::LossStats> Step(Communicator* comm, GradientSync* sync, data::BatchIterator* it, float grad_scale,
+                               bool prefetch);
   std::vector<checkpoint::TensorView> WeightViews() const;
 
   config::JobConfig job_;
   TrainerOptions options_;
   std::unique_ptr<nn::Model> model_;
   std::unique_ptr<nn::Optimizer> optimizer_;
+  std::unique_ptr<engine::Engine> engine_;    // runs model_ and optimizer_ (declared after them: destroyed first)
   std::unique_ptr<nn::LrSchedule> schedule_;  // null: the optimizer's own rate throughout
   std::unique_ptr<summary::EventWriter> tb_train_, tb_validation_;  // chief with tensorboard_dir only
   data::ShardResult train_;

@@ -60,7 +60,10 @@ Status Trainer::EndEpoch(Communicator* comm, int epoch, const EpochTiming& timin
   line->val_accuracy = r.val_accuracy;
   if (history_file_) RT_RETURN_IF_ERROR(history_file_->AppendEpoch(record));
   RT_RETURN_IF_ERROR(WriteTensorBoard(r));
-  if (options_.is_chief && !job_.model_checkpoint.empty()) RT_RETURN_IF_ERROR(WriteModelCheckpoint(epoch));
+  if (options_.is_chief && !job_.model_checkpoint.empty()) {
+    RT_RETURN_IF_ERROR(engine_->StoreToHost().WithContext("copying the model back for model_checkpoint"));
+    RT_RETURN_IF_ERROR(WriteModelCheckpoint(epoch));
+  }
   return Status::Ok();
 }
 
@@ -99,15 +102,14 @@ StatusOr<EvalResult> Trainer::EvaluateShards(Communicator* comm) {
   if (!has_eval_) return FailedPreconditionError("the job has no data.eval; add one to evaluate");
   const auto& d = eval_.data;
   const int batch = job_.batch_size_per_worker;
-  const int classes = model_->num_classes();
   double loss_sum = 0;
   int64_t correct = 0;
   for (size_t first = 0; first < d.size(); first += static_cast<size_t>(batch)) {
     int b = static_cast<int>(std::min<size_t>(static_cast<size_t>(batch), d.size() - first));
-    const float* logits = model_->Forward(d.images.data() + first * d.example_size, b, /*training=*/false);
-    nn::LossStats s = nn::SparseSoftmaxCrossEntropy(logits, d.labels.data() + first, b, classes, 0.0f, nullptr);
-    loss_sum += s.loss_sum;
-    correct += s.correct;
+    auto s = engine_->Evaluate(d.images.data() + first * d.example_size, d.labels.data() + first, b);
+    if (!s.ok()) return s.status().WithContext("evaluating data.eval on the " + engine_->Describe());
+    loss_sum += s->loss_sum;
+    correct += s->correct;
   }
   float totals[3] = {static_cast<float>(loss_sum), static_cast<float>(correct), static_cast<float>(d.size())};
   RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, ReduceOp::kSum).WithContext("reducing evaluation metrics"));
@@ -120,6 +122,8 @@ StatusOr<EvalResult> Trainer::EvaluateShards(Communicator* comm) {
 }
 
 StatusOr<EvalResult> Trainer::Evaluate(Communicator* comm) {
+  // Outside Fit the host model is the authoritative copy (it may have been restored).
+  RT_RETURN_IF_ERROR(engine_->LoadFromHost().WithContext("loading the model onto the " + engine_->Describe()));
   RT_ASSIGN_OR_RETURN(EvalResult r, EvaluateShards(comm));
   std::fprintf(options_.out, "Evaluation - %lld examples - loss: %.4f - accuracy: %.4f\n",
                static_cast<long long>(r.examples), r.loss, r.accuracy);

@@ -7,7 +7,8 @@
 # round to round, takes images_per_sec from each one's `RESULT ...` line (first epoch excluded by both),
 # and prints a markdown table of the medians over the rounds and their ratio (ringtrain / PyTorch).
 # Environment: RINGTRAIN (default build/bin/ringtrain), PYTHON (default /usr/bin/python3), ROUNDS (3),
-# WORKLOADS ("w1 w2"), WORKERS ("1 2"), RUN_TIMEOUT (seconds per run, 900). The figures are wall times:
+# WORKLOADS ("w1 w2"), WORKERS ("1 2"), RUN_TIMEOUT (seconds per run, 900), DEVICE (cpu; gpu runs ringtrain
+# with --device gpu against the peer's --device cuda, PyTorch eager on the same GPU: issue 6). The figures are wall times:
 # run it on a quiet machine; the load averages at the start and the end are printed to show how quiet.
 # Exit 0 with the table; 1 if a run failed or printed no images_per_sec; 2 if something is missing.
 set -u
@@ -18,6 +19,12 @@ rounds=${ROUNDS:-3}
 workloads=${WORKLOADS:-w1 w2}
 workers=${WORKERS:-1 2}
 run_timeout=${RUN_TIMEOUT:-900}
+device=${DEVICE:-cpu}
+case $device in
+  cpu) rt_device=(--device cpu) pt_device=(--device cpu) ;;
+  gpu) rt_device=(--device gpu) pt_device=(--device cuda) ;;
+  *) echo "train_bench: DEVICE must be cpu or gpu, got '$device'" >&2; exit 2 ;;
+esac
 peer=$root/tests/peers/pytorch_train_bench.py
 
 die() {  # die CODE MESSAGE
@@ -62,14 +69,14 @@ measure() {
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "== start: $(uptime)"
-echo "== $rounds round(s); ringtrain: $ringtrain; PyTorch: $("$python" -c 'import torch; print(torch.__version__)')"
+echo "== $rounds round(s), device $device; ringtrain: $ringtrain; PyTorch: $("$python" -c 'import torch; print(torch.__version__)')"
 cd "$root" || die 2 "cannot cd to $root"
 for ((r = 1; r <= rounds; ++r)); do
   for w in $workloads; do
     for n in $workers; do
       echo "-- round $r/$rounds, $w, $n worker(s)"
-      rt=(measure "ringtrain $w x$n" "rt_${w}_$n" "$ringtrain" bench train --job "deploy/jobs/mnist_$w.json" --workers "$n")
-      pt=(measure "pytorch   $w x$n" "pt_${w}_$n" "$python" "$peer" --workload "$w" --procs "$n")
+      rt=(measure "ringtrain $w x$n" "rt_${w}_$n" "$ringtrain" bench train --job "deploy/jobs/mnist_$w.json" --workers "$n" "${rt_device[@]}")
+      pt=(measure "pytorch   $w x$n" "pt_${w}_$n" "$python" "$peer" --workload "$w" --procs "$n" "${pt_device[@]}")
       if ((r % 2)); then "${rt[@]}"; "${pt[@]}"; else "${pt[@]}"; "${rt[@]}"; fi
     done
   done

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Usage: /usr/bin/python3 tests/peers/pytorch_train_bench.py --workload w1|w2|w3 --procs 1|2 [--epochs E]
-#            [--seed 1] [--threads 1]                               (Debian: apt-get install python3-torch)
+#            [--seed 1] [--threads 1] [--device cpu|cuda]          (Debian: apt-get install python3-torch)
 # Not part of the test suite: the PyTorch DDP peer of `ringtrain bench train` (issue 5's speed targets),
 # driven side by side with it by tests/bench/train_bench.sh.
 #
@@ -12,6 +12,10 @@
 # barrier to barrier; rank 0 prints per-epoch images/s (global images / seconds) and a final line
 #   RESULT workload=w1 procs=2 images_per_sec=<mean over epochs 2..E> step_ms=<mean> ...
 # (the first epoch is warm-up and excluded, as in the issue).
+#
+# --device cuda (issue 6's GPU peer: PyTorch eager on the same GPU): the model and each rank's whole shard
+# live on the GPU (so no per-step upload at all, the most favourable setting for PyTorch), processes > 1
+# use the nccl backend, and each epoch ends with torch.cuda.synchronize() before its time is taken.
 #
 # pytorch_fidelity.py imports the models, data and shard streams from here, so both peers train the
 # same thing.
@@ -88,9 +92,9 @@ class ShardStream:
     Each pass over the shard is a fresh permutation from the rank's own generator; a batch that
     reaches the end of a pass continues into the next."""
 
-    def __init__(self, x, y, rank, procs, seed):
+    def __init__(self, x, y, rank, procs, seed, device="cpu"):
         idx = torch.arange(rank, x.shape[0], procs)
-        self.x, self.y = x[idx].contiguous(), y[idx].contiguous()
+        self.x, self.y = x[idx].contiguous().to(device), y[idx].contiguous().to(device)
         self.gen = torch.Generator().manual_seed(seed * 1000003 + rank)
         self.order, self.pos = torch.randperm(self.x.shape[0], generator=self.gen), 0
 
@@ -103,7 +107,7 @@ class ShardStream:
             need -= take
             if self.pos == n:
                 self.order, self.pos = torch.randperm(n, generator=self.gen), 0
-        sel = torch.cat(parts)
+        sel = torch.cat(parts).to(self.x.device)
         return self.x[sel], self.y[sel]
 
 
@@ -120,26 +124,33 @@ def run(rank, args, port):
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
     torch.set_num_threads(args.threads)
     n = args.procs
-    dist.init_process_group("gloo", rank=rank, world_size=n)
+    cuda = args.device == "cuda"
+    if cuda:
+        torch.cuda.set_device(rank % torch.cuda.device_count())
+    backend = "nccl" if cuda and n > 1 else "gloo"
+    dist.init_process_group(backend, rank=rank, world_size=n)
+    device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
     build, make_opt, _, steps = WORKLOADS[args.workload]
     x, y = load_mnist()
     stream = ShardStream(x[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT], y[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT],
-                         rank, n, args.seed)
+                         rank, n, args.seed, device)
     torch.manual_seed(args.seed)
-    model = DDP(keras_init(build()))  # DDP also broadcasts rank 0's parameters
+    # DDP also broadcasts rank 0's parameters
+    model = DDP(keras_init(build()).to(device), device_ids=[device.index] if cuda else None)
     opt = make_opt(model.parameters())
     loss_fn = nn.CrossEntropyLoss()
     images = steps * BATCH_PER_RANK * n
     if rank == 0:
-        print(f"# torch {torch.__version__} DDP gloo: workload {args.workload}, {n} process(es) x "
+        where = torch.cuda.get_device_name(device) if cuda else "CPU"
+        print(f"# torch {torch.__version__} DDP {backend} on {where}: workload {args.workload}, {n} process(es) x "
               f"{args.threads} thread(s), batch {BATCH_PER_RANK} per process, {args.epochs} epochs x {steps} "
               f"steps ({images} images per epoch)", flush=True)
     rates, step_ms = [], []
     dist.barrier()
     for epoch in range(args.epochs):
         t0 = time.perf_counter()
-        loss_sum = torch.zeros(())
-        correct = torch.zeros((), dtype=torch.int64)
+        loss_sum = torch.zeros((), device=device)
+        correct = torch.zeros((), dtype=torch.int64, device=device)
         for _ in range(steps):
             xb, yb = stream.next(BATCH_PER_RANK)
             logits = model(xb)
@@ -149,6 +160,8 @@ def run(rank, args, port):
             opt.step()
             loss_sum += loss.detach()
             correct += (logits.detach().argmax(1) == yb).sum()
+        if cuda:
+            torch.cuda.synchronize()
         dist.barrier()
         sec = time.perf_counter() - t0
         rates.append(images / sec)
@@ -163,7 +176,7 @@ def run(rank, args, port):
             print("# warning: only one epoch, so the warm-up epoch is in the mean", flush=True)
         print(f"RESULT workload={args.workload} procs={n} images_per_sec={statistics.mean(rates[timed]):.1f} "
               f"step_ms={statistics.mean(step_ms[timed]):.3f} epochs={args.epochs} steps_per_epoch={steps} "
-              f"batch_per_proc={BATCH_PER_RANK} threads={args.threads}", flush=True)
+              f"batch_per_proc={BATCH_PER_RANK} threads={args.threads} device={args.device}", flush=True)
     dist.destroy_process_group()
 
 
@@ -174,6 +187,7 @@ def main():
     p.add_argument("--epochs", type=int, default=None, help="default: the workload's (w1 3, w2 6, w3 5)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads per process")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     args = p.parse_args()
     if args.procs < 1 or args.threads < 1:
         p.error("--procs and --threads must be at least 1")
@@ -181,6 +195,8 @@ def main():
         args.epochs = WORKLOADS[args.workload][2]
     if args.epochs < 1:
         p.error("--epochs must be at least 1")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda: torch.cuda.is_available() is False (no GPU or no CUDA build of PyTorch)")
     # torch.multiprocessing reports a child's exception and exits non-zero.
     import torch.multiprocessing as mp
     mp.start_processes(run, args=(args, free_port()), nprocs=args.procs, start_method="fork")

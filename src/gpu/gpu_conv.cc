@@ -1,0 +1,335 @@
+// Conv2D through cuDNN's legacy API: NHWC FP32 tensors, an NHWC (= OHWI) filter kept
+// as a device copy of the model's HWIO kernel (refreshed by every Forward, since the
+// optimizer updates the HWIO parameters in place), FMA math (no TF32: the parity tests
+// ask for FP32 accuracy), and deterministic algorithms chosen once per batch size.
+//
+// Padding: cuDNN pads both sides alike. When the model's (TensorFlow's) padding gives
+// the same output size that way, cuDNN pads; otherwise ('same' with an odd total, the
+// odd cell after) the input is copied into an explicitly zero-padded buffer and cuDNN
+// runs unpadded on it, and the input gradient is cropped back.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/logging.h"
+#include "gpu/cuda_status.h"
+#include "gpu/device_buffer.h"
+#include "gpu/gpu_kernels.h"
+#include "gpu/gpu_layers.h"
+#include "gpu/gpu_pad.h"
+
+namespace ringtrain::gpu {
+namespace {
+
+// RAII for the cuDNN descriptors this layer holds.
+template <typename T, cudnnStatus_t (*Destroy)(T)>
+class Descriptor {
+ public:
+  Descriptor() = default;
+  ~Descriptor() {
+    if (d_ != nullptr) (void)Destroy(d_);
+  }
+  Descriptor(const Descriptor&) = delete;
+  Descriptor& operator=(const Descriptor&) = delete;
+  T* out() { return &d_; }
+  T get() const { return d_; }
+
+ private:
+  T d_ = nullptr;
+};
+using TensorDesc = Descriptor<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
+using FilterDesc = Descriptor<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
+using ConvDesc = Descriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
+
+struct Algorithms {
+  cudnnConvolutionFwdAlgo_t fwd{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
+  size_t workspace = 0;
+};
+
+// The first heuristic choice that cuDNN can run here, is deterministic and does not
+// use TF32 (DEFAULT math counts as FP32 only before Ampere).
+template <typename Perf>
+bool Acceptable(const Perf& p, bool default_math_is_fp32) {
+  return p.status == CUDNN_STATUS_SUCCESS && p.determinism == CUDNN_DETERMINISTIC &&
+         (p.mathType == CUDNN_FMA_MATH || (default_math_is_fp32 && p.mathType == CUDNN_DEFAULT_MATH));
+}
+
+class GpuConv final : public GpuLayer {
+ public:
+  GpuConv(const nn::LayerDesc& d, const GpuContext* gpu) : d_(d), g_(d.window), f_(d.units), gpu_(gpu) {}
+
+  // Descriptors, and the padding decision.
+  Status Init() {
+    const int id = gpu_->ordinal();
+    RT_RETURN_IF_ERROR(CudnnCheck(cudnnCreateTensorDescriptor(x_desc_.out()), "cudnnCreateTensorDescriptor", id));
+    RT_RETURN_IF_ERROR(CudnnCheck(cudnnCreateTensorDescriptor(y_desc_.out()), "cudnnCreateTensorDescriptor", id));
+    RT_RETURN_IF_ERROR(CudnnCheck(cudnnCreateFilterDescriptor(w_desc_.out()), "cudnnCreateFilterDescriptor", id));
+    RT_RETURN_IF_ERROR(
+        CudnnCheck(cudnnCreateConvolutionDescriptor(conv_desc_.out()), "cudnnCreateConvolutionDescriptor", id));
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnSetFilter4dDescriptor(w_desc_.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, f_, g_.c, g_.kh, g_.kw),
+        "cudnnSetFilter4dDescriptor(" + d_.name + ")", id));
+
+    // cuDNN's own symmetric padding when it gives the model's output size.
+    hin_ = g_.h;
+    win_ = g_.w;
+    RT_ASSIGN_OR_RETURN(bool fits, OutputMatches(g_.pad_top, g_.pad_left));
+    if (!fits) {
+      padded_ = true;
+      const int pad_bottom = std::max(0, (g_.out_h - 1) * g_.stride_h + g_.kh - g_.h - g_.pad_top);
+      const int pad_right = std::max(0, (g_.out_w - 1) * g_.stride_w + g_.kw - g_.w - g_.pad_left);
+      hin_ = g_.h + g_.pad_top + pad_bottom;
+      win_ = g_.w + g_.pad_left + pad_right;
+      RT_ASSIGN_OR_RETURN(fits, OutputMatches(0, 0));
+      if (!fits) {
+        return InternalError(d_.name + ": cuDNN's output size disagrees with the model's " +
+                             std::to_string(g_.out_h) + "x" + std::to_string(g_.out_w) +
+                             " even on an explicitly padded input; set the job's \"device\" to \"cpu\"");
+      }
+      RT_LOG(DEBUG) << d_.name << ": asymmetric padding; padding explicitly to " << hin_ << "x" << win_;
+    }
+    return Status::Ok();
+  }
+
+  Status Reserve(int batch) override {
+    const int id = gpu_->ordinal();
+    const size_t b = static_cast<size_t>(batch);
+    const size_t filter = static_cast<size_t>(g_.kh) * g_.kw * g_.c * f_;
+    RT_RETURN_IF_ERROR(w_ohwi_.Grow(filter, d_.name + " OHWI kernel", id));
+    RT_RETURN_IF_ERROR(dw_ohwi_.Grow(filter, d_.name + " OHWI kernel gradient", id));
+    const size_t outputs = b * g_.out_h * g_.out_w * f_;
+    RT_RETURN_IF_ERROR(y_.Grow(outputs, d_.name + " output", id));
+    RT_RETURN_IF_ERROR(dpre_.Grow(outputs, d_.name + " pre-activation gradient", id));
+    const size_t padded_in = b * hin_ * win_ * g_.c;
+    if (padded_) RT_RETURN_IF_ERROR(xp_.Grow(padded_in, d_.name + " padded input", id));
+    if (d_.need_input_grad) {
+      RT_RETURN_IF_ERROR(dx_.Grow(b * g_.in_size(), d_.name + " input gradient", id));
+      if (padded_) RT_RETURN_IF_ERROR(dxp_.Grow(padded_in, d_.name + " padded input gradient", id));
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<size_t> PrepareBatch(int batch) override {
+    auto it = algos_.find(batch);
+    if (it != algos_.end()) return it->second.workspace;
+    RT_RETURN_IF_ERROR(SetBatch(batch));
+    RT_ASSIGN_OR_RETURN(Algorithms a, Choose(batch));
+    algos_[batch] = a;
+    return a.workspace;
+  }
+
+  StatusOr<const float*> Forward(const LayerArgs& args, const float* x, int batch, bool training) override {
+    const int id = gpu_->ordinal();
+    RT_ASSIGN_OR_RETURN(const Algorithms* a, Prepared(batch, args));
+    RT_RETURN_IF_ERROR(SetBatch(batch));
+    RT_RETURN_IF_ERROR(CudaCheck(
+        HwioToOhwi(args.params + d_.kernel_offset, g_.kh, g_.kw, g_.c, f_, w_ohwi_.get(), gpu_->compute()),
+        "HwioToOhwi(" + d_.name + ")", id));
+    const float* in = x;
+    if (padded_) {
+      RT_RETURN_IF_ERROR(CudaCheck(
+          PadNhwc(x, batch, g_.h, g_.w, g_.c, g_.pad_top, g_.pad_left, hin_, win_, xp_.get(), gpu_->compute()),
+          "PadNhwc(" + d_.name + ")", id));
+      in = xp_.get();
+    }
+    const float one = 1.0f, zero = 0.0f;
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnConvolutionForward(gpu_->cudnn(), &one, x_desc_.get(), in, w_desc_.get(), w_ohwi_.get(),
+                                conv_desc_.get(), a->fwd, args.workspace, args.workspace_bytes, &zero, y_desc_.get(),
+                                y_.get()),
+        "cudnnConvolutionForward(" + d_.name + ")", id));
+    const int64_t rows = static_cast<int64_t>(batch) * g_.out_h * g_.out_w;
+    RT_RETURN_IF_ERROR(CudaCheck(BiasActivationForward(y_.get(), d_.use_bias ? args.params + d_.bias_offset : nullptr,
+                                                       rows, f_, d_.relu, gpu_->compute()),
+                                 "BiasActivationForward(" + d_.name + ")", id));
+    if (training) {
+      x_ = in;
+      batch_ = batch;
+    }
+    return static_cast<const float*>(y_.get());
+  }
+
+  StatusOr<const float*> Backward(const LayerArgs& args, const float* dy, bool need_din) override {
+    const int id = gpu_->ordinal();
+    RT_ASSIGN_OR_RETURN(const Algorithms* a, Prepared(batch_, args));
+    RT_RETURN_IF_ERROR(SetBatch(batch_));
+    const int64_t rows = static_cast<int64_t>(batch_) * g_.out_h * g_.out_w;
+    RT_RETURN_IF_ERROR(CudaCheck(ActivationBiasBackward(dy, y_.get(), rows, f_, d_.relu, dpre_.get(),
+                                                        d_.use_bias ? args.grads + d_.bias_offset : nullptr,
+                                                        gpu_->compute()),
+                                 "ActivationBiasBackward(" + d_.name + ")", id));
+    const float one = 1.0f, zero = 0.0f;
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnConvolutionBackwardFilter(gpu_->cudnn(), &one, x_desc_.get(), x_, y_desc_.get(), dpre_.get(),
+                                       conv_desc_.get(), a->bwd_filter, args.workspace, args.workspace_bytes, &zero,
+                                       w_desc_.get(), dw_ohwi_.get()),
+        "cudnnConvolutionBackwardFilter(" + d_.name + ")", id));
+    RT_RETURN_IF_ERROR(CudaCheck(
+        OhwiToHwio(dw_ohwi_.get(), g_.kh, g_.kw, g_.c, f_, args.grads + d_.kernel_offset, gpu_->compute()),
+        "OhwiToHwio(" + d_.name + ")", id));
+    if (!need_din) return static_cast<const float*>(nullptr);
+    if (!d_.need_input_grad) {
+      return InternalError(d_.name + ": input gradient asked for, but the layer was built without one");
+    }
+    float* target = padded_ ? dxp_.get() : dx_.get();
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnConvolutionBackwardData(gpu_->cudnn(), &one, w_desc_.get(), w_ohwi_.get(), y_desc_.get(), dpre_.get(),
+                                     conv_desc_.get(), a->bwd_data, args.workspace, args.workspace_bytes, &zero,
+                                     x_desc_.get(), target),
+        "cudnnConvolutionBackwardData(" + d_.name + ")", id));
+    if (padded_) {
+      RT_RETURN_IF_ERROR(CudaCheck(CropNhwc(dxp_.get(), batch_, hin_, win_, g_.c, g_.pad_top, g_.pad_left, g_.h,
+                                            g_.w, dx_.get(), gpu_->compute()),
+                                   "CropNhwc(" + d_.name + ")", id));
+    }
+    return static_cast<const float*>(dx_.get());
+  }
+
+ private:
+  // Sets the convolution descriptor's padding and asks cuDNN for the output size of
+  // one example of the (possibly padded) input.
+  StatusOr<bool> OutputMatches(int pad_h, int pad_w) {
+    const int id = gpu_->ordinal();
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnSetConvolution2dDescriptor(conv_desc_.get(), pad_h, pad_w, g_.stride_h, g_.stride_w, 1, 1,
+                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        "cudnnSetConvolution2dDescriptor(" + d_.name + ")", id));
+    RT_RETURN_IF_ERROR(CudnnCheck(cudnnSetConvolutionMathType(conv_desc_.get(), CUDNN_FMA_MATH),
+                                  "cudnnSetConvolutionMathType(" + d_.name + ")", id));
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnSetTensor4dDescriptor(x_desc_.get(), CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 1, g_.c, hin_, win_),
+        "cudnnSetTensor4dDescriptor(" + d_.name + " input)", id));
+    int n = 0, c = 0, h = 0, w = 0;
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnGetConvolution2dForwardOutputDim(conv_desc_.get(), x_desc_.get(), w_desc_.get(), &n, &c, &h, &w),
+        "cudnnGetConvolution2dForwardOutputDim(" + d_.name + ")", id));
+    return n == 1 && c == f_ && h == g_.out_h && w == g_.out_w;
+  }
+
+  Status SetBatch(int batch) {
+    if (batch == desc_batch_) return Status::Ok();
+    const int id = gpu_->ordinal();
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnSetTensor4dDescriptor(x_desc_.get(), CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, batch, g_.c, hin_, win_),
+        "cudnnSetTensor4dDescriptor(" + d_.name + " input)", id));
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnSetTensor4dDescriptor(y_desc_.get(), CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, batch, f_, g_.out_h, g_.out_w),
+        "cudnnSetTensor4dDescriptor(" + d_.name + " output)", id));
+    desc_batch_ = batch;
+    return Status::Ok();
+  }
+
+  StatusOr<const Algorithms*> Prepared(int batch, const LayerArgs& args) const {
+    auto it = algos_.find(batch);
+    if (it == algos_.end() || it->second.workspace > args.workspace_bytes) {
+      return InternalError(d_.name + ": batch of " + std::to_string(batch) +
+                           " not prepared (PrepareBatch and a large enough workspace come first)");
+    }
+    return &it->second;
+  }
+
+  StatusOr<Algorithms> Choose(int batch) {
+    const int id = gpu_->ordinal();
+    const bool fp32_default = gpu_->default_math_is_fp32();
+    const std::string where = d_.name + " at batch " + std::to_string(batch);
+    Algorithms a;
+    cudnnHandle_t h = gpu_->cudnn();
+    size_t bytes = 0;
+
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> fwd(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+    int found = 0;
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnGetConvolutionForwardAlgorithm_v7(h, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(),
+                                               static_cast<int>(fwd.size()), &found, fwd.data()),
+        "cudnnGetConvolutionForwardAlgorithm_v7(" + where + ")", id));
+    int pick = FirstAcceptable(fwd, found, fp32_default);
+    if (pick < 0) return NoAlgorithm("forward", where);
+    a.fwd = fwd[pick].algo;
+    RT_RETURN_IF_ERROR(CudnnCheck(cudnnGetConvolutionForwardWorkspaceSize(h, x_desc_.get(), w_desc_.get(),
+                                                                          conv_desc_.get(), y_desc_.get(), a.fwd,
+                                                                          &bytes),
+                                  "cudnnGetConvolutionForwardWorkspaceSize(" + where + ")", id));
+    a.workspace = std::max(a.workspace, bytes);
+
+    std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> bwf(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x_desc_.get(), y_desc_.get(), conv_desc_.get(),
+                                                      w_desc_.get(), static_cast<int>(bwf.size()), &found,
+                                                      bwf.data()),
+        "cudnnGetConvolutionBackwardFilterAlgorithm_v7(" + where + ")", id));
+    pick = FirstAcceptable(bwf, found, fp32_default);
+    if (pick < 0) return NoAlgorithm("filter-gradient", where);
+    a.bwd_filter = bwf[pick].algo;
+    RT_RETURN_IF_ERROR(CudnnCheck(
+        cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x_desc_.get(), y_desc_.get(), conv_desc_.get(),
+                                                       w_desc_.get(), a.bwd_filter, &bytes),
+        "cudnnGetConvolutionBackwardFilterWorkspaceSize(" + where + ")", id));
+    a.workspace = std::max(a.workspace, bytes);
+
+    if (d_.need_input_grad) {
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> bwd(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+      RT_RETURN_IF_ERROR(CudnnCheck(
+          cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w_desc_.get(), y_desc_.get(), conv_desc_.get(),
+                                                      x_desc_.get(), static_cast<int>(bwd.size()), &found,
+                                                      bwd.data()),
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7(" + where + ")", id));
+      pick = FirstAcceptable(bwd, found, fp32_default);
+      if (pick < 0) return NoAlgorithm("input-gradient", where);
+      a.bwd_data = bwd[pick].algo;
+      RT_RETURN_IF_ERROR(CudnnCheck(
+          cudnnGetConvolutionBackwardDataWorkspaceSize(h, w_desc_.get(), y_desc_.get(), conv_desc_.get(),
+                                                       x_desc_.get(), a.bwd_data, &bytes),
+          "cudnnGetConvolutionBackwardDataWorkspaceSize(" + where + ")", id));
+      a.workspace = std::max(a.workspace, bytes);
+    }
+    RT_LOG(DEBUG) << "GPU " << id << " " << where << ": cuDNN algorithms forward " << a.fwd << ", filter "
+                  << a.bwd_filter << ", data " << a.bwd_data << ", workspace " << a.workspace << " bytes";
+    return a;
+  }
+
+  template <typename Perf>
+  static int FirstAcceptable(const std::vector<Perf>& perf, int found, bool fp32_default) {
+    for (int i = 0; i < found && i < static_cast<int>(perf.size()); ++i) {
+      if (Acceptable(perf[i], fp32_default)) return i;
+    }
+    return -1;
+  }
+
+  Status NoAlgorithm(const char* pass, const std::string& where) const {
+    return FailedPreconditionError("cuDNN offers no deterministic FP32 " + std::string(pass) + " algorithm for " +
+                                   where + " on GPU " + std::to_string(gpu_->ordinal()) +
+                                   "; set the job's \"device\" to \"cpu\"");
+  }
+
+  const nn::LayerDesc d_;
+  const kernels::Window g_;
+  const int f_;
+  const GpuContext* gpu_;
+  bool padded_ = false;
+  int hin_ = 0, win_ = 0;  // the extent cuDNN sees (explicitly padded or not)
+  TensorDesc x_desc_, y_desc_;
+  FilterDesc w_desc_;
+  ConvDesc conv_desc_;
+  int desc_batch_ = 0;  // the batch x_desc_/y_desc_ describe now
+  std::map<int, Algorithms> algos_;
+  DeviceBuffer<float> w_ohwi_, dw_ohwi_, y_, dpre_, xp_, dx_, dxp_;
+  const float* x_ = nullptr;  // what cuDNN convolved in the last training Forward
+  int batch_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<GpuLayer>> NewGpuConv(const nn::LayerDesc& desc, const GpuContext* gpu) {
+  const kernels::Window& g = desc.window;
+  if (g.h < 1 || g.w < 1 || g.c < 1 || g.kh < 1 || g.kw < 1 || g.out_h < 1 || g.out_w < 1 || desc.units < 1) {
+    return InvalidArgumentError("conv2d layer '" + desc.name + "' has an empty window, input or filter count");
+  }
+  std::unique_ptr<GpuConv> layer(new GpuConv(desc, gpu));
+  RT_RETURN_IF_ERROR(layer->Init());
+  return std::unique_ptr<GpuLayer>(std::move(layer));
+}
+
+}  // namespace ringtrain::gpu

@@ -1,0 +1,392 @@
+// The GPU engine (gpu/gpu_engine.h): the layers of gpu/gpu_layers.h run in order on
+// one compute stream, with the model's parameters, gradients and optimizer slots in
+// device memory for the engine's lifetime.
+//
+// Streams and events:
+//   copy stream    SubmitBatch: H2D of a pinned host slot into the matching device
+//                  slot, after `free` of that slot (the step that last read it), then
+//                  records `copied`.
+//   compute stream StartStep waits for `copied`, runs forward, loss, backward, then
+//                  records the slot's `free`. FinishBackward copies the stats (and the
+//                  gradients, for a host communicator) down and waits for `done_`.
+// The host fills pinned slot s^1 while the step on slot s computes; SubmitBatch waits
+// (bounded) for the previous copy out of a pinned slot before handing it out again.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/logging.h"
+#include "gpu/cuda_status.h"
+#include "gpu/device_buffer.h"
+#include "gpu/gpu_context.h"
+#include "gpu/gpu_engine.h"
+#include "gpu/gpu_kernels.h"
+#include "gpu/gpu_layers.h"
+#include "nn/adam.h"
+#include "nn/sgd.h"
+
+namespace ringtrain::gpu {
+namespace {
+
+// One input batch slot: pinned host memory the trainer fills, device memory a step reads.
+struct InputSlot {
+  PinnedBuffer<float> host_images;
+  PinnedBuffer<int32_t> host_labels;
+  DeviceBuffer<float> images;
+  DeviceBuffer<int32_t> labels;
+  Event copied;  // the H2D copy into `images`/`labels` is done
+  Event free;    // the step that read `images`/`labels` is done
+};
+
+class GpuEngine final : public engine::Engine {
+ public:
+  GpuEngine(nn::Model* model, nn::Optimizer* optimizer, int max_batch, std::unique_ptr<GpuContext> ctx)
+      : ctx_(std::move(ctx)),
+        model_(model),
+        optimizer_(optimizer),
+        sgd_(dynamic_cast<nn::Sgd*>(optimizer)),
+        adam_(dynamic_cast<nn::Adam*>(optimizer)),
+        max_batch_(max_batch),
+        n_(model->num_params()),
+        in_size_(model->input_size()),
+        classes_(model->num_classes()),
+        id_(ctx_->ordinal()) {}
+
+  ~GpuEngine() override {
+    // Queued kernels may still use the buffers the members free below.
+    ctx_->Drain(10);
+  }
+
+  Status Init() {
+    descs_ = model_->layers();
+    for (const nn::LayerDesc& d : descs_) {
+      RT_ASSIGN_OR_RETURN(auto layer, NewGpuLayer(d, ctx_.get()));
+      layers_.push_back(std::move(layer));
+    }
+    RT_RETURN_IF_ERROR(params_.Allocate(n_, "parameters", id_));
+    RT_RETURN_IF_ERROR(grads_.Allocate(n_, "gradients", id_));
+    RT_RETURN_IF_ERROR(host_grads_.Allocate(n_, "pinned gradient mirror", id_));
+    if (n_ > 0) {
+      RT_RETURN_IF_ERROR(CudaCheck(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), ctx_->compute()),
+                                   "cudaMemsetAsync(gradients)", id_));
+    }
+    for (auto& [name, host] : optimizer_->state()) {
+      slots_.emplace_back();
+      RT_RETURN_IF_ERROR(slots_.back().Allocate(n_, "optimizer slot '" + name + "'", id_));
+    }
+    const size_t images = static_cast<size_t>(max_batch_) * in_size_;
+    for (InputSlot& s : inputs_) {
+      RT_RETURN_IF_ERROR(s.host_images.Allocate(images, "pinned input images", id_));
+      RT_RETURN_IF_ERROR(s.host_labels.Allocate(max_batch_, "pinned input labels", id_));
+      RT_RETURN_IF_ERROR(s.images.Allocate(images, "input images", id_));
+      RT_RETURN_IF_ERROR(s.labels.Allocate(max_batch_, "input labels", id_));
+      RT_RETURN_IF_ERROR(s.copied.Create(id_));
+      RT_RETURN_IF_ERROR(s.free.Create(id_));
+    }
+    RT_RETURN_IF_ERROR(stats_.Allocate(4, "loss statistics", id_));
+    RT_RETURN_IF_ERROR(host_stats_.Allocate(4, "pinned loss statistics", id_));
+    RT_RETURN_IF_ERROR(done_.Create(id_));
+    RT_RETURN_IF_ERROR(EnsureBatch(max_batch_));
+    return LoadFromHost();
+  }
+
+  std::string Describe() const override { return ctx_->Describe(); }
+  bool on_gpu() const override { return true; }
+
+  Status LoadFromHost() override {
+    RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (in_step_) return FailedPreconditionError("LoadFromHost between StartStep and FinishBackward");
+    // Pageable copies: the stream must be idle for them to return promptly.
+    RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before loading the weights"));
+    if (n_ > 0) {
+      RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(params_.get(), model_->params(), params_.bytes(),
+                                                   cudaMemcpyHostToDevice, ctx_->compute()),
+                                   "cudaMemcpyAsync(parameters to the GPU)", id_));
+    }
+    auto state = optimizer_->state();
+    for (size_t i = 0; i < slots_.size() && i < state.size(); ++i) {
+      const std::vector<float>& host = *state[i].second;
+      if (host.size() == n_ && n_ > 0) {
+        RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(slots_[i].get(), host.data(), slots_[i].bytes(),
+                                                     cudaMemcpyHostToDevice, ctx_->compute()),
+                                     "cudaMemcpyAsync(optimizer slot '" + state[i].first + "' to the GPU)", id_));
+        continue;
+      }
+      if (!host.empty()) {
+        // As the CPU optimizers do with a state of the wrong size.
+        RT_LOG(ERROR) << "optimizer slot '" << state[i].first << "' has " << host.size()
+                      << " values but the model has " << n_ << "; restarting it from zero";
+      }
+      if (n_ > 0) {
+        RT_RETURN_IF_ERROR(CudaCheck(cudaMemsetAsync(slots_[i].get(), 0, slots_[i].bytes(), ctx_->compute()),
+                                     "cudaMemsetAsync(optimizer slot '" + state[i].first + "')", id_));
+      }
+    }
+    return ctx_->SyncCompute("loading the weights and optimizer state");
+  }
+
+  Status StoreToHost() override {
+    RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (in_step_) return FailedPreconditionError("StoreToHost between StartStep and FinishBackward");
+    // Copies into pageable memory return only when done: wait (bounded) for the stream first.
+    RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before storing the weights"));
+    if (n_ > 0) {
+      RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(model_->params(), params_.get(), params_.bytes(),
+                                                   cudaMemcpyDeviceToHost, ctx_->compute()),
+                                   "cudaMemcpyAsync(parameters to the host)", id_));
+    }
+    auto state = optimizer_->state();
+    for (size_t i = 0; i < slots_.size() && i < state.size(); ++i) {
+      std::vector<float>& host = *state[i].second;
+      host.resize(n_);
+      if (n_ == 0) continue;
+      RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host.data(), slots_[i].get(), slots_[i].bytes(),
+                                                   cudaMemcpyDeviceToHost, ctx_->compute()),
+                                   "cudaMemcpyAsync(optimizer slot '" + state[i].first + "' to the host)", id_));
+    }
+    return ctx_->SyncCompute("storing the weights and optimizer state");
+  }
+
+  float* next_images() override { return inputs_[host_slot_].host_images.get(); }
+  int32_t* next_labels() override { return inputs_[host_slot_].host_labels.get(); }
+
+  Status SubmitBatch(int batch) override {
+    RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (batch < 1 || batch > max_batch_) {
+      return InvalidArgumentError("batch of " + std::to_string(batch) + " examples; this engine takes 1 to " +
+                                  std::to_string(max_batch_));
+    }
+    InputSlot& s = inputs_[host_slot_];
+    cudaStream_t copy = ctx_->copy();
+    RT_RETURN_IF_ERROR(CudaCheck(cudaStreamWaitEvent(copy, s.free.get(), 0), "cudaStreamWaitEvent(input slot)", id_));
+    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(s.images.get(), s.host_images.get(),
+                                                 static_cast<size_t>(batch) * in_size_ * sizeof(float),
+                                                 cudaMemcpyHostToDevice, copy),
+                                 "cudaMemcpyAsync(input images)", id_));
+    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(s.labels.get(), s.host_labels.get(), batch * sizeof(int32_t),
+                                                 cudaMemcpyHostToDevice, copy),
+                                 "cudaMemcpyAsync(input labels)", id_));
+    RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(s.copied.get(), copy), "cudaEventRecord(input copied)", id_));
+    submitted_slot_ = host_slot_;
+    submitted_batch_ = batch;
+    host_slot_ ^= 1;
+    // The host is about to refill the other pinned slot: its last copy must be done
+    // (in the trainer's order it finished before the previous step did).
+    return ctx_->Wait(inputs_[host_slot_].copied.get(), Deadline::AfterSeconds(GpuContext::kWaitSeconds),
+                      "the copy of an input batch");
+  }
+
+  Status StartStep(float grad_scale) override {
+    RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (in_step_) return FailedPreconditionError("StartStep twice without FinishBackward");
+    if (submitted_batch_ == 0) return FailedPreconditionError("StartStep without a submitted batch");
+    const int batch = submitted_batch_;
+    InputSlot& s = inputs_[submitted_slot_];
+    submitted_batch_ = 0;
+    RT_RETURN_IF_ERROR(EnsureBatch(batch));
+    cudaStream_t compute = ctx_->compute();
+    RT_RETURN_IF_ERROR(
+        CudaCheck(cudaStreamWaitEvent(compute, s.copied.get(), 0), "cudaStreamWaitEvent(input copied)", id_));
+    RT_ASSIGN_OR_RETURN(const float* logits, RunForward(s.images.get(), batch, /*training=*/true));
+    RT_RETURN_IF_ERROR(CudaCheck(SoftmaxCrossEntropy(logits, s.labels.get(), batch, classes_, grad_scale,
+                                                     grad_logits_.get(), stats_.get(), loss_scratch_.get(), compute),
+                                 "SoftmaxCrossEntropy", id_));
+    const LayerArgs args = Args();
+    const float* d = grad_logits_.get();
+    for (size_t i = layers_.size(); i-- > 0;) {
+      const bool need_din = descs_[i].need_input_grad;
+      RT_ASSIGN_OR_RETURN(d, layers_[i]->Backward(args, d, need_din));
+      if (!need_din) break;  // nothing before layer i has parameters
+    }
+    RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(s.free.get(), compute), "cudaEventRecord(input slot free)", id_));
+    in_step_ = true;
+    return Status::Ok();
+  }
+
+  StatusOr<nn::LossStats> FinishBackward(const std::function<void(size_t)>& on_ready) override {
+    RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (!in_step_) return FailedPreconditionError("FinishBackward without StartStep");
+    in_step_ = false;
+    cudaStream_t compute = ctx_->compute();
+    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host_stats_.get(), stats_.get(), 2 * sizeof(double),
+                                                 cudaMemcpyDeviceToHost, compute),
+                                 "cudaMemcpyAsync(loss statistics)", id_));
+    if (host_grads_mode_ && n_ > 0) {
+      RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host_grads_.get(), grads_.get(), grads_.bytes(),
+                                                   cudaMemcpyDeviceToHost, compute),
+                                   "cudaMemcpyAsync(gradients to the host)", id_));
+    }
+    RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(done_.get(), compute), "cudaEventRecord(step done)", id_));
+    RT_RETURN_IF_ERROR(ctx_->Wait(done_.get(), Deadline::AfterSeconds(GpuContext::kWaitSeconds),
+                                  "the training step's forward and backward pass"));
+    if (on_ready) on_ready(0);
+    return StatsAt(0);
+  }
+
+  float* GradientBuffer(const Communicator& comm) override {
+    host_grads_mode_ = std::strcmp(comm.backend_name(), "NCCL") != 0;
+    return host_grads_mode_ ? host_grads_.get() : grads_.get();
+  }
+
+  Status ApplyUpdate() override {
+    RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (in_step_) return FailedPreconditionError("ApplyUpdate between StartStep and FinishBackward");
+    cudaStream_t compute = ctx_->compute();
+    if (host_grads_mode_ && n_ > 0) {
+      RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(grads_.get(), host_grads_.get(), grads_.bytes(),
+                                                   cudaMemcpyHostToDevice, compute),
+                                   "cudaMemcpyAsync(reduced gradients to the GPU)", id_));
+    }
+    if (sgd_ != nullptr) {
+      const float lr = static_cast<float>(sgd_->learning_rate());
+      if (sgd_->momentum() == 0.0) {
+        RT_RETURN_IF_ERROR(CudaCheck(SgdUpdate(params_.get(), grads_.get(), n_, lr, compute), "SgdUpdate", id_));
+      } else {
+        RT_RETURN_IF_ERROR(CudaCheck(SgdMomentumUpdate(params_.get(), slots_.at(0).get(), grads_.get(), n_, lr,
+                                                       static_cast<float>(sgd_->momentum()), sgd_->nesterov(),
+                                                       compute),
+                                     "SgdMomentumUpdate", id_));
+      }
+    } else {
+      const nn::Adam::StepScalars s = adam_->NextStepScalars();
+      RT_RETURN_IF_ERROR(CudaCheck(AdamUpdate(params_.get(), slots_.at(0).get(), slots_.at(1).get(), grads_.get(),
+                                              n_, s.alpha, s.one_minus_b1, s.one_minus_b2, s.epsilon, compute),
+                                   "AdamUpdate", id_));
+    }
+    optimizer_->set_iterations(optimizer_->iterations() + 1);
+    return Status::Ok();
+  }
+
+  StatusOr<nn::LossStats> Evaluate(const float* images, const int32_t* labels, int batch) override {
+    RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (in_step_) return FailedPreconditionError("Evaluate between StartStep and FinishBackward");
+    if (batch < 0) return InvalidArgumentError("Evaluate on " + std::to_string(batch) + " examples");
+    if (batch == 0) return nn::LossStats{};
+    RT_RETURN_IF_ERROR(EnsureBatch(batch));
+    // Only Evaluate uses these, and it waits for its work: growing them is safe.
+    RT_RETURN_IF_ERROR(eval_images_.Grow(static_cast<size_t>(batch) * in_size_, "evaluation images", id_));
+    RT_RETURN_IF_ERROR(eval_labels_.Grow(batch, "evaluation labels", id_));
+    cudaStream_t compute = ctx_->compute();
+    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(eval_images_.get(), images,
+                                                 static_cast<size_t>(batch) * in_size_ * sizeof(float),
+                                                 cudaMemcpyHostToDevice, compute),
+                                 "cudaMemcpyAsync(evaluation images)", id_));
+    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(eval_labels_.get(), labels, batch * sizeof(int32_t),
+                                                 cudaMemcpyHostToDevice, compute),
+                                 "cudaMemcpyAsync(evaluation labels)", id_));
+    RT_ASSIGN_OR_RETURN(const float* logits, RunForward(eval_images_.get(), batch, /*training=*/false));
+    RT_RETURN_IF_ERROR(CudaCheck(SoftmaxCrossEntropy(logits, eval_labels_.get(), batch, classes_, 0.0f, nullptr,
+                                                     stats_.get() + 2, loss_scratch_.get(), compute),
+                                 "SoftmaxCrossEntropy(evaluation)", id_));
+    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host_stats_.get() + 2, stats_.get() + 2, 2 * sizeof(double),
+                                                 cudaMemcpyDeviceToHost, compute),
+                                 "cudaMemcpyAsync(evaluation statistics)", id_));
+    RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(done_.get(), compute), "cudaEventRecord(evaluation done)", id_));
+    RT_RETURN_IF_ERROR(
+        ctx_->Wait(done_.get(), Deadline::AfterSeconds(GpuContext::kWaitSeconds), "the evaluation pass"));
+    return StatsAt(2);
+  }
+
+ private:
+  LayerArgs Args() const {
+    LayerArgs a;
+    a.params = params_.get();
+    a.grads = grads_.get();
+    a.workspace = workspace_.get();
+    a.workspace_bytes = workspace_.bytes();
+    return a;
+  }
+
+  // Buffers for `batch` examples and the algorithms for that batch size. Growing a
+  // buffer frees the old one, so queued work is waited for first.
+  Status EnsureBatch(int batch) {
+    if (batch > capacity_) {
+      RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before growing the buffers"));
+      for (auto& layer : layers_) RT_RETURN_IF_ERROR(layer->Reserve(batch));
+      RT_RETURN_IF_ERROR(grad_logits_.Grow(static_cast<size_t>(batch) * classes_, "logit gradients", id_));
+      RT_RETURN_IF_ERROR(loss_scratch_.Grow(SoftmaxCrossEntropyScratchBytes(batch), "loss scratch", id_));
+      capacity_ = batch;
+    }
+    size_t workspace = 0;
+    for (auto& layer : layers_) {
+      RT_ASSIGN_OR_RETURN(size_t bytes, layer->PrepareBatch(batch));
+      workspace = std::max(workspace, bytes);
+    }
+    if (workspace > workspace_.bytes()) {
+      RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before growing the cuDNN workspace"));
+      RT_RETURN_IF_ERROR(workspace_.Allocate(workspace, "cuDNN workspace", id_));
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<const float*> RunForward(const float* x, int batch, bool training) {
+    const LayerArgs args = Args();
+    for (auto& layer : layers_) {
+      RT_ASSIGN_OR_RETURN(x, layer->Forward(args, x, batch, training));
+    }
+    return x;
+  }
+
+  nn::LossStats StatsAt(int i) const {
+    nn::LossStats stats;
+    stats.loss_sum = host_stats_.get()[i];
+    stats.correct = std::llround(host_stats_.get()[i + 1]);
+    return stats;
+  }
+
+  std::unique_ptr<GpuContext> ctx_;  // first: destroyed after every buffer below
+  nn::Model* model_;
+  nn::Optimizer* optimizer_;
+  nn::Sgd* sgd_;    // exactly one of sgd_ and adam_ is set
+  nn::Adam* adam_;
+  const int max_batch_;
+  const size_t n_;
+  const size_t in_size_;
+  const int classes_;
+  const int id_;
+
+  std::vector<nn::LayerDesc> descs_;
+  std::vector<std::unique_ptr<GpuLayer>> layers_;
+  int capacity_ = 0;  // examples the layers' buffers hold
+
+  DeviceBuffer<float> params_, grads_;
+  std::vector<DeviceBuffer<float>> slots_;  // optimizer_->state() order
+  PinnedBuffer<float> host_grads_;          // for host communicators (RING)
+  bool host_grads_mode_ = false;            // GradientBuffer last returned host_grads_
+  DeviceBuffer<unsigned char> workspace_;   // cuDNN
+  DeviceBuffer<float> grad_logits_;
+  DeviceBuffer<unsigned char> loss_scratch_;
+  DeviceBuffer<double> stats_;      // [loss sum, correct] of the step, then of the evaluation
+  PinnedBuffer<double> host_stats_;
+  Event done_;
+
+  InputSlot inputs_[2];
+  int host_slot_ = 0;        // the pinned slot next_images() hands out
+  int submitted_slot_ = 0;
+  int submitted_batch_ = 0;  // 0: nothing submitted since the last StartStep
+  bool in_step_ = false;     // between StartStep and FinishBackward
+  DeviceBuffer<float> eval_images_;
+  DeviceBuffer<int32_t> eval_labels_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<engine::Engine>> NewGpuEngine(nn::Model* model, nn::Optimizer* optimizer, int max_batch,
+                                                       int ordinal) {
+  if (model == nullptr || optimizer == nullptr) return InvalidArgumentError("NewGpuEngine needs a model and an optimizer");
+  if (max_batch < 1) {
+    return InvalidArgumentError("NewGpuEngine: max_batch must be positive, got " + std::to_string(max_batch));
+  }
+  if (dynamic_cast<nn::Sgd*>(optimizer) == nullptr && dynamic_cast<nn::Adam*>(optimizer) == nullptr) {
+    return UnimplementedError("optimizer '" + optimizer->name() + "' has no GPU update; use sgd or adam, or set the " +
+                              "job's \"device\" to \"cpu\"");
+  }
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuContext> ctx, GpuContext::Create(ordinal));
+  auto engine = std::make_unique<GpuEngine>(model, optimizer, max_batch, std::move(ctx));
+  RT_RETURN_IF_ERROR(engine->Init());
+  return std::unique_ptr<engine::Engine>(std::move(engine));
+}
+
+}  // namespace ringtrain::gpu

@@ -1,0 +1,303 @@
+// The CUDA kernels behind gpu/gpu_kernels.h. The arithmetic of every element lives in
+// gpu/device_math.h (unit-tested on the host against the CPU kernels); this file only
+// maps threads onto elements.
+//
+// Conventions: 256 threads per block; grid-stride loops with 64-bit indices (tensors
+// may exceed 2^31 elements); a grid capped at kMaxBlocks; an empty problem launches
+// nothing. No kernel uses atomics: each output element is written by one thread, and
+// every sum runs in an order fixed by the problem's shape alone, so the bits are the
+// same every run. Each entry point returns cudaGetLastError() after its launches.
+#include "gpu/gpu_kernels.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "gpu/device_math.h"
+
+namespace ringtrain::gpu {
+namespace {
+
+constexpr int kThreads = 256;
+// Enough blocks to fill any current GPU many times over; larger problems loop.
+constexpr int64_t kMaxBlocks = 65536;
+
+unsigned Blocks(int64_t n) { return static_cast<unsigned>(std::min((n + kThreads - 1) / kThreads, kMaxBlocks)); }
+
+// The first index of this thread and the grid's stride, in 64 bits.
+__device__ inline int64_t GlobalThread() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t GridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+// ---------------------------------------------------------------- bias and activation
+
+__global__ void BiasActivationKernel(float* y, const float* bias, int64_t n, int cols, bool relu) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    y[i] = dm::BiasActivation(y[i], bias, static_cast<int>(i % cols), relu);
+  }
+}
+
+__global__ void ActivationGradKernel(const float* dy, const float* y, int64_t n, bool relu, float* dpre) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    dpre[i] = dm::ActivationGrad(dy[i], relu ? y[i] : 0.0f, relu);
+  }
+}
+
+// Bias gradient with the relu mask fused in. A block is 32 columns (threadIdx.x, so a
+// warp reads 128 contiguous bytes of a row) by `lanes` row chunks (threadIdx.y); lane
+// j sums its contiguous chunk of rows in row order, then thread (x, 0) adds the lanes'
+// sums in lane order. With one lane that is the CPU's exact order. Blocks loop over
+// column tiles when there are more than the grid holds.
+constexpr int kTileCols = 32;
+
+__global__ void ActivationBiasGradKernel(const float* dy, const float* y, int64_t rows, int cols, bool relu,
+                                         float* dpre, float* db) {
+  __shared__ float partial[dm::kBiasGradMaxLanes][kTileCols];
+  const int lanes = static_cast<int>(blockDim.y);
+  const int lane = static_cast<int>(threadIdx.y);
+  int64_t begin, end;
+  dm::BiasGradChunk(rows, lanes, lane, &begin, &end);
+  for (int64_t tile = blockIdx.x; tile * kTileCols < cols; tile += gridDim.x) {
+    const int64_t col64 = tile * kTileCols + threadIdx.x;
+    const bool active = col64 < cols;
+    const int col = static_cast<int>(col64);
+    if (active) partial[lane][threadIdx.x] = dm::ActivationBiasChunk(dy, y, begin, end, cols, col, relu, dpre);
+    __syncthreads();
+    if (active && lane == 0) {
+      float sum = partial[0][threadIdx.x];
+      for (int j = 1; j < lanes; ++j) sum += partial[j][threadIdx.x];
+      db[col] = sum;
+    }
+    __syncthreads();  // `partial` is reused by the next tile
+  }
+}
+
+// ---------------------------------------------------------------- conv kernel layouts
+
+__global__ void OhwiToHwioKernel(const float* ohwi, int kh, int kw, int c, int f, int64_t n, float* hwio) {
+  for (int64_t o = GlobalThread(); o < n; o += GridStride()) hwio[dm::OhwiToHwioIndex(o, kh, kw, c, f)] = ohwi[o];
+}
+
+__global__ void HwioToOhwiKernel(const float* hwio, int kh, int kw, int c, int f, int64_t n, float* ohwi) {
+  for (int64_t o = GlobalThread(); o < n; o += GridStride()) ohwi[o] = hwio[dm::OhwiToHwioIndex(o, kh, kw, c, f)];
+}
+
+// ---------------------------------------------------------------- max pooling
+// Window is trivially copyable and passed by value; only its fields are read on the
+// device (its in_size() is a host function).
+
+__global__ void MaxPoolForwardKernel(kernels::Window g, const float* x, int64_t n, float* y, int32_t* argmax) {
+  const int64_t per_example = static_cast<int64_t>(g.out_h) * g.out_w * g.c;
+  const int64_t in_size = static_cast<int64_t>(g.h) * g.w * g.c;
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    const int64_t example = i / per_example;
+    int64_t rest = i % per_example;
+    const int c = static_cast<int>(rest % g.c);
+    rest /= g.c;
+    const int ow = static_cast<int>(rest % g.out_w);
+    const int oh = static_cast<int>(rest / g.out_w);
+    float value;
+    argmax[i] = dm::MaxPoolScan(g, x + example * in_size, oh, ow, c, &value);
+    y[i] = value;
+  }
+}
+
+// One thread per input cell gathers the gradients of the outputs whose windows hold it.
+__global__ void MaxPoolBackwardKernel(kernels::Window g, const int32_t* argmax, const float* dy, int64_t n,
+                                      float* dx) {
+  const int64_t per_example = static_cast<int64_t>(g.out_h) * g.out_w * g.c;
+  const int64_t in_size = static_cast<int64_t>(g.h) * g.w * g.c;
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    const int64_t example = i / in_size;
+    int64_t rest = i % in_size;
+    const int c = static_cast<int>(rest % g.c);
+    rest /= g.c;
+    const int iw = static_cast<int>(rest % g.w);
+    const int ih = static_cast<int>(rest / g.w);
+    const int64_t out0 = example * per_example;
+    dx[i] = dm::MaxPoolGather(g, argmax + out0, dy + out0, ih, iw, c);
+  }
+}
+
+// ---------------------------------------------------------------- softmax cross-entropy
+// Scratch: per example [max, log_sum, loss, correct] as doubles.
+constexpr int kXentFields = 4;
+
+// One thread per example: the row's statistics, loss and correct flag.
+__global__ void SoftmaxRowKernel(const float* logits, const int32_t* labels, int batch, int classes,
+                                 double* scratch) {
+  for (int64_t i = GlobalThread(); i < batch; i += GridStride()) {
+    const float* x = logits + i * classes;
+    const dm::SoftmaxRow r = dm::SoftmaxRowStats(x, classes);
+    double* s = scratch + i * kXentFields;
+    s[0] = r.max;
+    s[1] = r.log_sum;
+    s[2] = dm::SoftmaxXentLoss(x, r, labels[i], classes);
+    s[3] = dm::SoftmaxXentCorrect(r, labels[i]) ? 1.0 : 0.0;
+  }
+}
+
+// One thread per logit: the gradient from its row's statistics (coalesced writes).
+__global__ void SoftmaxGradKernel(const float* logits, const int32_t* labels, int64_t n, int classes,
+                                  float grad_scale, const double* scratch, float* grad) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    const int64_t example = i / classes;
+    const int c = static_cast<int>(i % classes);
+    dm::SoftmaxRow r;
+    r.max = scratch[example * kXentFields];
+    r.log_sum = scratch[example * kXentFields + 1];
+    grad[i] = dm::SoftmaxXentGrad(logits[i], c, labels[example], r, grad_scale);
+  }
+}
+
+// A single thread adds the losses in example order, as the CPU does (batches are a few
+// hundred examples: the serial sum is cheap and its order is the CPU's).
+__global__ void SoftmaxSumKernel(const double* scratch, int batch, double* stats) {
+  if (GlobalThread() != 0) return;
+  double loss = 0, correct = 0;
+  for (int i = 0; i < batch; ++i) {
+    loss += scratch[static_cast<int64_t>(i) * kXentFields + 2];
+    correct += scratch[static_cast<int64_t>(i) * kXentFields + 3];
+  }
+  stats[0] = loss;
+  stats[1] = correct;
+}
+
+// ---------------------------------------------------------------- optimizer updates
+
+__global__ void SgdKernel(float* p, const float* g, int64_t n, float lr) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) p[i] = dm::SgdParamStep(p[i], g[i], lr);
+}
+
+__global__ void MomentumKernel(float* p, float* v, const float* g, int64_t n, float lr, float momentum,
+                               bool nesterov) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    float pi = p[i], vi = v[i];
+    dm::MomentumStep(&pi, &vi, g[i], lr, momentum, nesterov);
+    p[i] = pi;
+    v[i] = vi;
+  }
+}
+
+__global__ void AdamKernel(float* p, float* m, float* v, const float* g, int64_t n, float alpha, float one_minus_b1,
+                           float one_minus_b2, float eps) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    float pi = p[i], mi = m[i], vi = v[i];
+    dm::AdamStep(&pi, &mi, &vi, g[i], alpha, one_minus_b1, one_minus_b2, eps);
+    p[i] = pi;
+    m[i] = mi;
+    v[i] = vi;
+  }
+}
+
+}  // namespace
+
+cudaError_t BiasActivationForward(float* y, const float* bias, int64_t rows, int cols, bool relu,
+                                  cudaStream_t stream) {
+  const int64_t n = rows * cols;
+  if (n <= 0 || (bias == nullptr && !relu)) return cudaSuccess;
+  BiasActivationKernel<<<Blocks(n), kThreads, 0, stream>>>(y, bias, n, cols, relu);
+  return cudaGetLastError();
+}
+
+cudaError_t ActivationBiasBackward(const float* dy, const float* y, int64_t rows, int cols, bool relu, float* dpre,
+                                   float* db, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) {
+    // No rows: the bias gradient is an empty sum.
+    if (db != nullptr && cols > 0) return cudaMemsetAsync(db, 0, static_cast<size_t>(cols) * sizeof(float), stream);
+    return cudaSuccess;
+  }
+  if (db == nullptr) {
+    if (dpre == nullptr || (!relu && dpre == dy)) return cudaSuccess;  // nothing to write
+    const int64_t n = rows * cols;
+    ActivationGradKernel<<<Blocks(n), kThreads, 0, stream>>>(dy, y, n, relu, dpre);
+    return cudaGetLastError();
+  }
+  const int lanes = dm::BiasGradLanes(rows);
+  const int64_t tiles = (static_cast<int64_t>(cols) + kTileCols - 1) / kTileCols;
+  const dim3 block(kTileCols, static_cast<unsigned>(lanes));
+  // Linear in place needs no dpre writes; the chunk function skips them when null.
+  float* out = (!relu && dpre == dy) ? nullptr : dpre;
+  ActivationBiasGradKernel<<<static_cast<unsigned>(std::min(tiles, kMaxBlocks)), block, 0, stream>>>(
+      dy, y, rows, cols, relu, out, db);
+  return cudaGetLastError();
+}
+
+cudaError_t HwioToOhwi(const float* hwio, int kh, int kw, int c, int f, float* ohwi, cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(kh) * kw * c * f;
+  if (n <= 0) return cudaSuccess;
+  HwioToOhwiKernel<<<Blocks(n), kThreads, 0, stream>>>(hwio, kh, kw, c, f, n, ohwi);
+  return cudaGetLastError();
+}
+
+cudaError_t OhwiToHwio(const float* ohwi, int kh, int kw, int c, int f, float* hwio, cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(kh) * kw * c * f;
+  if (n <= 0) return cudaSuccess;
+  OhwiToHwioKernel<<<Blocks(n), kThreads, 0, stream>>>(ohwi, kh, kw, c, f, n, hwio);
+  return cudaGetLastError();
+}
+
+cudaError_t MaxPoolForward(const kernels::Window& g, const float* x, int batch, float* y, int32_t* argmax,
+                           cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(batch) * g.out_h * g.out_w * g.c;
+  if (n <= 0) return cudaSuccess;
+  MaxPoolForwardKernel<<<Blocks(n), kThreads, 0, stream>>>(g, x, n, y, argmax);
+  return cudaGetLastError();
+}
+
+cudaError_t MaxPoolBackward(const kernels::Window& g, const int32_t* argmax, const float* dy, int batch, float* dx,
+                            cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(batch) * g.h * g.w * g.c;
+  if (n <= 0) return cudaSuccess;
+  MaxPoolBackwardKernel<<<Blocks(n), kThreads, 0, stream>>>(g, argmax, dy, n, dx);
+  return cudaGetLastError();
+}
+
+size_t SoftmaxCrossEntropyScratchBytes(int batch) {
+  return static_cast<size_t>(batch > 0 ? batch : 0) * kXentFields * sizeof(double);
+}
+
+cudaError_t SoftmaxCrossEntropy(const float* logits, const int32_t* labels, int batch, int classes, float grad_scale,
+                                float* grad_logits, double* stats, void* scratch, cudaStream_t stream) {
+  if (batch <= 0 || classes <= 0) {
+    return cudaMemsetAsync(stats, 0, 2 * sizeof(double), stream);  // an empty batch: zero loss, none correct
+  }
+  double* rows = static_cast<double*>(scratch);
+  SoftmaxRowKernel<<<Blocks(batch), kThreads, 0, stream>>>(logits, labels, batch, classes, rows);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  if (grad_logits != nullptr) {
+    const int64_t n = static_cast<int64_t>(batch) * classes;
+    SoftmaxGradKernel<<<Blocks(n), kThreads, 0, stream>>>(logits, labels, n, classes, grad_scale, rows, grad_logits);
+    err = cudaGetLastError();
+    if (err != cudaSuccess) return err;
+  }
+  SoftmaxSumKernel<<<1, 1, 0, stream>>>(rows, batch, stats);
+  return cudaGetLastError();
+}
+
+cudaError_t SgdUpdate(float* p, const float* g, size_t n, float lr, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const int64_t len = static_cast<int64_t>(n);
+  SgdKernel<<<Blocks(len), kThreads, 0, stream>>>(p, g, len, lr);
+  return cudaGetLastError();
+}
+
+cudaError_t SgdMomentumUpdate(float* p, float* v, const float* g, size_t n, float lr, float momentum, bool nesterov,
+                              cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const int64_t len = static_cast<int64_t>(n);
+  MomentumKernel<<<Blocks(len), kThreads, 0, stream>>>(p, v, g, len, lr, momentum, nesterov);
+  return cudaGetLastError();
+}
+
+cudaError_t AdamUpdate(float* p, float* m, float* v, const float* g, size_t n, float alpha, float one_minus_b1,
+                       float one_minus_b2, float eps, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const int64_t len = static_cast<int64_t>(n);
+  AdamKernel<<<Blocks(len), kThreads, 0, stream>>>(p, m, v, g, len, alpha, one_minus_b1, one_minus_b2, eps);
+  return cudaGetLastError();
+}
+
+}  // namespace ringtrain::gpu

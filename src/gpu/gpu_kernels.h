@@ -1,0 +1,68 @@
+// The CUDA kernels of the GPU engine: everything that is not a convolution (cuDNN) or
+// a matrix product (cuBLAS). Each function enqueues its work on `stream` and returns
+// the launch's error (cudaSuccess when enqueued); none synchronises or allocates.
+// Layouts are the CPU's: row-major, channels-last (NHWC), HWIO conv kernels.
+//
+// Determinism: every reduction (bias gradients, loss sums, pooling gradients) runs in
+// a fixed order, with no atomics, so the same inputs give the same bits every run.
+// The per-element arithmetic is gpu/device_math.h, written in the CPU's order with
+// every product and sum rounded on its own (no FMA contraction), so the optimizer
+// updates give exactly the CPU's bits and the rest agrees with the CPU to rounding.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/kernels.h"
+
+namespace ringtrain::gpu {
+
+// y[r, c] = act(y[r, c] + bias[c]) over rows x cols (bias may be null): the epilogue of
+// a dense GEMM (cols = units) or an NHWC convolution (rows = batch*out_h*out_w, cols = filters).
+cudaError_t BiasActivationForward(float* y, const float* bias, int64_t rows, int cols, bool relu, cudaStream_t stream);
+
+// dpre[r, c] = relu ? (y[r, c] > 0 ? dy[r, c] : 0) : dy[r, c]; db[c] = sum over r of
+// dpre[r, c] (db may be null). dpre may equal dy. Up to 4,096 rows db is summed in row
+// order (the CPU's bits); above that (convolutions) each column is cut into 8
+// contiguous chunks, each summed in row order, and the chunk sums are added in order:
+// the same bits every run, within rounding of the CPU.
+cudaError_t ActivationBiasBackward(const float* dy, const float* y, int64_t rows, int cols, bool relu, float* dpre,
+                                   float* db, cudaStream_t stream);
+
+// Conv kernel layouts: HWIO [kh, kw, c, f] (the model's) <-> OHWI [f, kh, kw, c]
+// (cuDNN's NHWC filter layout, CUDNN_TENSOR_NHWC).
+cudaError_t HwioToOhwi(const float* hwio, int kh, int kw, int c, int f, float* ohwi, cudaStream_t stream);
+cudaError_t OhwiToHwio(const float* ohwi, int kh, int kw, int c, int f, float* hwio, cudaStream_t stream);
+
+// Max pooling over NHWC x[batch, g.h, g.w, g.c] -> y[batch, g.out_h, g.out_w, g.c].
+// argmax[i] = the index within the example's input of y[i]'s winning cell (ties: the
+// first in row-major window order; cells outside the input never win), as the CPU does;
+// -1 when the window's first cell is NaN (y is NaN and, as on the CPU, its gradient
+// goes nowhere).
+cudaError_t MaxPoolForward(const kernels::Window& g, const float* x, int batch, float* y, int32_t* argmax,
+                           cudaStream_t stream);
+// dx[batch, g.h, g.w, g.c] = for every input cell, the sum of the dy whose argmax is
+// that cell, added in row-major output order (the CPU's order): overwrites dx.
+cudaError_t MaxPoolBackward(const kernels::Window& g, const int32_t* argmax, const float* dy, int batch, float* dx,
+                            cudaStream_t stream);
+
+// Sparse softmax cross-entropy from logits[batch, classes], as nn::SparseSoftmaxCrossEntropy:
+// per example in double, loss = log(sum exp(x - max)) - (x[label] - max), correct when
+// the first argmax equals the label; grad_logits (may be null) = (softmax - onehot) *
+// grad_scale. stats[0] = the loss sum over the batch in example order (NaN if a label
+// is outside [0, classes)), stats[1] = the correct count. `scratch` holds
+// SoftmaxCrossEntropyScratchBytes(batch) bytes of device memory.
+size_t SoftmaxCrossEntropyScratchBytes(int batch);
+cudaError_t SoftmaxCrossEntropy(const float* logits, const int32_t* labels, int batch, int classes, float grad_scale,
+                                float* grad_logits, double* stats, void* scratch, cudaStream_t stream);
+
+// The optimizers' updates, the same bits as kernels::SgdUpdate / SgdMomentumUpdate / AdamUpdate.
+cudaError_t SgdUpdate(float* p, const float* g, size_t n, float lr, cudaStream_t stream);
+cudaError_t SgdMomentumUpdate(float* p, float* v, const float* g, size_t n, float lr, float momentum, bool nesterov,
+                              cudaStream_t stream);
+cudaError_t AdamUpdate(float* p, float* m, float* v, const float* g, size_t n, float alpha, float one_minus_b1,
+                       float one_minus_b2, float eps, cudaStream_t stream);
+
+}  // namespace ringtrain::gpu

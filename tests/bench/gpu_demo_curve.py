@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+# Usage: python3 tests/bench/gpu_demo_curve.py [--ringtrain build/bin/ringtrain] [--workers 2] [--tolerance 0.01]
+# Not part of the test suite (it needs a GPU): issue 6's check that the two-worker demo trained on one shared GPU
+# over RING follows the same curve as on the CPU. It runs deploy/jobs/demo.json twice through `ringtrain launch`,
+# once with "device": "cpu" and once with "device": "gpu", both with communication RING, and compares the epochs'
+# loss and accuracy from the two history files. Exit 0 when every epoch's loss agrees within the relative
+# tolerance, 1 when not, 2 when a run fails.
+import argparse, json, os, subprocess, sys, tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def run(ringtrain, workers, device, tmp):
+    with open(os.path.join(ROOT, "deploy/jobs/demo.json")) as f:
+        job = json.load(f)
+    history = os.path.join(tmp, f"history-{device}.jsonl")
+    job.update({"device": device, "history_file": history, "save_model": os.path.join(tmp, f"model-{device}.safetensors")})
+    job["communication"] = {"implementation": "RING"}
+    path = os.path.join(ROOT, "deploy/jobs", f".gpu-curve-{os.getpid()}-{device}.json")
+    with open(path, "w") as f:
+        json.dump(job, f)
+    try:
+        p = subprocess.run([ringtrain, "launch", "--workers", str(workers), "--job", path], capture_output=True, text=True,
+                           timeout=900)
+    finally:
+        os.remove(path)
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout[-4000:] + p.stderr[-4000:])
+        sys.exit(f"gpu_demo_curve: the {device} run failed with exit code {p.returncode}")
+    device_lines = [l for l in (p.stdout + p.stderr).splitlines() if "device" in l and ("GPU" in l or "CPU" in l)]
+    for l in device_lines[:workers]:
+        print(f"  [{device}] {l.strip()}")
+    with open(history) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ringtrain", default=os.path.join(ROOT, "build/bin/ringtrain"))
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--tolerance", type=float, default=0.01)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cpu = run(a.ringtrain, a.workers, "cpu", tmp)
+        gpu = run(a.ringtrain, a.workers, "gpu", tmp)
+    print("| epoch | CPU loss | GPU loss | rel. diff | CPU acc | GPU acc |")
+    print("|---|---|---|---|---|---|")
+    worst = 0.0
+    for c, g in zip(cpu, gpu):
+        rel = abs(c["loss"] - g["loss"]) / max(abs(c["loss"]), 1e-12)
+        worst = max(worst, rel)
+        print(f"| {c['epoch']} | {c['loss']:.6f} | {g['loss']:.6f} | {rel:.2e} | {c['accuracy']:.4f} | {g['accuracy']:.4f} |")
+    same = len(cpu) == len(gpu) and len(cpu) > 0 and worst <= a.tolerance
+    print(f"RESULT same_curve={'yes' if same else 'no'} epochs={len(cpu)} max_rel_loss_diff={worst:.3e} "
+          f"tolerance={a.tolerance}")
+    sys.exit(0 if same else 1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,450 @@
+// CPU vs GPU: every GPU layer against the CPU nn layer it mirrors (outputs, kernel and
+// bias gradients, input gradients), then whole training steps through the CPU engine
+// and the GPU engine (SGD with momentum, Nesterov, Adam; a host and a device
+// communicator), evaluation, and the GPU's run-to-run determinism.
+// Tolerance: max|gpu - cpu| / max(max|cpu|, 1e-6) <= 1e-4 per tensor.
+//
+// Needs a CUDA GPU; without one every test skips with the reason.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collective/communicator.h"
+#include "engine/engine.h"
+#include "gpu/device_buffer.h"
+#include "gpu/gpu_context.h"
+#include "gpu/gpu_engine.h"
+#include "gpu/gpu_layers.h"
+#include "nn/adam.h"
+#include "nn/conv2d.h"
+#include "nn/dense.h"
+#include "nn/layer.h"
+#include "nn/max_pool2d.h"
+#include "nn/model.h"
+#include "nn/sgd.h"
+#include "store/store.h"
+
+namespace ringtrain::gpu {
+namespace {
+
+constexpr double kTolerance = 1e-4;
+
+// Why there is no usable GPU ("" when there is one).
+std::string NoGpuReason() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  if (count == 0) return "cudaGetDeviceCount found 0 devices";
+  return "";
+}
+
+#define SKIP_WITHOUT_GPU()                                                                     \
+  do {                                                                                         \
+    const std::string reason = NoGpuReason();                                                  \
+    if (!reason.empty()) GTEST_SKIP() << "no CUDA GPU (" << reason << "): CPU-vs-GPU parity needs one"; \
+  } while (0)
+
+double RelErr(const float* gpu, const float* cpu, size_t n) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(gpu[i]) || std::isnan(cpu[i])) return INFINITY;  // e.g. a gradient never written
+    diff = std::max(diff, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(cpu[i])));
+  }
+  return diff / std::max(scale, 1e-6);
+}
+double RelErr(const std::vector<float>& gpu, const std::vector<float>& cpu) {
+  if (gpu.size() != cpu.size()) return INFINITY;
+  return RelErr(gpu.data(), cpu.data(), cpu.size());
+}
+
+// Deterministic values in [lo, hi); `step` > 0 rounds them to multiples of step (ties).
+std::vector<float> Random(size_t n, uint64_t seed, float lo, float hi, float step = 0) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) {
+    x = u(rng);
+    if (step > 0) x = std::round(x / step) * step;
+  }
+  return v;
+}
+
+template <typename T>
+DeviceBuffer<T> Upload(const std::vector<T>& host) {
+  DeviceBuffer<T> d;
+  EXPECT_TRUE(d.Allocate(std::max<size_t>(host.size(), 1), "test", 0).ok());
+  if (!host.empty()) {
+    EXPECT_EQ(cudaMemcpy(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  return d;
+}
+
+template <typename T>
+std::vector<T> Download(const T* d, size_t n) {
+  std::vector<T> host(n);
+  if (n > 0) {
+    EXPECT_EQ(cudaMemcpy(host.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  }
+  return host;
+}
+
+// ---------------------------------------------------------------- layers
+
+struct LayerCase {
+  std::string label;
+  nlohmann::json layer;
+  nn::Shape in;
+  int batch = 4;
+  float step = 0;  // > 0: quantised inputs, so max pooling sees ties
+};
+
+StatusOr<std::unique_ptr<nn::Layer>> MakeCpuLayer(const LayerCase& c) {
+  const std::string type = c.layer.at("type").get<std::string>();
+  if (type == "conv2d") return nn::Conv2D::Create(c.layer, "layer", c.in, c.label);
+  if (type == "dense") return nn::Dense::Create(c.layer, "layer", c.in, c.label);
+  return nn::MaxPool2D::Create(c.layer, "layer", c.in, c.label);
+}
+
+void CheckLayer(const LayerCase& c) {
+  SCOPED_TRACE(c.label);
+  auto made = MakeCpuLayer(c);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<nn::Layer> cpu = std::move(made).value();
+
+  // Parameters (kernel, then bias) in one buffer, as the model lays them out; biases
+  // random too, so that the bias add is checked.
+  const std::vector<nn::ParamSpec> specs = cpu->ParamSpecs();
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (const nn::ParamSpec& s : specs) {
+    offsets.push_back(total);
+    size_t count = 1;
+    for (int64_t d : s.shape) count *= static_cast<size_t>(d);
+    total += count;
+  }
+  std::vector<float> params = Random(total, 11, -0.5f, 0.5f);
+  std::vector<float> grads(total, 0.0f);
+  std::vector<float*> p, g;
+  for (size_t off : offsets) {
+    p.push_back(params.data() + off);
+    g.push_back(grads.data() + off);
+  }
+  cpu->BindParams(p, g);
+
+  const size_t in_n = static_cast<size_t>(c.batch) * cpu->input_size();
+  const size_t out_n = static_cast<size_t>(c.batch) * cpu->output_size();
+  const std::vector<float> x = Random(in_n, 12, -1.0f, 1.0f, c.step);
+  const std::vector<float> dy = Random(out_n, 13, -1.0f, 1.0f);
+  const float* y_cpu_p = cpu->Forward(x.data(), c.batch, /*training=*/true);
+  const std::vector<float> y_cpu(y_cpu_p, y_cpu_p + out_n);
+  const float* dx_cpu_p = cpu->Backward(dy.data(), /*need_din=*/true);
+  ASSERT_NE(dx_cpu_p, nullptr);
+  const std::vector<float> dx_cpu(dx_cpu_p, dx_cpu_p + in_n);
+
+  nn::LayerDesc desc = cpu->Describe();
+  desc.name = c.label;
+  desc.input_shape = cpu->input_shape();
+  desc.output_shape = cpu->output_shape();
+  desc.kernel_offset = offsets.empty() ? 0 : offsets[0];
+  desc.bias_offset = offsets.size() > 1 ? offsets[1] : 0;
+  desc.need_input_grad = true;
+
+  auto ctx_or = GpuContext::Create(0);
+  ASSERT_TRUE(ctx_or.ok()) << ctx_or.status().ToString();
+  std::unique_ptr<GpuContext> ctx = std::move(ctx_or).value();
+  auto layer_or = NewGpuLayer(desc, ctx.get());
+  ASSERT_TRUE(layer_or.ok()) << layer_or.status().ToString();
+  std::unique_ptr<GpuLayer> layer = std::move(layer_or).value();
+  ASSERT_TRUE(layer->Reserve(c.batch).ok());
+  auto ws_or = layer->PrepareBatch(c.batch);
+  ASSERT_TRUE(ws_or.ok()) << ws_or.status().ToString();
+  DeviceBuffer<unsigned char> workspace;
+  ASSERT_TRUE(workspace.Allocate(*ws_or, "workspace", 0).ok());
+
+  DeviceBuffer<float> d_params = Upload(params);
+  // NaN-filled gradients: every gradient the layer owns must be overwritten.
+  DeviceBuffer<float> d_grads = Upload(std::vector<float>(total, NAN));
+  DeviceBuffer<float> d_x = Upload(x);
+  DeviceBuffer<float> d_dy = Upload(dy);
+  LayerArgs args;
+  args.params = d_params.get();
+  args.grads = d_grads.get();
+  args.workspace = workspace.get();
+  args.workspace_bytes = workspace.bytes();
+
+  auto y_or = layer->Forward(args, d_x.get(), c.batch, /*training=*/true);
+  ASSERT_TRUE(y_or.ok()) << y_or.status().ToString();
+  auto dx_or = layer->Backward(args, d_dy.get(), /*need_din=*/true);
+  ASSERT_TRUE(dx_or.ok()) << dx_or.status().ToString();
+  ASSERT_TRUE(ctx->SyncCompute("layer test").ok());
+
+  EXPECT_LE(RelErr(Download(*y_or, out_n), y_cpu), kTolerance) << "forward output";
+  EXPECT_LE(RelErr(Download(*dx_or, in_n), dx_cpu), kTolerance) << "input gradient";
+  const std::vector<float> grads_gpu = Download(d_grads.get(), total);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const size_t end = i + 1 < offsets.size() ? offsets[i + 1] : total;
+    EXPECT_LE(RelErr(grads_gpu.data() + offsets[i], grads.data() + offsets[i], end - offsets[i]), kTolerance)
+        << specs[i].suffix << " gradient";
+  }
+}
+
+nlohmann::json Conv(int filters, nlohmann::json kernel, nlohmann::json strides, const char* padding,
+                    const char* activation, bool use_bias) {
+  return {{"type", "conv2d"}, {"filters", filters}, {"kernel_size", kernel}, {"strides", strides},
+          {"padding", padding}, {"activation", activation}, {"use_bias", use_bias}};
+}
+
+TEST(GpuParityTest, Conv2DMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<LayerCase> cases = {
+      {"valid s1 relu bias c1", Conv(8, 3, 1, "valid", "relu", true), {12, 12, 1}},
+      {"valid s1 linear no-bias c3", Conv(5, 3, 1, "valid", "linear", false), {9, 10, 3}},
+      {"valid s2 relu c3", Conv(6, 3, 2, "valid", "relu", true), {9, 9, 3}},
+      {"valid s2 uneven c4", Conv(4, {3, 2}, {2, 3}, "valid", "linear", true), {10, 11, 4}},
+      {"same s1 k3 relu c2 (symmetric)", Conv(7, 3, 1, "same", "relu", true), {8, 8, 2}},
+      {"same s2 k3 linear c3 (odd pad total)", Conv(5, 3, 2, "same", "linear", true), {8, 8, 3}},
+      {"same s1 k4 relu c3 (even kernel)", Conv(4, 4, 1, "same", "relu", true), {7, 9, 3}},
+      {"same s2 k5x3 no-bias c2", Conv(3, {5, 3}, {2, 1}, "same", "linear", false), {7, 6, 2}},
+      {"valid s1 relu c16 batch 9", Conv(32, 3, 1, "valid", "relu", true), {10, 10, 16}, 9},
+  };
+  for (const LayerCase& c : cases) CheckLayer(c);
+}
+
+TEST(GpuParityTest, DenseMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<LayerCase> cases = {
+      {"relu bias", {{"type", "dense"}, {"units", 17}, {"activation", "relu"}}, {33}, 5},
+      {"linear no-bias", {{"type", "dense"}, {"units", 10}, {"use_bias", false}}, {64}, 7},
+      {"wide", {{"type", "dense"}, {"units", 64}, {"activation", "relu"}}, {845}, 16},
+  };
+  for (const LayerCase& c : cases) CheckLayer(c);
+}
+
+TEST(GpuParityTest, MaxPool2DMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<LayerCase> cases = {
+      {"valid 2x2", {{"type", "max_pooling2d"}}, {8, 8, 3}},
+      {"valid 2x2 odd input", {{"type", "max_pooling2d"}}, {7, 9, 2}},
+      {"same 3x3 s2", {{"type", "max_pooling2d"}, {"pool_size", 3}, {"strides", 2}, {"padding", "same"}}, {7, 8, 3}},
+      {"overlapping 3x3 s1", {{"type", "max_pooling2d"}, {"pool_size", 3}, {"strides", 1}}, {6, 6, 4}},
+      {"overlapping ties", {{"type", "max_pooling2d"}, {"pool_size", 3}, {"strides", 2}}, {9, 9, 2}, 3, 0.5f},
+      {"same 2x2 ties", {{"type", "max_pooling2d"}, {"padding", "same"}}, {5, 5, 3}, 4, 0.5f},
+  };
+  for (const LayerCase& c : cases) CheckLayer(c);
+}
+
+// ---------------------------------------------------------------- training steps
+
+nlohmann::json W2Model() {
+  std::ifstream in(std::string(RINGTRAIN_TEST_SOURCE_DIR) + "/deploy/jobs/mnist_w2.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json job = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!job.is_object() || !job.contains("model")) return nlohmann::json::object();  // FromJson then says why
+  return job["model"];
+}
+
+enum class Opt { kSgdMomentum, kSgdNesterov, kAdam };
+
+std::unique_ptr<nn::Optimizer> MakeOptimizer(Opt opt) {
+  switch (opt) {
+    case Opt::kSgdMomentum:
+      return std::make_unique<nn::Sgd>(0.05, 0.9, false);
+    case Opt::kSgdNesterov:
+      return std::make_unique<nn::Sgd>(0.02, 0.8, true);
+    case Opt::kAdam:
+      break;
+  }
+  return std::make_unique<nn::Adam>(0.001, 0.9, 0.999, 1e-7);
+}
+
+struct Data {
+  size_t example = 0;
+  std::vector<float> images;
+  std::vector<int32_t> labels;
+};
+
+Data MakeData(size_t example, int n, int classes) {
+  Data d;
+  d.example = example;
+  d.images = Random(example * n, 21, 0.0f, 1.0f);
+  std::mt19937 rng(22);
+  for (int i = 0; i < n; ++i) d.labels.push_back(static_cast<int32_t>(rng() % classes));
+  return d;
+}
+
+struct TrainResult {
+  std::vector<nn::LossStats> steps;
+  nn::LossStats eval;
+  std::vector<float> params;
+  std::vector<std::vector<float>> slots;
+  int64_t iterations = 0;
+};
+
+constexpr int kMaxBatch = 16;
+const std::vector<int> kBatches = {16, 16, 9, 16, 16};  // 5 steps, one short
+constexpr int kEvalBatch = 40;                            // more than max_batch: buffers grow
+
+// The trainer's order: the next batch is submitted while the current step runs.
+void Train(bool gpu, Opt opt, Implementation impl, TrainResult* out) {
+  auto model_or = nn::Model::FromJson(W2Model(), /*seed=*/7);
+  ASSERT_TRUE(model_or.ok()) << model_or.status().ToString();
+  std::unique_ptr<nn::Model> model = std::move(model_or).value();
+  std::unique_ptr<nn::Optimizer> optimizer = MakeOptimizer(opt);
+  std::unique_ptr<engine::Engine> engine;
+  if (gpu) {
+    auto e = NewGpuEngine(model.get(), optimizer.get(), kMaxBatch, 0);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    engine = std::move(e).value();
+    ASSERT_TRUE(engine->on_gpu());
+  } else {
+    engine = engine::NewCpuEngine(model.get(), optimizer.get(), kMaxBatch);
+  }
+  InMemoryStore store;
+  CommunicatorOptions options;
+  options.implementation = impl;
+  auto comm_or = CreateCommunicator(options, 0, 1, &store);
+  ASSERT_TRUE(comm_or.ok()) << comm_or.status().ToString();
+  std::unique_ptr<Communicator> comm = std::move(comm_or).value();
+
+  const size_t example = model->input_size();
+  int total = 0;
+  for (int b : kBatches) total += b;
+  const Data data = MakeData(example, std::max(total, kEvalBatch), model->num_classes());
+  const size_t n = model->num_params();
+  float* grads = engine->GradientBuffer(*comm);
+
+  int next = 0;  // first example of the next batch
+  auto submit = [&](int batch) {
+    std::memcpy(engine->next_images(), data.images.data() + next * example, batch * example * sizeof(float));
+    std::memcpy(engine->next_labels(), data.labels.data() + next, batch * sizeof(int32_t));
+    next += batch;
+    return engine->SubmitBatch(batch);
+  };
+  ASSERT_TRUE(submit(kBatches[0]).ok());
+  for (size_t s = 0; s < kBatches.size(); ++s) {
+    ASSERT_TRUE(engine->StartStep(1.0f / kBatches[s]).ok());
+    if (s + 1 < kBatches.size()) {
+      ASSERT_TRUE(submit(kBatches[s + 1]).ok());
+    }
+    size_t last_ready = n + 1;
+    auto stats = engine->FinishBackward([&](size_t offset) {
+      EXPECT_LE(offset, last_ready);  // offsets never increase (the CPU may repeat 0)
+      last_ready = offset;
+    });
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_EQ(last_ready, 0u) << "on_ready's last call must be with 0";
+    out->steps.push_back(*stats);
+    ASSERT_TRUE(comm->AllReduce(grads, n, ReduceOp::kSum).ok());
+    ASSERT_TRUE(engine->ApplyUpdate().ok());
+  }
+  auto eval = engine->Evaluate(data.images.data(), data.labels.data(), kEvalBatch);
+  ASSERT_TRUE(eval.ok()) << eval.status().ToString();
+  out->eval = *eval;
+  ASSERT_TRUE(engine->StoreToHost().ok());
+  out->params.assign(model->params(), model->params() + n);
+  for (auto& [name, slot] : optimizer->state()) out->slots.push_back(*slot);
+  out->iterations = optimizer->iterations();
+}
+
+void ExpectStatsNear(const nn::LossStats& gpu, const nn::LossStats& cpu, const std::string& what) {
+  EXPECT_LE(std::fabs(gpu.loss_sum - cpu.loss_sum) / std::max(std::fabs(cpu.loss_sum), 1e-6), kTolerance)
+      << what << ": loss sum " << gpu.loss_sum << " on the GPU, " << cpu.loss_sum << " on the CPU";
+  EXPECT_EQ(gpu.correct, cpu.correct) << what;
+}
+
+void CheckTraining(Opt opt, Implementation impl) {
+  TrainResult cpu, gpu;
+  ASSERT_NO_FATAL_FAILURE(Train(false, opt, Implementation::kRing, &cpu));
+  ASSERT_NO_FATAL_FAILURE(Train(true, opt, impl, &gpu));
+  ASSERT_EQ(gpu.steps.size(), cpu.steps.size());
+  for (size_t s = 0; s < cpu.steps.size(); ++s) ExpectStatsNear(gpu.steps[s], cpu.steps[s], "step " + std::to_string(s));
+  ExpectStatsNear(gpu.eval, cpu.eval, "evaluation");
+  EXPECT_LE(RelErr(gpu.params, cpu.params), kTolerance) << "parameters after " << kBatches.size() << " steps";
+  ASSERT_EQ(gpu.slots.size(), cpu.slots.size());
+  for (size_t i = 0; i < cpu.slots.size(); ++i) {
+    ASSERT_EQ(gpu.slots[i].size(), cpu.params.size()) << "optimizer slot " << i << " not stored";
+    EXPECT_LE(RelErr(gpu.slots[i], cpu.slots[i]), kTolerance) << "optimizer slot " << i;
+  }
+  EXPECT_EQ(gpu.iterations, static_cast<int64_t>(kBatches.size()));
+  EXPECT_EQ(gpu.iterations, cpu.iterations);
+}
+
+TEST(GpuParityTest, TrainingStepsSgdMomentumMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  CheckTraining(Opt::kSgdMomentum, Implementation::kRing);
+}
+
+TEST(GpuParityTest, TrainingStepsSgdNesterovMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  CheckTraining(Opt::kSgdNesterov, Implementation::kRing);
+}
+
+TEST(GpuParityTest, TrainingStepsAdamMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  CheckTraining(Opt::kAdam, Implementation::kRing);
+}
+
+// NCCL reduces the device gradient buffer itself (no host mirror).
+TEST(GpuParityTest, TrainingStepsAdamOverNcclMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  InMemoryStore store;
+  CommunicatorOptions options;
+  options.implementation = Implementation::kNccl;
+  auto probe = CreateCommunicator(options, 0, 1, &store);
+  if (!probe.ok()) GTEST_SKIP() << "no NCCL communicator: " << probe.status().ToString();
+  EXPECT_STREQ((*probe)->backend_name(), "NCCL");
+  probe = Status(Code::kAborted, "closed");  // one communicator at a time
+  CheckTraining(Opt::kAdam, Implementation::kNccl);
+}
+
+TEST(GpuParityTest, SameStepsTwiceGiveTheSameBits) {
+  SKIP_WITHOUT_GPU();
+  TrainResult a, b;
+  ASSERT_NO_FATAL_FAILURE(Train(true, Opt::kAdam, Implementation::kRing, &a));
+  ASSERT_NO_FATAL_FAILURE(Train(true, Opt::kAdam, Implementation::kRing, &b));
+  ASSERT_EQ(a.params.size(), b.params.size());
+  EXPECT_EQ(std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(float)), 0);
+  ASSERT_EQ(a.slots.size(), b.slots.size());
+  for (size_t i = 0; i < a.slots.size(); ++i) EXPECT_EQ(a.slots[i], b.slots[i]) << "optimizer slot " << i;
+  for (size_t s = 0; s < a.steps.size(); ++s) {
+    EXPECT_EQ(a.steps[s].loss_sum, b.steps[s].loss_sum) << "step " << s;
+    EXPECT_EQ(a.steps[s].correct, b.steps[s].correct) << "step " << s;
+  }
+  EXPECT_EQ(a.eval.loss_sum, b.eval.loss_sum);
+}
+
+// The step protocol's misuse is refused, not run on stale buffers.
+TEST(GpuParityTest, StepProtocolErrors) {
+  SKIP_WITHOUT_GPU();
+  auto model = nn::Model::FromJson(W2Model(), 7);
+  ASSERT_TRUE(model.ok());
+  nn::Adam adam(0.001, 0.9, 0.999, 1e-7);
+  auto e = NewGpuEngine(model->get(), &adam, 4, 0);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  engine::Engine& engine = **e;
+  EXPECT_EQ(engine.StartStep(1.0f).code(), Code::kFailedPrecondition);
+  EXPECT_EQ(engine.SubmitBatch(0).code(), Code::kInvalidArgument);
+  EXPECT_EQ(engine.SubmitBatch(5).code(), Code::kInvalidArgument);
+  EXPECT_EQ(engine.FinishBackward(nullptr).status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(engine.Describe().find("GPU 0: "), std::string::npos) << engine.Describe();
+  EXPECT_NE(engine.Describe().find("cuDNN "), std::string::npos) << engine.Describe();
+  // A bad ordinal is refused at creation with the reason.
+  auto bad = NewGpuEngine(model->get(), &adam, 4, 1000);
+  EXPECT_EQ(bad.status().code(), Code::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace ringtrain::gpu
