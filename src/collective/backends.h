@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collective/communicator.h"
 
@@ -27,6 +28,22 @@ int LocalGpuCount();
 // (options.gpu_device, or the rank's index among the ranks on its machine).
 StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
                                                    int device, Store* store);
+
+// What a rank publishes for the backend choice (the factory's topology exchange).
+struct RankSite {
+  std::string host;     // HostIdentity(): same value = shared memory works between them
+  std::string machine;  // the boot id: same value = the same GPUs
+  int gpus = 0;         // LocalGpuCount(), 0 for a rank that trains on the CPU
+  int gpu_choice = CommunicatorOptions::kGpuByLocalRank;  // CommunicatorOptions::gpu_device
+};
+// What every rank derives from all ranks' sites (the same on every rank).
+struct Topology {
+  bool one_host = true;  // every rank shares this rank's host
+  bool all_gpu = true;   // every rank computes on a GPU
+  std::string shared;    // non-empty: two ranks on one machine would use one GPU (says which)
+  int device = -1;       // this rank's GPU, -1 for none
+};
+Topology DeriveTopology(const std::vector<RankSite>& ranks, int rank);
 
 // This host's identity for choosing shared memory: boot id, host name and network
 // namespace, so that ranks in different namespaces (test "hosts") use TCP.

@@ -33,16 +33,7 @@ bool IsWildcardHost(const std::string& host) {
   return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]" || host == "*";
 }
 
-}  // namespace collective_internal
-
 namespace {
-
-struct Topology {
-  bool one_host = true;   // every rank shares this rank's HostIdentity()
-  bool all_gpu = true;    // every rank computes on a GPU
-  std::string shared;     // non-empty: two ranks on one machine would use one GPU (says which)
-  int device = -1;        // this rank's GPU, -1 for none
-};
 
 // Rank r's GPU: its own choice, or the next one on its machine by local index.
 int DeviceOf(int choice, int gpus, int local_index) {
@@ -50,6 +41,34 @@ int DeviceOf(int choice, int gpus, int local_index) {
   if (choice >= 0) return choice < gpus ? choice : -1;
   return local_index % gpus;
 }
+
+}  // namespace
+
+Topology DeriveTopology(const std::vector<RankSite>& ranks, int rank) {
+  Topology t;
+  std::map<std::pair<std::string, int>, int> users;  // (machine, GPU) -> the first rank on it
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
+    t.one_host = t.one_host && ranks[r].host == ranks[rank].host;
+    int local_index = 0;
+    for (int q = 0; q < r; ++q) local_index += ranks[q].machine == ranks[r].machine ? 1 : 0;
+    const int device = DeviceOf(ranks[r].gpu_choice, ranks[r].gpus, local_index);
+    if (r == rank) t.device = device;
+    if (device < 0) {
+      t.all_gpu = false;
+      continue;
+    }
+    auto [it, fresh] = users.emplace(std::make_pair(ranks[r].machine, device), r);
+    if (!fresh && t.shared.empty()) {
+      t.shared = "ranks " + std::to_string(it->second) + " and " + std::to_string(r) + " share GPU " +
+                 std::to_string(device) + " of one machine";
+    }
+  }
+  return t;
+}
+
+}  // namespace collective_internal
+
+namespace {
 
 // GPUs belong to a machine, not to a network namespace: the kernel's boot id names it.
 std::string MachineIdentity() {
@@ -60,15 +79,14 @@ std::string MachineIdentity() {
 
 // Every rank publishes "<host identity> <machine identity> <gpus> <gpu choice>" and
 // reads everyone's; all ranks then derive the same picture.
-StatusOr<Topology> ExchangeTopology(const CommunicatorOptions& options, int rank, int size, Store* store) {
+StatusOr<ci::Topology> ExchangeTopology(const CommunicatorOptions& options, int rank, int size, Store* store) {
   // A CPU rank does not ask CUDA at all.
   const int gpus = options.gpu_device == CommunicatorOptions::kCpuRank ? 0 : ci::LocalGpuCount();
   const std::string mine = ci::HostIdentity() + " " + MachineIdentity() + " " + std::to_string(gpus) + " " +
                            std::to_string(options.gpu_device);
   RT_RETURN_IF_ERROR(store->Set("topology/" + std::to_string(rank), mine));
   Deadline deadline = Deadline::After(options.timeout);
-  std::vector<std::string> hosts(size), machines(size);
-  std::vector<int> counts(size), choices(size);
+  std::vector<ci::RankSite> ranks(size);
   for (int r = 0; r < size; ++r) {
     std::string text = mine;
     if (r != rank) {
@@ -77,27 +95,9 @@ StatusOr<Topology> ExchangeTopology(const CommunicatorOptions& options, int rank
       text = *v;
     }
     std::istringstream in(text);
-    in >> hosts[r] >> machines[r] >> counts[r] >> choices[r];
+    in >> ranks[r].host >> ranks[r].machine >> ranks[r].gpus >> ranks[r].gpu_choice;
   }
-  Topology t;
-  std::map<std::pair<std::string, int>, int> users;  // (machine, GPU) -> the first rank on it
-  for (int r = 0; r < size; ++r) {
-    t.one_host = t.one_host && hosts[r] == hosts[rank];
-    int local_index = 0;
-    for (int q = 0; q < r; ++q) local_index += machines[q] == machines[r] ? 1 : 0;
-    const int device = DeviceOf(choices[r], counts[r], local_index);
-    if (r == rank) t.device = device;
-    if (device < 0) {
-      t.all_gpu = false;
-      continue;
-    }
-    auto [it, fresh] = users.emplace(std::make_pair(machines[r], device), r);
-    if (!fresh && t.shared.empty()) {
-      t.shared = "ranks " + std::to_string(it->second) + " and " + std::to_string(r) + " share GPU " +
-                 std::to_string(device) + " of one machine";
-    }
-  }
-  return t;
+  return ci::DeriveTopology(ranks, rank);
 }
 
 }  // namespace
@@ -125,7 +125,7 @@ StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOpt
     RT_LOG(INFO) << "communicator of size 1: collectives are local, no connections";
     return std::unique_ptr<Communicator>(new LocalCommunicator());
   }
-  RT_ASSIGN_OR_RETURN(Topology topo, ExchangeTopology(options, rank, size, store));
+  RT_ASSIGN_OR_RETURN(ci::Topology topo, ExchangeTopology(options, rank, size, store));
   Implementation impl = options.implementation;
   if (impl == Implementation::kAuto) {
     if (!ci::NcclBuilt()) {

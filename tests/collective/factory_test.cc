@@ -76,5 +76,53 @@ TEST(LocalCommunicatorTest, SizeOneImplementsEveryOperationLocally) {
   EXPECT_EQ(s.message(), "stop");
 }
 
+// The backend choice as every rank derives it from all ranks' sites.
+using collective_internal::DeriveTopology;
+using collective_internal::RankSite;
+constexpr int kByRank = CommunicatorOptions::kGpuByLocalRank;
+constexpr int kCpu = CommunicatorOptions::kCpuRank;
+
+TEST(DeriveTopologyTest, RanksOnOneMachineTakeItsGpusInRankOrder) {
+  std::vector<RankSite> sites = {{"h", "m", 2, kByRank}, {"h", "m", 2, kByRank}};
+  auto t0 = DeriveTopology(sites, 0), t1 = DeriveTopology(sites, 1);
+  EXPECT_TRUE(t0.one_host);
+  EXPECT_TRUE(t0.all_gpu);
+  EXPECT_EQ(t0.shared, "");
+  EXPECT_EQ(t0.device, 0);
+  EXPECT_EQ(t1.device, 1);
+}
+
+TEST(DeriveTopologyTest, TwoRanksOnOneGpuAreShared) {
+  std::vector<RankSite> sites = {{"h", "m", 1, kByRank}, {"h", "m", 1, kByRank}};
+  auto t = DeriveTopology(sites, 1);
+  EXPECT_TRUE(t.all_gpu);
+  EXPECT_EQ(t.shared, "ranks 0 and 1 share GPU 0 of one machine");
+  EXPECT_EQ(t.device, 0);
+  // The same GPU chosen explicitly (e.g. both trainers placed on GPU 0) is shared too.
+  sites = {{"h", "m", 4, 0}, {"h", "m", 4, 0}};
+  EXPECT_FALSE(DeriveTopology(sites, 0).shared.empty());
+}
+
+TEST(DeriveTopologyTest, MachinesNumberTheirGpusSeparately) {
+  // Two machines (network namespaces of one machine count as one: same boot id).
+  std::vector<RankSite> sites = {{"a", "m1", 1, kByRank}, {"b", "m2", 1, kByRank}, {"c", "m2", 2, kByRank}};
+  auto t2 = DeriveTopology(sites, 2);
+  EXPECT_FALSE(t2.one_host);
+  EXPECT_TRUE(t2.all_gpu);
+  EXPECT_EQ(t2.shared, "");
+  EXPECT_EQ(t2.device, 1);  // second rank on m2
+  EXPECT_EQ(DeriveTopology(sites, 0).device, 0);
+}
+
+TEST(DeriveTopologyTest, ACpuRankOrAMissingGpuMeansNotAllGpu) {
+  std::vector<RankSite> sites = {{"h", "m", 2, 0}, {"h", "m", 0, kCpu}};
+  auto t = DeriveTopology(sites, 0);
+  EXPECT_FALSE(t.all_gpu);
+  EXPECT_EQ(t.device, 0);
+  EXPECT_EQ(DeriveTopology(sites, 1).device, -1);
+  sites = {{"h", "m", 2, 5}};  // a GPU that is not there
+  EXPECT_FALSE(DeriveTopology(sites, 0).all_gpu);
+}
+
 }  // namespace
 }  // namespace ringtrain

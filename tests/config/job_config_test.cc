@@ -214,6 +214,24 @@ TEST(JobConfigTest, TensorboardDir) {
   ExpectBad(R"({"tensorboard_dir": true})", "'tensorboard_dir' must be a non-empty string");
 }
 
+TEST(JobConfigTest, Device) {
+  auto job = Patched("{}");
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->device, "auto");
+  for (const char* d : {"auto", "cpu", "gpu"}) {
+    auto j = Patched(std::string(R"({"device": ")") + d + "\"}");
+    ASSERT_TRUE(j.ok()) << d << ": " << j.status().ToString();
+    EXPECT_EQ(j->device, d);
+  }
+  auto upper = Patched(R"({"device": "GPU"})");
+  ASSERT_TRUE(upper.ok());
+  EXPECT_EQ(upper->device, "gpu");
+  ExpectBad(R"({"device": "cuda"})", "'device' must be \"auto\", \"cpu\" or \"gpu\", got \"cuda\"");
+  ExpectBad(R"({"device": 1})", "'device'");
+  // A backup moves between CPU and GPU: the device is not part of the trajectory.
+  EXPECT_EQ(Patched(R"({"device": "gpu"})")->TrajectoryFingerprint(), job->TrajectoryFingerprint());
+}
+
 // lr_schedule changes the updates; validation and TensorBoard only read or write around them.
 TEST(JobConfigTest, TrajectoryFingerprintOfFitOptions) {
   auto base = Patched("{}");

@@ -64,6 +64,23 @@ TEST(BadInputTest, UnknownJobFieldExits2) {
   EXPECT_NE(r.output.find("unknown field 'epoch'"), std::string::npos) << r.output;
 }
 
+// "device": "gpu" where no GPU is usable (no driver here, or a build without CUDA) is a
+// configuration error that says why and what to do; "auto" trains on the CPU instead.
+TEST(BadInputTest, GpuDeviceWithoutAGpuExits2) {
+  TempDir tmp;
+  const std::string& dir = tmp.path();
+  auto job = SmallSyntheticJob(dir);
+  job["device"] = "gpu";
+  WriteFile(dir + "/job.json", job.dump());
+  Process p(RingtrainBinary(), {"worker", "--job", dir + "/job.json"}, {{"TF_CONFIG", LoopbackTfConfig(FreePorts(1), 0)}});
+  ProcessResult r = p.Wait(30);
+  if (r.output.find("device gpu: GPU") != std::string::npos) GTEST_SKIP() << "this machine has a usable GPU";
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("\"device\": \"gpu\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"auto\" or \"cpu\""), std::string::npos) << r.output;
+  EXPECT_EQ(CountErrorLines(r.output), 1) << r.output;
+}
+
 // The tutorial's flow: worker 0 first, then worker 1 -- here with a different job,
 // which the chief refuses, naming the field; the chief gives up at its deadline.
 TEST(BadInputTest, WorkerWithDifferentJobIsRefused) {
