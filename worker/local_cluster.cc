@@ -249,9 +249,16 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     children.push_back(std::move(c).value());
   }
   if (o.announce) {
-    std::string line = "launched " + std::to_string(o.workers) + " workers on 127.0.0.1 ports";
-    for (int p : ports) line += " " + std::to_string(p);
-    WriteAll(o.report, line + "\n");
+    // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::to_string(...).
+    std::string line = "launched ";
+    line += std::to_string(o.workers);
+    line += " workers on 127.0.0.1 ports";
+    for (int p : ports) {
+      line += ' ';
+      line += std::to_string(p);
+    }
+    line += '\n';
+    WriteAll(o.report, line);
   }
 
   int first_failure = 0;

@@ -10,6 +10,7 @@
 #include "common/logging.h"
 #include "config/job_config.h"
 #include "config/settings.h"
+#include "config/slurm_resolver.h"
 #include "config/tf_config.h"
 #include "device/device.h"
 #include "flags.h"
@@ -62,12 +63,32 @@ void PrintError(const std::string& message) {
 }
 
 int RunWorker(const std::vector<std::string>& args) {
-  auto flags = Flags::Parse(args, {"job", "tf_config"});
+  auto flags = Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port"});
   if (!flags.ok()) return Fail(kExitBadConfig, flags.status());
   if (!flags->has("job")) return Fail(kExitBadConfig, InvalidArgumentError("--job JOB.json is required"));
   auto settings = config::LoadSettings();
   if (!settings.ok()) return Fail(kExitBadConfig, settings.status());
-  auto tf_text = config::ReadTfConfigText(flags->get("tf_config"));
+  // The cluster comes from TF_CONFIG (the environment or --tf_config), or is built from
+  // the Slurm step; either way it is parsed as TF_CONFIG text below.
+  auto tf_text = [&]() -> StatusOr<std::string> {
+    const std::string resolver = flags->get("cluster_resolver", "tf_config");
+    if (resolver == "tf_config") {
+      if (flags->has("base_port")) {
+        return InvalidArgumentError("--base_port applies only to --cluster_resolver slurm; with TF_CONFIG the ports "
+                                    "are in the cluster's addresses");
+      }
+      return config::ReadTfConfigText(flags->get("tf_config"));
+    }
+    if (resolver == "slurm") {
+      if (flags->has("tf_config")) {
+        return InvalidArgumentError("--tf_config cannot be used with --cluster_resolver slurm, which builds the "
+                                    "cluster from the Slurm step; drop one of them");
+      }
+      RT_ASSIGN_OR_RETURN(int base_port, flags->get_int("base_port", 8888, 1, 65535));
+      return config::SlurmTfConfigText(config::SlurmEnvironmentFromProcess(), base_port);
+    }
+    return InvalidArgumentError("--cluster_resolver must be tf_config or slurm, not '" + resolver + "'");
+  }();
   if (!tf_text.ok()) return Fail(kExitBadConfig, tf_text.status());
   auto spec = config::ParseTfConfig(*tf_text);
   if (!spec.ok()) return Fail(kExitBadConfig, spec.status());

@@ -47,7 +47,8 @@ class Engine {
 
   // Copies the host model's weights and the host optimizer's state (slots,
   // iterations) into the engine. Call after the host state changed (Restore,
-  // SyncState) and before training.
+  // SyncState) and before training. A step left unfinished by a failure is dropped
+  // (here and in StoreToHost): its update never ran.
   virtual Status LoadFromHost() = 0;
   // Copies the engine's weights and optimizer state back to the host model and
   // optimizer (the optimizer's slots are allocated if they were empty).
@@ -70,6 +71,7 @@ class Engine {
   // the last call is with 0), and returns the batch's loss sum and correct count.
   virtual StatusOr<nn::LossStats> FinishBackward(const std::function<void(size_t)>& on_ready) = 0;
 
+  // Call before the step whose gradients it carries (the trainer calls it once per Fit).
   // Where this step's gradients are, for an all-reduce over `comm`: device memory when
   // the engine is on a GPU and comm takes device pointers (NCCL); host memory
   // otherwise (a GPU engine then copies the gradients into a pinned host buffer in

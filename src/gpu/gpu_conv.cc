@@ -292,8 +292,19 @@ class GpuConv final : public GpuLayer {
 
   template <typename Perf>
   static int FirstAcceptable(const std::vector<Perf>& perf, int found, bool fp32_default) {
-    for (int i = 0; i < found && i < static_cast<int>(perf.size()); ++i) {
+    const int n = std::min(found, static_cast<int>(perf.size()));
+    for (int i = 0; i < n; ++i) {
       if (Acceptable(perf[i], fp32_default)) return i;
+    }
+    // Some cuDNN versions report FP32 algorithms as DEFAULT math whatever the
+    // descriptor asks. The descriptor stays CUDNN_FMA_MATH, which is what the calls
+    // run with (no tensor cores, so no TF32), so such an algorithm is still full FP32.
+    for (int i = 0; i < n; ++i) {
+      const Perf& p = perf[i];
+      if (p.status == CUDNN_STATUS_SUCCESS && p.determinism == CUDNN_DETERMINISTIC &&
+          p.mathType == CUDNN_DEFAULT_MATH) {
+        return i;
+      }
     }
     return -1;
   }

@@ -92,12 +92,24 @@ class GpuEngine final : public engine::Engine {
     return LoadFromHost();
   }
 
+  // A step that failed between StartStep and FinishBackward (e.g. a deadline) leaves
+  // in_step_ set. Its update never ran, so the weights are those before it: after the
+  // queued work is done, loading or storing them is safe, and the step is forgotten,
+  // so that recovery in place can train again with this engine.
+  Status DropUnfinishedStep(const std::string& what) {
+    if (!in_step_) return Status::Ok();
+    RT_RETURN_IF_ERROR(ctx_->SyncCompute("the unfinished step, before " + what));
+    in_step_ = false;
+    RT_LOG(WARNING) << "GPU " << id_ << ": an unfinished training step was dropped before " << what;
+    return Status::Ok();
+  }
+
   std::string Describe() const override { return ctx_->Describe(); }
   bool on_gpu() const override { return true; }
 
   Status LoadFromHost() override {
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
-    if (in_step_) return FailedPreconditionError("LoadFromHost between StartStep and FinishBackward");
+    RT_RETURN_IF_ERROR(DropUnfinishedStep("loading the weights"));
     // Pageable copies: the stream must be idle for them to return promptly.
     RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before loading the weights"));
     if (n_ > 0) {
@@ -129,7 +141,7 @@ class GpuEngine final : public engine::Engine {
 
   Status StoreToHost() override {
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
-    if (in_step_) return FailedPreconditionError("StoreToHost between StartStep and FinishBackward");
+    RT_RETURN_IF_ERROR(DropUnfinishedStep("storing the weights"));
     // Copies into pageable memory return only when done: wait (bounded) for the stream first.
     RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before storing the weights"));
     if (n_ > 0) {

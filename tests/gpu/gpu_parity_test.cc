@@ -297,8 +297,27 @@ constexpr int kMaxBatch = 16;
 const std::vector<int> kBatches = {16, 16, 9, 16, 16};  // 5 steps, one short
 constexpr int kEvalBatch = 40;                            // more than max_batch: buffers grow
 
+// The reduced gradients are rescaled by a per-step factor before the update, the same
+// way on both engines: a size-1 all-reduce leaves the buffer as it was, so without this
+// an engine that ignored the buffer GradientBuffer() handed out (e.g. a RING staging
+// copy that never went back to the device) would still match. Powers of two: exact.
+float StepGradientFactor(size_t step) { return step % 2 == 0 ? 1.0f : 0.25f; }
+
+void ScaleGradients(float* grads, size_t n, bool on_device, float factor) {
+  if (factor == 1.0f || n == 0) return;
+  if (!on_device) {
+    for (size_t i = 0; i < n; ++i) grads[i] *= factor;
+    return;
+  }
+  std::vector<float> host = Download(grads, n);
+  for (float& g : host) g *= factor;
+  EXPECT_EQ(cudaMemcpy(grads, host.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+}
+
 // The trainer's order: the next batch is submitted while the current step runs.
-void Train(bool gpu, Opt opt, Implementation impl, TrainResult* out) {
+// reload_after > 0 (GPU only): after that many steps the state goes back to the host
+// (StoreToHost) and a new engine continues from it (LoadFromHost: weights, slots).
+void Train(bool gpu, Opt opt, Implementation impl, TrainResult* out, size_t reload_after = 0) {
   auto model_or = nn::Model::FromJson(W2Model(), /*seed=*/7);
   ASSERT_TRUE(model_or.ok()) << model_or.status().ToString();
   std::unique_ptr<nn::Model> model = std::move(model_or).value();
@@ -348,7 +367,20 @@ void Train(bool gpu, Opt opt, Implementation impl, TrainResult* out) {
     EXPECT_EQ(last_ready, 0u) << "on_ready's last call must be with 0";
     out->steps.push_back(*stats);
     ASSERT_TRUE(comm->AllReduce(grads, n, ReduceOp::kSum).ok());
+    ScaleGradients(grads, n, gpu && std::strcmp(comm->backend_name(), "NCCL") == 0, StepGradientFactor(s));
     ASSERT_TRUE(engine->ApplyUpdate().ok());
+    if (gpu && s + 1 == reload_after) {
+      ASSERT_TRUE(engine->StoreToHost().ok());
+      engine.reset();  // the batch submitted to it is dropped: submit it again below
+      auto e = NewGpuEngine(model.get(), optimizer.get(), kMaxBatch, 0);
+      ASSERT_TRUE(e.ok()) << e.status().ToString();
+      engine = std::move(e).value();
+      grads = engine->GradientBuffer(*comm);
+      if (s + 1 < kBatches.size()) {
+        next -= kBatches[s + 1];
+        ASSERT_TRUE(submit(kBatches[s + 1]).ok());
+      }
+    }
   }
   auto eval = engine->Evaluate(data.images.data(), data.labels.data(), kEvalBatch);
   ASSERT_TRUE(eval.ok()) << eval.status().ToString();
@@ -408,6 +440,25 @@ TEST(GpuParityTest, TrainingStepsAdamOverNcclMatchCpu) {
   EXPECT_STREQ((*probe)->backend_name(), "NCCL");
   probe = Status(Code::kAborted, "closed");  // one communicator at a time
   CheckTraining(Opt::kAdam, Implementation::kNccl);
+}
+
+// StoreToHost then LoadFromHost into a new engine mid-run (weights, optimizer slots,
+// iterations) continues exactly where the first engine was.
+TEST(GpuParityTest, ReloadThroughHostContinuesTheSameRun) {
+  SKIP_WITHOUT_GPU();
+  for (Opt opt : {Opt::kSgdMomentum, Opt::kAdam}) {
+    SCOPED_TRACE(opt == Opt::kAdam ? "adam" : "sgd momentum");
+    TrainResult straight, reloaded;
+    ASSERT_NO_FATAL_FAILURE(Train(true, opt, Implementation::kRing, &straight));
+    ASSERT_NO_FATAL_FAILURE(Train(true, opt, Implementation::kRing, &reloaded, /*reload_after=*/2));
+    ASSERT_EQ(straight.params.size(), reloaded.params.size());
+    EXPECT_EQ(std::memcmp(straight.params.data(), reloaded.params.data(), straight.params.size() * sizeof(float)), 0);
+    ASSERT_EQ(straight.slots.size(), reloaded.slots.size());
+    for (size_t i = 0; i < straight.slots.size(); ++i) {
+      EXPECT_EQ(straight.slots[i], reloaded.slots[i]) << "optimizer slot " << i;
+    }
+    EXPECT_EQ(straight.iterations, reloaded.iterations);
+  }
 }
 
 TEST(GpuParityTest, SameStepsTwiceGiveTheSameBits) {

@@ -127,7 +127,9 @@ TEST(LaunchRestartTest, JobCompletesAfterAWorkerIsKilled) {
     }
     ProcessResult r = launch.Wait(120);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    if (run == 1) EXPECT_NE(r.output.find("restarting it (restart 1 of 1)"), std::string::npos) << r.output;
+    if (run == 1) {
+      EXPECT_NE(r.output.find("restarting it (restart 1 of 1)"), std::string::npos) << r.output;
+    }
     models[run] = ReadFileOrEmpty(dir + "/model.safetensors");
   }
   EXPECT_FALSE(models[0].empty());
