@@ -8,7 +8,8 @@
 #          ones: cudart, cuBLAS, cuDNN and NCCL are hundreds of MB and the GPU machine has them
 #   env.sh sourced on the GPU machine: puts lib/ and the machine's CUDA libraries (its
 #          CUDA install, or the nvidia-* wheels PyTorch ships) on LD_LIBRARY_PATH
-# On the GPU machine:  source OUT_DIR/env.sh && ringtrain info
+# and OUT_DIR.tar.gz holds the same (about 25 MB: small enough to carry to a machine whose
+# transfers are limited). On the GPU machine:  source OUT_DIR/env.sh && ringtrain info
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -42,5 +43,6 @@ export LD_LIBRARY_PATH="$_rt_here/lib$_rt_cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PA
 export PATH="$_rt_here/bin:$PATH"
 unset _rt_here _rt_cuda _rt_nv
 ENV
-du -sh "$out" | awk '{ print "gpu_bundle: " $2 " (" $1 ")" }'
+tar czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
+du -sh "$out" "$out.tar.gz" | awk '{ print "gpu_bundle: " $2 " (" $1 ")" }'
 echo "gpu_bundle: on the GPU machine: source $out/env.sh && ringtrain info"
