@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "security/cluster_secret.h"
 #include "store/store.h"
 
 namespace ringtrain {
@@ -71,6 +72,10 @@ struct CommunicatorOptions {
   static constexpr int kGpuByLocalRank = -2;
   static constexpr int kCpuRank = -1;
   int gpu_device = kGpuByLocalRank;
+  // When configured, every TCP data-plane connection starts with a mutual
+  // challenge-response on it before any tensor is accepted; a connection that fails it
+  // is closed and logged once, and set-up goes on waiting for the real peer.
+  security::ClusterSecret cluster_secret;
 };
 
 // Creates a communicator for `rank` of `size` ranks. Every rank first publishes its

@@ -1,0 +1,99 @@
+#include "security/cluster_secret.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+namespace ringtrain::security {
+
+std::string HmacSha256(std::string_view key, std::string_view message) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(message.data()),
+       message.size(), out, &len);
+  return std::string(reinterpret_cast<const char*>(out), len);
+}
+
+bool ConstantTimeEqual(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+StatusOr<std::string> RandomBytes(size_t n) {
+  std::string out(n, '\0');
+  if (n > 0 && RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1) {
+    return InternalError("the system's random number generator failed (OpenSSL RAND_bytes)");
+  }
+  return out;
+}
+
+std::string Hex(std::string_view bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+StatusOr<ClusterSecret> ClusterSecret::FromValue(std::string value) {
+  if (value.size() < kMinBytes) {
+    return InvalidArgumentError("the cluster secret has " + std::to_string(value.size()) + " bytes; it needs at least " +
+                                std::to_string(kMinBytes) + " (e.g. `openssl rand -hex 32`)");
+  }
+  return ClusterSecret(std::move(value));
+}
+
+StatusOr<ClusterSecret> ClusterSecret::FromEnvironment() {
+  const char* value = std::getenv("RINGTRAIN_CLUSTER_SECRET");
+  const char* file = std::getenv("RINGTRAIN_CLUSTER_SECRET_FILE");
+  if (value != nullptr && file != nullptr) {
+    return InvalidArgumentError("both RINGTRAIN_CLUSTER_SECRET and RINGTRAIN_CLUSTER_SECRET_FILE are set; set one");
+  }
+  if (value != nullptr) {
+    auto s = FromValue(value);
+    if (!s.ok()) return s.status().WithContext("RINGTRAIN_CLUSTER_SECRET");
+    return s;
+  }
+  if (file == nullptr) return ClusterSecret();
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return InvalidArgumentError(std::string("RINGTRAIN_CLUSTER_SECRET_FILE: cannot read '") + file +
+                                "': " + std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string secret = text.str();
+  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+  if (!secret.empty() && secret.back() == '\r') secret.pop_back();
+  auto s = FromValue(std::move(secret));
+  if (!s.ok()) return s.status().WithContext(std::string("RINGTRAIN_CLUSTER_SECRET_FILE '") + file + "'");
+  return s;
+}
+
+std::string ClusterSecret::Proof(std::string_view context, std::string_view message) const {
+  if (!configured()) return std::string();
+  std::string m(context);
+  m += '\0';
+  m.append(message.data(), message.size());
+  return HmacSha256(key_, m);
+}
+
+bool ClusterSecret::Verify(std::string_view context, std::string_view message, std::string_view proof) const {
+  return configured() && ConstantTimeEqual(Proof(context, message), proof);
+}
+
+std::string ClusterSecret::Fingerprint() const {
+  if (!configured()) return "none";
+  return Hex(HmacSha256(key_, "ringtrain fingerprint")).substr(0, 8);
+}
+
+}  // namespace ringtrain::security

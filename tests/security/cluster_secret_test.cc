@@ -1,0 +1,85 @@
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "security/cluster_secret.h"
+
+namespace ringtrain::security {
+namespace {
+
+// RFC 4231, test case 2.
+TEST(HmacTest, MatchesRfc4231) {
+  EXPECT_EQ(Hex(HmacSha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(HmacTest, ConstantTimeEqualAndRandom) {
+  EXPECT_TRUE(ConstantTimeEqual("abc", "abc"));
+  EXPECT_FALSE(ConstantTimeEqual("abc", "abd"));
+  EXPECT_FALSE(ConstantTimeEqual("abc", "ab"));
+  auto a = RandomBytes(32), b = RandomBytes(32);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->size(), 32u);
+  EXPECT_NE(*a, *b);
+}
+
+TEST(ClusterSecretTest, ProofsAreBoundToSecretAndContext) {
+  auto s = ClusterSecret::FromValue("0123456789abcdef-cluster");
+  auto other = ClusterSecret::FromValue("0123456789abcdef-another");
+  ASSERT_TRUE(s.ok() && other.ok());
+  const std::string p = s->Proof("grpc", "m");
+  EXPECT_EQ(p.size(), 32u);
+  EXPECT_TRUE(s->Verify("grpc", "m", p));
+  EXPECT_FALSE(s->Verify("data-plane", "m", p));
+  EXPECT_FALSE(s->Verify("grpc", "n", p));
+  EXPECT_FALSE(other->Verify("grpc", "m", p));
+  EXPECT_EQ(s->Fingerprint().size(), 8u);
+  EXPECT_NE(s->Fingerprint(), other->Fingerprint());
+  ClusterSecret none;
+  EXPECT_FALSE(none.configured());
+  EXPECT_FALSE(none.Verify("grpc", "m", p));
+  EXPECT_EQ(none.Fingerprint(), "none");
+}
+
+TEST(ClusterSecretTest, TooShortIsRefusedWithoutShowingIt) {
+  auto s = ClusterSecret::FromValue("hunter2");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.status().message().find("hunter2"), std::string::npos);
+}
+
+TEST(ClusterSecretTest, FromEnvironment) {
+  ::unsetenv("RINGTRAIN_CLUSTER_SECRET");
+  ::unsetenv("RINGTRAIN_CLUSTER_SECRET_FILE");
+  auto none = ClusterSecret::FromEnvironment();
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->configured());
+
+  ::setenv("RINGTRAIN_CLUSTER_SECRET", "from-the-environment-1234", 1);
+  auto v = ClusterSecret::FromEnvironment();
+  ASSERT_TRUE(v.ok());
+  auto direct = ClusterSecret::FromValue("from-the-environment-1234");
+  EXPECT_EQ(v->Fingerprint(), direct->Fingerprint());
+
+  const std::string path = ::testing::TempDir() + "/secret";
+  { std::ofstream(path) << "from-the-environment-1234\n"; }
+  ::setenv("RINGTRAIN_CLUSTER_SECRET_FILE", path.c_str(), 1);
+  auto both = ClusterSecret::FromEnvironment();
+  EXPECT_FALSE(both.ok());
+  ::unsetenv("RINGTRAIN_CLUSTER_SECRET");
+  auto f = ClusterSecret::FromEnvironment();
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->Fingerprint(), direct->Fingerprint());  // the trailing newline is not part of it
+
+  ::setenv("RINGTRAIN_CLUSTER_SECRET_FILE", "/nonexistent/secret", 1);
+  auto missing = ClusterSecret::FromEnvironment();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/secret"), std::string::npos);
+  ::unsetenv("RINGTRAIN_CLUSTER_SECRET_FILE");
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace ringtrain::security
