@@ -64,14 +64,18 @@ StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const Communica
   next.rank = next_rank;
   next.name = "rank " + std::to_string(next_rank) + " (" + next_addr + ")";
 
-  // Connect-and-hello, then accept, then read the answer: no rank waits on another's
-  // answer before answering its own peer, so the ring cannot deadlock here.
-  RT_ASSIGN_OR_RETURN(next.fd, ConnectToNext(next_host, next_port, rank, size, next_rank, deadline));
+  // Connect-and-hello, then accept (serving the next rank's challenge meanwhile), then
+  // read the answer: no rank waits on another's answer before answering its own peer,
+  // so the ring cannot deadlock here.
+  const security::ClusterSecret& secret = options.cluster_secret;
+  RT_ASSIGN_OR_RETURN(OutgoingHandshake outgoing,
+                      OutgoingHandshake::Start(next_host, next_port, rank, size, next_rank, secret, deadline));
   Peer prev;
   prev.rank = prev_rank;
   std::string prev_remote;
-  RT_ASSIGN_OR_RETURN(prev.fd, AcceptFromPrev(listener.get(), rank, size, prev_rank, deadline, &prev_remote));
-  RT_RETURN_IF_ERROR(AwaitNextReply(next.fd.get(), size, next_rank, deadline, next.name));
+  RT_ASSIGN_OR_RETURN(prev.fd,
+                      AcceptFromPrev(listener.get(), rank, size, prev_rank, secret, deadline, &outgoing, &prev_remote));
+  RT_ASSIGN_OR_RETURN(next.fd, outgoing.Finish(deadline));
   listener.reset();  // later strangers get "connection refused" instead of hanging
   // Errors name the previous rank by its published listening address, which is what
   // an operator can match against the cluster configuration (the connection's own
@@ -84,7 +88,10 @@ StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const Communica
 
   RT_LOG(INFO) << "ring rank " << rank << "/" << size << " connected: listening on " << my_addr << ", sending to "
                << next.name << ", receiving from " << prev.name << " (" << prev_remote << "), chunk "
-               << options.chunk_bytes << " bytes, timeout " << options.timeout.count() << " ms";
+               << options.chunk_bytes << " bytes, timeout " << options.timeout.count() << " ms, "
+               << (secret.configured() ? "both links authenticated with the cluster secret (fingerprint " +
+                                             secret.Fingerprint() + ")"
+                                       : std::string("no cluster secret"));
   return std::unique_ptr<Communicator>(
       new RingCommunicator(rank, size, options, std::move(next), std::move(prev), std::move(abort_fd)));
 }
