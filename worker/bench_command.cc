@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "security_setup.h"
 #include "bench/allreduce_bench.h"
 #include "bench/report.h"
 #include "cluster/cluster_session.h"
@@ -118,8 +119,10 @@ int RunTask(const BenchFlags& f) {
                                                            "benchmark on the chief and worker tasks"));
   }
 
+  auto security = LoadSecurity(*settings, *spec, "", "", "");
+  if (!security.ok()) return Fail(kExitBadConfig, task, security.status());
   int code = kExitOk;
-  auto session = cluster::ClusterSession::Join(*spec, *settings, BenchJobJson(f), &code);
+  auto session = cluster::ClusterSession::Join(*spec, *settings, BenchJobJson(f), &code, *security);
   if (!session.ok()) return Fail(code, task, session.status());
 
   CommunicatorOptions copts;
@@ -130,6 +133,7 @@ int RunTask(const BenchFlags& f) {
   if (f.backend == "tcp" || settings->transport == "tcp") copts.transport = Transport::kTcp;
   copts.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
   copts.timeout = std::chrono::seconds(f.timeout_s);
+  copts.cluster_secret = security->cluster_secret;
   auto formed = (*session)->Rendezvous(-1, "");
   if (!formed.ok()) return Fail(kExitRendezvous, task, formed.status());
   auto comm = (*session)->CreateCommunicator(copts, formed->generation, &code);

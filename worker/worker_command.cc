@@ -1,7 +1,9 @@
 // `ringtrain worker`: wires TF_CONFIG, the job, the chief's coordination service, a
 // communicator and the trainer together, and maps each phase's errors to exit codes.
 #include <cstdio>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "collective/communicator.h"
 #include "cluster/cluster_session.h"
@@ -14,6 +16,7 @@
 #include "config/tf_config.h"
 #include "device/device.h"
 #include "flags.h"
+#include "security_setup.h"
 #include "recovery/training_run.h"
 #include "train/trainer.h"
 
@@ -63,7 +66,8 @@ void PrintError(const std::string& message) {
 }
 
 int RunWorker(const std::vector<std::string>& args) {
-  auto flags = Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port"});
+  auto flags =
+      Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca"});
   if (!flags.ok()) return Fail(kExitBadConfig, flags.status());
   if (!flags->has("job")) return Fail(kExitBadConfig, InvalidArgumentError("--job JOB.json is required"));
   auto settings = config::LoadSettings();
@@ -98,6 +102,8 @@ int RunWorker(const std::vector<std::string>& args) {
     return Fail(kExitBadConfig, UnimplementedError("the evaluator task is not supported by this version; run only "
                                                    "chief and worker tasks and evaluate the saved model afterwards"));
   }
+  auto security = LoadSecurity(*settings, *spec, flags->get("tls_cert"), flags->get("tls_key"), flags->get("tls_ca"));
+  if (!security.ok()) return Fail(kExitBadConfig, security.status());
   auto job = config::LoadJobConfig(flags->get("job"));
   if (!job.ok()) return Fail(kExitBadConfig, job.status());
   auto impl = ParseImplementation(job->communication.implementation);
@@ -131,7 +137,7 @@ int RunWorker(const std::vector<std::string>& args) {
   if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
 
   int code = kExitOk;
-  auto session = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), &code);
+  auto session = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), &code, *security);
   if (!session.ok()) return Fail(code, session.status());
 
   recovery::RunOptions run_opts;
@@ -140,6 +146,7 @@ int RunWorker(const std::vector<std::string>& args) {
   run_opts.comm.transport = settings->transport == "tcp" ? Transport::kTcp : Transport::kAuto;
   run_opts.comm.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
   run_opts.comm.gpu_device = topts.gpu >= 0 ? topts.gpu : CommunicatorOptions::kCpuRank;
+  run_opts.comm.cluster_secret = security->cluster_secret;
   run_opts.mode = job->recovery;
   run_opts.backup = job->backup;
   run_opts.evaluate = !job->eval_data.is_null();

@@ -18,7 +18,8 @@ ClusterSession::~ClusterSession() {
 
 StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::ClusterSpec& spec,
                                                                const config::Settings& settings,
-                                                               const std::string& job_json, int* exit_code) {
+                                                               const std::string& job_json, int* exit_code,
+                                                               const SessionSecurity& security) {
   *exit_code = kExitRendezvous;
   std::unique_ptr<ClusterSession> s(new ClusterSession(spec, settings));
   const config::HostPort self = spec.address(spec.task());
@@ -29,6 +30,14 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
     for (const auto& t : spec.training_tasks()) sopts.expected_tasks.push_back(t.ToString());
     sopts.reference_job_json = job_json;
     sopts.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms);
+    sopts.cluster_secret = security.cluster_secret;
+    sopts.tls = security.tls;
+    sopts.bind_all = settings.bind_all;
+    sopts.check_peer_address = settings.check_peer_address;
+    // Every task's host may call, evaluators included (they read the store too).
+    for (const auto& [job, addresses] : spec.jobs()) {
+      for (const auto& a : addresses) sopts.cluster_hosts.push_back(a.host);
+    }
     auto started = coordination::CoordinationServer::Start(sopts);
     if (!started.ok()) {
       if (started.status().code() == Code::kInvalidArgument) *exit_code = kExitBadConfig;
@@ -41,6 +50,8 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
   copts.service_address = chief.ToString();
   copts.task = spec.task().ToString();
   copts.incarnation = std::random_device{}() * 0x100000000ULL + std::random_device{}();
+  copts.cluster_secret = security.cluster_secret;
+  copts.tls = security.tls;
   s->client_ = std::make_unique<coordination::CoordinationClient>(copts);
   Deadline rendezvous = Deadline::AfterSeconds(settings.rendezvous_timeout_s);
   Status st = s->client_->Register(job_json, rendezvous);

@@ -19,18 +19,32 @@
 #include "config/tf_config.h"
 #include "coordination/coordination_client.h"
 #include "coordination/coordination_server.h"
+#include "coordination/tls.h"
+#include "security/cluster_secret.h"
 #include "store/store.h"
 
 namespace ringtrain::cluster {
 
+// Who is admitted: the cluster secret (proof on every coordination call; the chief
+// refuses calls without it) and optional mutual TLS for the coordination service.
+// Default: neither (a loopback cluster; the worker enforces that rule).
+struct SessionSecurity {
+  security::ClusterSecret cluster_secret;
+  coordination::TlsCredentials tls;
+};
+
 class ClusterSession {
  public:
   // Starts the coordination service on the chief, registers `job_json` and starts the
-  // heartbeat. On failure, *exit_code is kExitBadConfig for a refusal (different job,
-  // unknown task) and kExitRendezvous otherwise.
+  // heartbeat. The chief's service binds the chief's TF_CONFIG address (every interface
+  // with settings.bind_all) and admits only the cluster's hosts (unless
+  // settings.check_peer_address is off) holding `security`'s secret. On failure,
+  // *exit_code is kExitBadConfig for a refusal (different job, unknown task, a cluster
+  // secret the chief does not accept) and kExitRendezvous otherwise.
   static StatusOr<std::unique_ptr<ClusterSession>> Join(const config::ClusterSpec& spec,
                                                         const config::Settings& settings,
-                                                        const std::string& job_json, int* exit_code);
+                                                        const std::string& job_json, int* exit_code,
+                                                        const SessionSecurity& security = {});
   ~ClusterSession();  // stops the heartbeat and the service; bounded, never throws
 
   // Waits until every task has come to form the generation after `last_generation`

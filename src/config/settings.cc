@@ -26,6 +26,20 @@ Status ReadInt(const char* name, int min, int* out) {
   return Status::Ok();
 }
 
+Status ReadBool(const char* name, bool* out) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return Status::Ok();
+  std::string t(v);
+  if (t == "1" || t == "true") {
+    *out = true;
+  } else if (t == "0" || t == "false") {
+    *out = false;
+  } else {
+    return InvalidArgumentError(std::string(name) + "='" + t + "' must be 1 or 0");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<Settings> LoadSettings() {
@@ -37,6 +51,9 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_SHUTDOWN_TIMEOUT_S", 0.1, &s.shutdown_timeout_s));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, &s.num_threads));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_CHUNK_BYTES", 4096, &s.chunk_bytes));
+  RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_ALLOW_INSECURE", &s.allow_insecure));
+  RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_BIND_ALL", &s.bind_all));
+  RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_CHECK_PEER_ADDRESS", &s.check_peer_address));
   if (const char* v = std::getenv("RINGTRAIN_DATA_HOST")) s.data_host = v;
   if (const char* v = std::getenv("RINGTRAIN_PROGRESS")) {
     s.progress = v;
@@ -66,7 +83,9 @@ std::string Describe(const Settings& s) {
     << "), RINGTRAIN_SHUTDOWN_TIMEOUT_S=" << s.shutdown_timeout_s << " (default " << d.shutdown_timeout_s
     << "), RINGTRAIN_NUM_THREADS=" << s.num_threads << " (default 0 = auto), RINGTRAIN_DATA_HOST='" << s.data_host
     << "' (default: the task's own host), RINGTRAIN_TRANSPORT=" << s.transport
-    << " (default auto), RINGTRAIN_CHUNK_BYTES=" << s.chunk_bytes << " (default " << d.chunk_bytes << "), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)";
+    << " (default auto), RINGTRAIN_CHUNK_BYTES=" << s.chunk_bytes << " (default " << d.chunk_bytes << "), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)"
+    << ", RINGTRAIN_ALLOW_INSECURE=" << s.allow_insecure << " (default 0), RINGTRAIN_BIND_ALL=" << s.bind_all
+    << " (default 0), RINGTRAIN_CHECK_PEER_ADDRESS=" << s.check_peer_address << " (default 1)";
   return o.str();
 }
 

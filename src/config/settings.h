@@ -30,6 +30,18 @@ struct Settings {
   int chunk_bytes = 1 << 18;
   // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", or "lines".
   std::string progress = "auto";
+
+  // Who may join (README "Only members get in"). The cluster secret itself is not a
+  // setting: it is read by security::ClusterSecret::FromEnvironment and never logged.
+  // RINGTRAIN_ALLOW_INSECURE=1: run without a cluster secret on a cluster that is not on
+  // loopback (a trusted network only); without it such a worker refuses to start.
+  bool allow_insecure = false;
+  // RINGTRAIN_BIND_ALL=1: the chief's coordination service listens on every interface,
+  // not only on its TF_CONFIG address (containers whose TF_CONFIG name is not local).
+  bool bind_all = false;
+  // RINGTRAIN_CHECK_PEER_ADDRESS=0: the coordination service admits calls from any
+  // address, not only the cluster's hosts (callers behind NAT); the secret still applies.
+  bool check_peer_address = true;
 };
 
 // Defaults overridden by the environment. INVALID_ARGUMENT names a malformed variable.

@@ -15,6 +15,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "coordination/call_auth.h"
 #include "coordination/coordination_client.h"
 #include "proto/coordination.grpc.pb.h"
 
@@ -32,7 +33,7 @@ inline std::chrono::system_clock::time_point ToSystemDeadline(Deadline d) {
 }
 
 // A channel to the chief with ringtrain's reconnect settings.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const TlsCredentials& tls);
 
 inline std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::string>& field) {
   return {field.begin(), field.end()};
@@ -42,12 +43,18 @@ inline std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrFiel
 
 struct CoordinationClient::Impl {
   explicit Impl(const ClientOptions& o)
-      : options(o), stub(CoordinationService::NewStub(client_internal::MakeChannel(o.service_address))) {}
+      : options(o), stub(CoordinationService::NewStub(client_internal::MakeChannel(o.service_address, o.tls))) {}
 
   const std::string& address() const { return options.service_address; }
   // The RPC deadline for one long poll that the server may hold for `wait`.
   Deadline PollDeadline(std::chrono::milliseconds wait) const {
     return Deadline::After(wait + std::min(options.rpc_timeout, client_internal::kMaxPollGrace));
+  }
+  // Adds the proof of the cluster secret for `method` (call_auth.h's method::k*) to a
+  // call about to be made; nothing without a secret.
+  void Authorize(grpc::ClientContext* ctx, const char* method) const {
+    if (!options.cluster_secret.configured()) return;
+    ctx->AddMetadata(kAuthMetadataKey, MakeAuthToken(options.cluster_secret, options.task, method, UnixMillisNow()));
   }
   // The current stub; the caller's copy stays valid if another thread replaces it.
   std::shared_ptr<CoordinationService::Stub> Stub() {
@@ -57,7 +64,7 @@ struct CoordinationClient::Impl {
   // A fresh channel connects at once, instead of after the old one's reconnect backoff
   // (up to a second), which matters when the chief has just come (back) up.
   void ResetChannel() {
-    auto fresh = CoordinationService::NewStub(client_internal::MakeChannel(options.service_address));
+    auto fresh = CoordinationService::NewStub(client_internal::MakeChannel(options.service_address, options.tls));
     std::lock_guard<std::mutex> lock(stub_mu);
     stub = std::move(fresh);
   }

@@ -15,7 +15,7 @@ using namespace client_internal;  // NOLINT: this file's own helpers
 
 namespace client_internal {
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const TlsCredentials& tls) {
   grpc::ChannelArguments args;
   // A worker often starts before the chief; gRPC's default backoff (1 s growing to
   // 120 s) would leave it waiting long after the chief is up.
@@ -26,7 +26,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
   // Cluster traffic never goes through an HTTP proxy from the environment.
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(address, MakeChannelCredentials(tls), args);
 }
 
 }  // namespace client_internal
@@ -60,6 +60,7 @@ Status CoordinationClient::Impl::RegisterUntil(const std::string& job, Deadline 
   while (true) {
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(Deadline::Min(deadline, Deadline::After(options.rpc_timeout))));
+    Authorize(&ctx, method::kRegister);
     RegisterResponse resp;
     grpc::Status s = Stub()->Register(&ctx, req, &resp);
     if (s.ok()) {
@@ -93,6 +94,7 @@ Status CoordinationClient::Set(const std::string& key, const std::string& value)
   KvSetResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(ToSystemDeadline(Deadline::After(impl_->options.rpc_timeout)));
+  impl_->Authorize(&ctx, method::kKvSet);
   return FromGrpcStatus(impl_->Stub()->KvSet(&ctx, req, &resp), impl_->address(), "KvSet('" + key + "')");
 }
 
@@ -105,6 +107,7 @@ StatusOr<std::string> CoordinationClient::Get(const std::string& key, Deadline d
     KvGetResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
+    impl_->Authorize(&ctx, method::kKvGet);
     RT_RETURN_IF_ERROR(FromGrpcStatus(impl_->Stub()->KvGet(&ctx, req, &resp), impl_->address(), "KvGet('" + key + "')"));
     if (resp.found()) return std::move(*resp.mutable_value());
     if (deadline.expired()) {
@@ -125,6 +128,7 @@ Status CoordinationClient::Barrier(const std::string& name, Deadline deadline) {
     BarrierResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
+    impl_->Authorize(&ctx, method::kBarrier);
     RT_RETURN_IF_ERROR(
         FromGrpcStatus(impl_->Stub()->Barrier(&ctx, req, &resp), impl_->address(), "Barrier('" + name + "')"));
     if (resp.passed()) return Status::Ok();
@@ -143,6 +147,7 @@ Status CoordinationClient::Shutdown(Deadline deadline) {
   ShutdownResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(ToSystemDeadline(Deadline::Min(deadline, Deadline::After(impl_->options.rpc_timeout))));
+  impl_->Authorize(&ctx, method::kShutdown);
   RT_RETURN_IF_ERROR(FromGrpcStatus(impl_->Stub()->Shutdown(&ctx, req, &resp), impl_->address(), "Shutdown"));
   RT_LOG(INFO) << impl_->options.task << " told the chief it is shutting down";
   return Status::Ok();

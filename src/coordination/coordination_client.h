@@ -18,6 +18,8 @@
 
 #include "common/deadline.h"
 #include "common/status.h"
+#include "coordination/tls.h"
+#include "security/cluster_secret.h"
 #include "store/store.h"
 
 namespace ringtrain::coordination {
@@ -28,6 +30,11 @@ struct ClientOptions {
   uint64_t incarnation = 0;     // random per process start
   // Per-RPC deadline for short calls (set, heartbeat, shutdown).
   std::chrono::milliseconds rpc_timeout{std::chrono::seconds(10)};
+  // Proof of it goes with every call (call_auth.h); a chief with a different secret
+  // refuses them (PERMISSION_DENIED "... cluster secret ...").
+  security::ClusterSecret cluster_secret;
+  // Mutual TLS to the chief when enabled (tls.h).
+  TlsCredentials tls;
 };
 
 // Something the heartbeat learned that the task must act on.

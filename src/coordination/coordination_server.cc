@@ -6,6 +6,7 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include "common/logging.h"
+#include "coordination/call_guard.h"
 #include "coordination/coordination_service.h"
 #include "coordination/job_diff.h"
 #include "coordination/service_state.h"
@@ -42,15 +43,28 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
   std::unique_ptr<CoordinationServer> server(new CoordinationServer());
   Impl& impl = *server->impl_;
   impl.address = options.address;
+  CallGuardOptions guard;
+  guard.secret = options.cluster_secret;
+  guard.cluster_hosts = options.cluster_hosts;
+  guard.check_peer_address = options.check_peer_address;
   impl.service = std::make_unique<CoordinationServiceImpl>(
       ServiceState(options.expected_tasks, options.reference_job_json, options.heartbeat_timeout),
-      options.heartbeat_timeout);
+      options.heartbeat_timeout, std::move(guard));
+
+  // Only the given address unless asked: a chief whose TF_CONFIG names one interface
+  // must not be reachable through the others.
+  std::string listen = options.address;
+  if (options.bind_all) {
+    listen = "[::]:" + options.address.substr(options.address.rfind(':') + 1);
+    RT_LOG(INFO) << "RINGTRAIN_BIND_ALL: the coordination service listens on every interface (" << listen
+                 << "), not only on " << options.address;
+  }
 
   // The standard grpc.health.v1 service, so that launchers and probes can ask whether
   // the chief is serving.
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &impl.port);
+  builder.AddListeningPort(listen, MakeServerCredentials(options.tls), &impl.port);
   // gRPC sets SO_REUSEPORT by default, which would let a second chief bind the same
   // port silently; we want "address in use" instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -58,16 +72,22 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
   impl.server = builder.BuildAndStart();
   if (!impl.server || impl.port == 0) {
     impl.server.reset();
-    return UnavailableError("cannot listen on " + options.address +
+    return UnavailableError("cannot listen on " + listen +
                             ": address in use or not local; check that no other chief runs there and that the "
-                            "chief's TF_CONFIG address names this machine");
+                            "chief's TF_CONFIG address names this machine" +
+                            (options.tls.enabled() ? std::string(" (or that --tls_cert and --tls_key are a matching "
+                                                                 "certificate and private key)")
+                                                   : std::string()));
   }
   impl.service->StartTimer();
   // With port 0 the kernel picked one; name the real address in the logs.
-  std::string host = options.address.substr(0, options.address.rfind(':'));
+  std::string host = listen.substr(0, listen.rfind(':'));
   impl.address = host + ":" + std::to_string(impl.port);
   RT_LOG(INFO) << "coordination service listening on " << impl.address << " for " << options.expected_tasks.size()
-               << " tasks";
+               << " tasks" << (options.tls.enabled() ? ", mutual TLS" : "")
+               << (options.cluster_secret.configured() ? ", cluster secret " + options.cluster_secret.Fingerprint()
+                                                       : std::string(", no cluster secret"))
+               << (options.check_peer_address ? ", cluster addresses only" : ", any address");
   return server;
 }
 

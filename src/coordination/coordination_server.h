@@ -6,6 +6,7 @@
 // Implementation: gRPC's callback API; handlers never block. The waits (Rendezvous,
 // KvGet, Barrier) are long polls the server holds for at most 2 s; the client polls
 // again until its own deadline. Also serves the standard grpc.health.v1 service.
+// Every handler first checks the caller (CallGuard: cluster secret proof and address).
 // Re-registration with a new incarnation (a restarted task) is accepted and logged;
 // the old process's heartbeats are then answered with ABORTED, and the generation it
 // was a member of is broken (see service_state.h for the rules).
@@ -20,6 +21,8 @@
 
 #include "common/deadline.h"
 #include "common/status.h"
+#include "coordination/tls.h"
+#include "security/cluster_secret.h"
 
 namespace ringtrain::coordination {
 
@@ -38,6 +41,20 @@ struct ServerOptions {
   // later heartbeats are told) and evicts the failed process (its heartbeats are
   // answered ABORTED) until a new incarnation registers. Each failure is logged once.
   std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(10)};
+
+  // Who gets in (call_guard.h). With a configured secret every call must carry proof of
+  // it (UNAUTHENTICATED otherwise); calls from addresses that are not the cluster's
+  // hosts are refused with PERMISSION_DENIED. Each refusal is logged once per caller.
+  security::ClusterSecret cluster_secret;
+  // The hosts of every task in TF_CONFIG. Empty admits loopback callers only.
+  std::vector<std::string> cluster_hosts;
+  // false admits any address (the secret is still checked): callers behind NAT.
+  bool check_peer_address = true;
+  // Listen on every interface ("[::]:port", the port of `address`) instead of
+  // `address`'s host (containers whose TF_CONFIG name is not a local address).
+  bool bind_all = false;
+  // Mutual TLS when enabled (tls.h).
+  TlsCredentials tls;
 };
 
 class CoordinationServer {

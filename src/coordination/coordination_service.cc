@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "coordination/call_auth.h"
 #include "coordination/grpc_status.h"
 
 namespace ringtrain::coordination {
@@ -33,10 +34,20 @@ class CoordinationServiceImpl::FinishList {
   std::vector<std::pair<grpc::ServerUnaryReactor*, grpc::Status>> items_;
 };
 
-CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout)
+CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout,
+                                                 CallGuardOptions guard)
     : failure_check_period_(std::clamp(heartbeat_timeout / 4, std::chrono::milliseconds(10),
                                        std::chrono::milliseconds(1000))),
+      guard_(std::move(guard)),
       state_(std::move(state)) {}
+
+bool CoordinationServiceImpl::Refused(grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor,
+                                      std::string_view method) {
+  grpc::Status refusal = guard_.Check(*ctx, method);
+  if (refusal.ok()) return false;
+  reactor->Finish(refusal);
+  return true;
+}
 
 CoordinationServiceImpl::~CoordinationServiceImpl() { Stop(); }
 
@@ -133,6 +144,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Register(grpc::CallbackServer
                                                             const RegisterRequest* req,
                                                             RegisterResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
+  if (Refused(ctx, reactor, method::kRegister)) return reactor;
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   Status s = state_.Register(req->task(), req->incarnation(), req->job_json());
@@ -148,6 +160,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Register(grpc::CallbackServer
 grpc::ServerUnaryReactor* CoordinationServiceImpl::KvSet(grpc::CallbackServerContext* ctx,
                                                          const KvSetRequest* req, KvSetResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
+  if (Refused(ctx, reactor, method::kKvSet)) return reactor;
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   state_.KvSet(req->key(), req->value());
@@ -159,6 +172,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::KvSet(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* CoordinationServiceImpl::KvGet(grpc::CallbackServerContext* ctx,
                                                          const KvGetRequest* req, KvGetResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
+  if (Refused(ctx, reactor, method::kKvGet)) return reactor;
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   PollLocked(reactor, req->wait_ms(), [this, key = req->key(), resp](bool expired) {
@@ -174,6 +188,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Barrier(grpc::CallbackServerC
                                                            const BarrierRequest* req,
                                                            BarrierResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
+  if (Refused(ctx, reactor, method::kBarrier)) return reactor;
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   Status s = state_.ArriveAtBarrier(req->name(), req->task());
@@ -197,6 +212,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServe
                                                              const HeartbeatRequest* req,
                                                              HeartbeatResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
+  if (Refused(ctx, reactor, method::kHeartbeat)) return reactor;
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   Clock::time_point now = Clock::now();
@@ -220,6 +236,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Shutdown(grpc::CallbackServer
                                                             const ShutdownRequest* req,
                                                             ShutdownResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
+  if (Refused(ctx, reactor, method::kShutdown)) return reactor;
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   Status s = state_.Shutdown(req->task());
@@ -237,6 +254,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Rendezvous(grpc::CallbackServ
                                                               const RendezvousRequest* req,
                                                               RendezvousResponse* resp) {
   auto* reactor = ctx->DefaultReactor();
+  if (Refused(ctx, reactor, method::kRendezvous)) return reactor;
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   Status s = state_.ArriveAtRendezvous(req->task(), req->incarnation(), req->last_generation(), req->reason());

@@ -4,6 +4,9 @@
 // (capped at kMaxPollWait) passes; a timer thread handles expiry and heartbeat
 // failure detection.
 //
+// Every handler starts with guard_.Check (call_guard.h): a refused call is finished at
+// once and touches nothing else.
+//
 // Threading: handlers run on gRPC's callback threads; state is guarded by mu_.
 // grpc::ServerUnaryReactor::Finish is never called with mu_ held.
 // Lifetime: owned by CoordinationServer; must outlive the grpc::Server it is
@@ -19,6 +22,7 @@
 
 #include "common/deadline.h"
 #include "common/status.h"
+#include "coordination/call_guard.h"
 #include "coordination/service_state.h"
 #include "proto/coordination.grpc.pb.h"
 
@@ -29,7 +33,7 @@ inline constexpr std::chrono::milliseconds kMaxPollWait{2000};
 
 class CoordinationServiceImpl final : public CoordinationService::CallbackService {
  public:
-  explicit CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout);
+  CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout, CallGuardOptions guard);
   ~CoordinationServiceImpl() override;  // Stop()s; never throws
 
   void StartTimer();
@@ -73,7 +77,11 @@ class CoordinationServiceImpl final : public CoordinationService::CallbackServic
   void DetectFailuresLocked(Clock::time_point now);
   void TimerLoop();
 
+  // Finishes the call with the guard's refusal and returns true if it is refused.
+  bool Refused(grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor, std::string_view method);
+
   const std::chrono::milliseconds failure_check_period_;
+  CallGuard guard_;  // thread-safe; used without mu_
   std::mutex mu_;
   std::condition_variable timer_cv_;     // wakes the timer: new poll or Stop()
   std::condition_variable shutdown_cv_;  // wakes WaitForShutdown

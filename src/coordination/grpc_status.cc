@@ -37,6 +37,11 @@ Status FromGrpcStatus(const grpc::Status& status, const std::string& address, co
     case grpc::StatusCode::UNIMPLEMENTED:
       return UnimplementedError("the service at " + address + " does not implement " + rpc +
                                 "; is it a ringtrain chief of the same version? (" + detail + ")");
+    // The chief did not accept this task's proof of the cluster secret: a refusal that
+    // waiting will not change. The service's message says what to check.
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return PermissionDeniedError("the chief's coordination service at " + address + " refused " + rpc +
+                                   " because of the cluster secret: " + detail);
     // Refusals the service decided itself: its message is already meant for the user.
     case grpc::StatusCode::INVALID_ARGUMENT: return InvalidArgumentError(detail);
     case grpc::StatusCode::NOT_FOUND: return NotFoundError(detail);

@@ -19,7 +19,8 @@ grpc::Status ToGrpcStatus(const Status& status);
 // The result of calling `rpc` ("Register") on the chief's service at `address`.
 // UNAVAILABLE becomes kUnavailable "cannot reach the chief's coordination service at
 // ADDR ..."; errors the service chose itself (INVALID_ARGUMENT, PERMISSION_DENIED, ...)
-// keep their code and message.
+// keep their code and message; UNAUTHENTICATED (a cluster secret the chief does not
+// accept) becomes kPermissionDenied naming the cluster secret.
 Status FromGrpcStatus(const grpc::Status& status, const std::string& address, const std::string& rpc);
 
 }  // namespace ringtrain::coordination
