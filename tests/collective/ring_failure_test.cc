@@ -17,6 +17,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing_util::CreateRing;
+using testing_util::RingInSetUp;
 using testing_util::RunOnRanks;
 using testing_util::TestOptions;
 
@@ -112,23 +113,17 @@ TEST(RingFailureTest, AbortFromAnotherThreadUnblocksAllReduce) {
 }
 
 TEST(RingSetupTest, StrangersOnTheListeningPortDoNotBreakSetUp) {
-  InMemoryStore store;
   const int n = 3;
-  std::vector<std::unique_ptr<Communicator>> comms(n);
-  std::vector<Status> statuses(n);
-  auto create = [&](int r) {
-    auto c = collective_internal::CreateTcpRing(TestOptions(10s), r, n, &store);  // the TCP set-up itself
-    statuses[r] = c.status();
-    if (c.ok()) comms[r] = std::move(c).value();
-  };
+  RingInSetUp ring(TestOptions(10s), n);  // the TCP set-up itself
+  auto& comms = ring.comms;
+  auto& statuses = ring.statuses;
   // Ranks 1 and 2 start; rank 0 (rank 1's legitimate peer) starts only after the
   // strangers have connected to rank 1, so rank 1 must sort them out first.
-  std::thread r1(create, 1), r2(create, 2);
-  auto addr = store.Get("ring/addr/1", Deadline::After(10s));
-  ASSERT_TRUE(addr.ok()) << addr.status().ToString();
+  ring.Start(1);
+  ring.Start(2);
   std::string host;
   int port = 0;
-  ASSERT_TRUE(SplitHostPort(*addr, &host, &port)) << *addr;
+  ASSERT_FALSE(ring.Address(1, &host, &port).empty());
   auto connect = [&] {
     auto fd = ConnectTcp(host, port, Deadline::After(5s), "rank 1");
     EXPECT_TRUE(fd.ok()) << fd.status().ToString();
@@ -154,10 +149,8 @@ TEST(RingSetupTest, StrangersOnTheListeningPortDoNotBreakSetUp) {
   Fd closer = connect();
   closer.reset();
 
-  std::thread r0(create, 0);
-  r0.join();
-  r1.join();
-  r2.join();
+  ring.Start(0);
+  ring.JoinAll();
   for (int r = 0; r < n; ++r) ASSERT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
 
   // Set-up was not fooled: no stranger got the answer meant for rank 0; each was closed.

@@ -26,6 +26,7 @@ namespace {
 using namespace std::chrono_literals;
 using security::ClusterSecret;
 using testing_util::CreateRing;
+using testing_util::RingInSetUp;
 using testing_util::RunOnRanks;
 using testing_util::TestOptions;
 namespace ci = collective_internal;
@@ -152,25 +153,19 @@ TEST(RingSecretTest, SecuredRingGivesTheSameBitsAsAPlainOne) {
 
 TEST(RingSecretTest, StrangersAreRefusedOnceEachAndTheRingStillForms) {
   ::testing::internal::CaptureStderr();
-  InMemoryStore store;
   const int n = 3;
-  const CommunicatorOptions options = SecuredOptions(kSecretValue);
-  std::vector<std::unique_ptr<Communicator>> comms(n);
-  std::vector<Status> statuses(n);
-  auto create = [&](int r) {
-    auto c = ci::CreateTcpRing(options, r, n, &store);
-    statuses[r] = c.status();
-    if (c.ok()) comms[r] = std::move(c).value();
-  };
+  RingInSetUp ring(SecuredOptions(kSecretValue), n);
+  auto& comms = ring.comms;
+  auto& statuses = ring.statuses;
   // Ranks 1 and 2 start; rank 0 (rank 1's member predecessor) only after every stranger
   // has been dealt with by rank 1, which is then accepting and serving its own challenge.
-  std::thread r1(create, 1), r2(create, 2);
-  auto addr = store.Get("ring/addr/1", Deadline::After(10s));
-  ASSERT_TRUE(addr.ok()) << addr.status().ToString();
+  ring.Start(1);
+  ring.Start(2);
   std::string host;
   int port = 0;
-  ASSERT_TRUE(SplitHostPort(*addr, &host, &port)) << *addr;
-  const std::string target = "rank 1 (" + *addr + ")";
+  const std::string addr = ring.Address(1, &host, &port);
+  ASSERT_FALSE(addr.empty());
+  const std::string target = "rank 1 (" + addr + ")";
 
   // (a) Garbage: an HTTP request.
   auto garbage = ConnectTcp(host, port, Deadline::After(5s), target);
@@ -194,7 +189,7 @@ TEST(RingSecretTest, StrangersAreRefusedOnceEachAndTheRingStillForms) {
   EXPECT_EQ(wrong_done.status().code(), Code::kPermissionDenied) << wrong_done.status().ToString();
   EXPECT_TRUE(Contains(wrong_done.status().message(), "not a member of this cluster (cluster secret mismatch)"))
       << wrong_done.status().ToString();
-  EXPECT_TRUE(Contains(wrong_done.status().message(), *addr)) << wrong_done.status().ToString();
+  EXPECT_TRUE(Contains(wrong_done.status().message(), addr)) << wrong_done.status().ToString();
 
   // (d) A process with no secret at all (the plain protocol), claiming to be rank 0.
   auto none = OutgoingHandshake::Start(host, port, 0, n, 1, ClusterSecret(), Deadline::After(5s));
@@ -205,10 +200,8 @@ TEST(RingSecretTest, StrangersAreRefusedOnceEachAndTheRingStillForms) {
   EXPECT_FALSE(none_done.ok());
   EXPECT_TRUE(Contains(none_done.status().message(), "cluster secret")) << none_done.status().ToString();
 
-  std::thread r0(create, 0);
-  r0.join();
-  r1.join();
-  r2.join();
+  ring.Start(0);
+  ring.JoinAll();
   EXPECT_TRUE(ClosedByPeer(silent->get()));
   for (int r = 0; r < n; ++r) EXPECT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
   std::vector<std::vector<float>> got;
@@ -241,32 +234,23 @@ TEST(RingSecretTest, StrangersAreRefusedOnceEachAndTheRingStillForms) {
 
 TEST(RingSecretTest, ASilentStrangerIsDroppedAndSetUpGoesOn) {
   ::testing::internal::CaptureStderr();
-  InMemoryStore store;
   const int n = 3;
-  const CommunicatorOptions options = SecuredOptions(kSecretValue, 60s);
-  std::vector<std::unique_ptr<Communicator>> comms(n);
-  std::vector<Status> statuses(n);
-  auto create = [&](int r) {
-    auto c = ci::CreateTcpRing(options, r, n, &store);
-    statuses[r] = c.status();
-    if (c.ok()) comms[r] = std::move(c).value();
-  };
+  RingInSetUp ring(SecuredOptions(kSecretValue, 60s), n);
+  auto& comms = ring.comms;
+  auto& statuses = ring.statuses;
   // Rank 1 accepts while its member predecessor, rank 0, has not started yet.
-  std::thread r1(create, 1), r2(create, 2);
-  auto addr = store.Get("ring/addr/1", Deadline::After(10s));
-  ASSERT_TRUE(addr.ok()) << addr.status().ToString();
+  ring.Start(1);
+  ring.Start(2);
   std::string host;
   int port = 0;
-  ASSERT_TRUE(SplitHostPort(*addr, &host, &port)) << *addr;
+  ASSERT_FALSE(ring.Address(1, &host, &port).empty());
   auto silent = ConnectTcp(host, port, Deadline::After(5s), "rank 1");
   ASSERT_TRUE(silent.ok()) << silent.status().ToString();
   const std::string silent_addr = LocalAddress(silent->get());
   // Rank 1 gives it kCandidateTimeout to prove itself, then drops it on its own.
   EXPECT_TRUE(ClosedByPeer(silent->get(), kCandidateTimeout + 30s));
-  std::thread r0(create, 0);
-  r0.join();
-  r1.join();
-  r2.join();
+  ring.Start(0);
+  ring.JoinAll();
   std::string log = ::testing::internal::GetCapturedStderr();
   for (int r = 0; r < n; ++r) ASSERT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
   std::vector<float> data[n];

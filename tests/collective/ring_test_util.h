@@ -10,8 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "collective/backends.h"
 #include "collective/communicator.h"
 #include "collective/ring_communicator.h"
+#include "collective/socket.h"
 #include "store/store.h"
 
 namespace ringtrain {
@@ -55,6 +57,47 @@ inline std::vector<std::unique_ptr<Communicator>> CreateRing(int size, const Com
   }
   return comms;
 }
+
+// A TCP ring whose ranks start one at a time, so that a test can knock on a rank's
+// listening port (published in the store) while that rank still waits for its
+// predecessor. Start(r) creates rank r on a thread; JoinAll() waits for every started one.
+class RingInSetUp {
+ public:
+  RingInSetUp(const CommunicatorOptions& options, int size)
+      : options_(options), comms(size), statuses(size) {}
+  ~RingInSetUp() { JoinAll(); }
+
+  void Start(int rank) {
+    threads_.emplace_back([this, rank] {
+      auto c = collective_internal::CreateTcpRing(options_, rank, static_cast<int>(comms.size()), &store_);
+      statuses[rank] = c.status();
+      if (c.ok()) comms[rank] = std::move(c).value();
+    });
+  }
+  // Rank r's published "host:port", and its parts; fails the test when it is not
+  // published within 10 s.
+  std::string Address(int rank, std::string* host, int* port) {
+    auto addr = store_.Get("ring/addr/" + std::to_string(rank), Deadline::After(std::chrono::seconds(10)));
+    EXPECT_TRUE(addr.ok()) << addr.status().ToString();
+    if (!addr.ok()) return std::string();
+    EXPECT_TRUE(SplitHostPort(*addr, host, port)) << *addr;
+    return *addr;
+  }
+  void JoinAll() {
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+ private:
+  CommunicatorOptions options_;
+  InMemoryStore store_;
+  std::vector<std::thread> threads_;
+
+ public:
+  std::vector<std::unique_ptr<Communicator>> comms;  // filled as ranks connect; read after JoinAll
+  std::vector<Status> statuses;
+};
 
 }  // namespace testing_util
 }  // namespace ringtrain
