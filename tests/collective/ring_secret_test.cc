@@ -159,8 +159,7 @@ TEST(RingSecretTest, StrangersAreRefusedOnceEachAndTheRingStillForms) {
   auto& statuses = ring.statuses;
   // Ranks 1 and 2 start; rank 0 (rank 1's member predecessor) only after every stranger
   // has been dealt with by rank 1, which is then accepting and serving its own challenge.
-  ring.Start(1);
-  ring.Start(2);
+  ring.StartAllBut(0);
   std::string host;
   int port = 0;
   const std::string addr = ring.Address(1, &host, &port);
@@ -239,8 +238,7 @@ TEST(RingSecretTest, ASilentStrangerIsDroppedAndSetUpGoesOn) {
   auto& comms = ring.comms;
   auto& statuses = ring.statuses;
   // Rank 1 accepts while its member predecessor, rank 0, has not started yet.
-  ring.Start(1);
-  ring.Start(2);
+  ring.StartAllBut(0);
   std::string host;
   int port = 0;
   ASSERT_FALSE(ring.Address(1, &host, &port).empty());

@@ -74,6 +74,12 @@ class RingInSetUp {
       if (c.ok()) comms[rank] = std::move(c).value();
     });
   }
+  // Every rank but `held_back`, whose successor then waits for it in set-up.
+  void StartAllBut(int held_back) {
+    for (int r = 0; r < static_cast<int>(comms.size()); ++r) {
+      if (r != held_back) Start(r);
+    }
+  }
   // Rank r's published "host:port", and its parts; fails the test when it is not
   // published within 10 s.
   std::string Address(int rank, std::string* host, int* port) {

@@ -24,12 +24,6 @@ ProcessResult RunRingtrain(const std::vector<std::string>& args, std::map<std::s
   return p.Wait(60);
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 std::string ExpectedBuildLine() {
   return "built with: " + device::BuildSummary() + " (GPU engine: " +

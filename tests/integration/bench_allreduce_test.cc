@@ -12,12 +12,6 @@
 namespace ringtrain::testing {
 namespace {
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return lines;
-}
 
 TEST(BenchAllReduceTest, LocalWorkersPrintOneJsonObjectPerSize) {
   for (const std::string backend : {"tcp", "ring"}) {

@@ -24,12 +24,6 @@ ProcessResult RunCommand(const std::vector<std::string>& args) {
   return p.Wait(120);
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // Trains SmallSyntheticJob once, on one worker (its shard is the whole split), and
 // keeps the run's output and its saved model for every test of the suite.

@@ -177,11 +177,6 @@ ProcessResult LaunchWithBusyChiefPort(int max_restarts) {
   return launch.Wait(30);
 }
 
-size_t Count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 TEST(LaunchRestartTest, GivesUpAfterMaxRestarts) {
   ProcessResult r = LaunchWithBusyChiefPort(1);

@@ -123,6 +123,19 @@ std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
   return lines;
 }
 
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+size_t Count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
 std::vector<int> FreePorts(int n) {
   std::vector<int> fds, ports;
   for (int i = 0; i < n; ++i) {

@@ -48,6 +48,10 @@ std::string ReadFileOrEmpty(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
 // A JSON-lines file (e.g. the history), one object per non-empty line; empty if missing.
 std::vector<nlohmann::json> ReadJsonLines(const std::string& path);
+// A process's output split into lines (without the newlines).
+std::vector<std::string> Lines(const std::string& text);
+// How many times `needle` occurs in `haystack` (overlapping occurrences count).
+size_t Count(const std::string& haystack, const std::string& needle);
 // Distinct free TCP ports on 127.0.0.1.
 std::vector<int> FreePorts(int n);
 
