@@ -7,6 +7,8 @@
 #include "collective/nccl_info.h"
 #include "collective/nccl_status.h"
 #include "common/logging.h"
+#include "device/device.h"
+#include "security/cluster_secret.h"
 
 namespace ringtrain {
 
@@ -17,21 +19,7 @@ namespace ci = collective_internal;
 // Store keys (under the caller's prefix).
 constexpr char kIdKey[] = "nccl/id";          // rank 0's ncclUniqueId, hex
 
-std::string VersionText(int code, int major_div, int minor_div) {
-  return std::to_string(code / major_div) + "." + std::to_string(code % major_div / minor_div);
-}
-
-std::string ToHex(const ncclUniqueId& id) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * sizeof(id.internal));
-  for (char c : id.internal) {
-    const auto byte = static_cast<unsigned char>(c);
-    hex += kDigits[byte >> 4];
-    hex += kDigits[byte & 0xf];
-  }
-  return hex;
-}
+std::string ToHex(const ncclUniqueId& id) { return security::Hex(std::string_view(id.internal, sizeof(id.internal))); }
 
 StatusOr<ncclUniqueId> FromHex(const std::string& hex) {
   ncclUniqueId id;
@@ -106,13 +94,9 @@ StatusOr<ncclComm_t> InitComm(int rank, int size, int device, const ncclUniqueId
 }  // namespace
 
 std::string NcclBuildInfo() {
-  int nccl = 0, runtime = 0, driver = 0;
-  ncclGetVersion(&nccl);             // X*10000 + Y*100 + Z since NCCL 2.9
-  cudaRuntimeGetVersion(&runtime);   // X*1000 + Y*10
-  cudaDriverGetVersion(&driver);     // 0 without a driver
-  std::string text = "NCCL " + VersionText(nccl, 10000, 100) + "." + std::to_string(nccl % 100) +
-                     ", CUDA runtime " + VersionText(runtime, 1000, 10);
-  text += driver > 0 ? ", CUDA driver " + VersionText(driver, 1000, 10) : ", no CUDA driver";
+  const device::RuntimeInfo& rt = device::Runtime();
+  std::string text = "NCCL " + rt.nccl_runtime + ", CUDA runtime " + rt.cuda_runtime;
+  text += rt.driver_version > 0 ? ", CUDA driver " + device::CudaVersionText(rt.driver_version) : ", no CUDA driver";
   return text;
 }
 
@@ -121,24 +105,15 @@ namespace collective_internal {
 bool NcclBuilt() { return true; }
 
 int LocalGpuCount() {
-  // Asked once: the answer does not change while the process runs, and the log
-  // line should appear once.
+  // device::Runtime() asks CUDA once per process; the log line appears once too.
   static const int count = [] {
-    int n = 0;
-    cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n <= 0) {
-      cudaGetLastError();  // clear the error so that it does not surface in an unrelated call
-      int driver = 0;
-      cudaDriverGetVersion(&driver);
-      // Without any driver CUDA says "driver version is insufficient", which misleads.
-      const std::string why = e == cudaSuccess ? "no devices"
-                              : driver == 0    ? "no CUDA driver is installed"
-                                               : cudaGetErrorString(e);
-      RT_LOG(INFO) << "no usable GPU (CUDA: " << why << "): the GPU path is off";
+    const device::RuntimeInfo& rt = device::Runtime();
+    if (rt.gpus.empty()) {
+      RT_LOG(INFO) << "no usable GPU (" << rt.unavailable_reason << "): the GPU path is off";
       return 0;
     }
-    RT_LOG(INFO) << n << " GPU(s) usable by CUDA (" << NcclBuildInfo() << ")";
-    return n;
+    RT_LOG(INFO) << rt.gpus.size() << " GPU(s) usable by CUDA (" << NcclBuildInfo() << ")";
+    return static_cast<int>(rt.gpus.size());
   }();
   return count;
 }

@@ -1,5 +1,7 @@
 #include "collective/nccl_status.h"
 
+#include "device/cuda_error.h"
+
 namespace ringtrain::collective_internal {
 
 Status NcclStatus(const std::string& what, ncclResult_t result, ncclComm_t comm) {
@@ -30,21 +32,9 @@ Status NcclStatus(const std::string& what, ncclResult_t result, ncclComm_t comm)
 }
 
 Status CudaStatus(const std::string& what, cudaError_t error) {
-  std::string message =
-      what + ": CUDA error " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error);
-  switch (error) {
-    case cudaErrorInsufficientDriver:
-    case cudaErrorNoDevice:
-    case cudaErrorInvalidDevice:
-    case cudaErrorDevicesUnavailable:
-      return FailedPreconditionError(message +
-                                     "; no usable GPU: check the driver (nvidia-smi) and CUDA_VISIBLE_DEVICES, or "
-                                     "use the RING implementation");
-    case cudaErrorMemoryAllocation:
-      return FailedPreconditionError(message + "; the GPU is out of memory: free some, or use smaller buffers");
-    default:
-      return InternalError(message + "; check the GPU and its driver (nvidia-smi)");
-  }
+  return device::CudaErrorStatus(what, error,
+                                 {"use the RING implementation", "free some, or use smaller buffers",
+                                  "check the GPU and its driver (nvidia-smi)"});
 }
 
 }  // namespace ringtrain::collective_internal

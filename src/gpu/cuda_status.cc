@@ -1,5 +1,7 @@
 #include "gpu/cuda_status.h"
 
+#include "device/cuda_error.h"
+
 namespace ringtrain::gpu {
 namespace {
 
@@ -8,24 +10,11 @@ std::string Prefix(const std::string& what, int gpu) { return what + " on GPU " 
 }  // namespace
 
 Status CudaError(cudaError_t error, const std::string& what, int gpu) {
-  const std::string message =
-      Prefix(what, gpu) + "CUDA error " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error);
-  switch (error) {
-    case cudaErrorInsufficientDriver:
-    case cudaErrorNoDevice:
-    case cudaErrorInvalidDevice:
-    case cudaErrorDevicesUnavailable:
-      return FailedPreconditionError(message +
-                                     "; no usable GPU: check the driver (nvidia-smi) and CUDA_VISIBLE_DEVICES, or "
-                                     "set the job's \"device\" to \"cpu\"");
-    case cudaErrorMemoryAllocation:
-      return FailedPreconditionError(message +
-                                     "; the GPU is out of memory: lower batch_size_per_worker or free the GPU "
-                                     "(nvidia-smi shows who holds it)");
-    default:
-      return InternalError(message + "; check the GPU and its driver (nvidia-smi); CUDA_LAUNCH_BLOCKING=1 pins "
-                                     "down which kernel failed");
-  }
+  return device::CudaErrorStatus(what + " on GPU " + std::to_string(gpu) + " failed", error,
+                                 {"set the job's \"device\" to \"cpu\"",
+                                  "lower batch_size_per_worker or free the GPU (nvidia-smi shows who holds it)",
+                                  "check the GPU and its driver (nvidia-smi); CUDA_LAUNCH_BLOCKING=1 pins down which "
+                                  "kernel failed"});
 }
 
 Status CublasError(cublasStatus_t status, const std::string& what, int gpu) {
