@@ -125,12 +125,12 @@ int RunTask(const BenchFlags& f) {
   auto session = cluster::ClusterSession::Join(*spec, *settings, BenchJobJson(f), &code, *security);
   if (!session.ok()) return Fail(code, task, session.status());
 
-  CommunicatorOptions copts;
-  copts.implementation = f.backend == "nccl" ? Implementation::kNccl
-                         : f.backend == "auto" ? Implementation::kAuto
-                                               : Implementation::kRing;
+  collective::CommunicatorOptions copts;
+  copts.implementation = f.backend == "nccl" ? collective::Implementation::kNccl
+                         : f.backend == "auto" ? collective::Implementation::kAuto
+                                               : collective::Implementation::kRing;
   // --backend tcp, or RINGTRAIN_TRANSPORT=tcp as for training workers.
-  if (f.backend == "tcp" || settings->transport == "tcp") copts.transport = Transport::kTcp;
+  if (f.backend == "tcp" || settings->transport == "tcp") copts.transport = collective::Transport::kTcp;
   copts.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
   copts.timeout = std::chrono::seconds(f.timeout_s);
   copts.cluster_secret = security->cluster_secret;
@@ -144,7 +144,7 @@ int RunTask(const BenchFlags& f) {
   run.ranks = (*comm)->size();
   run.backend = (*comm)->backend_name();
   run.requested = f.backend;
-  if (run.backend == "RING") run.transport = copts.transport == Transport::kTcp ? "tcp" : "auto";
+  if (run.backend == "RING") run.transport = copts.transport == collective::Transport::kTcp ? "tcp" : "auto";
   run.options = f.options;
   run.options.device_memory = run.backend.rfind("NCCL", 0) == 0;
   const bool report = (*comm)->rank() == 0;

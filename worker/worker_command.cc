@@ -106,7 +106,7 @@ int RunWorker(const std::vector<std::string>& args) {
   if (!security.ok()) return Fail(kExitBadConfig, security.status());
   auto job = config::LoadJobConfig(flags->get("job"));
   if (!job.ok()) return Fail(kExitBadConfig, job.status());
-  auto impl = ParseImplementation(job->communication.implementation);
+  auto impl = collective::ParseImplementation(job->communication.implementation);
   if (!impl.ok()) return Fail(kExitBadConfig, impl.status().WithContext("job: communication.implementation"));
 
   const int rank = spec->rank();
@@ -143,9 +143,9 @@ int RunWorker(const std::vector<std::string>& args) {
   recovery::RunOptions run_opts;
   run_opts.comm.implementation = *impl;
   run_opts.comm.timeout = topts.collective_timeout;
-  run_opts.comm.transport = settings->transport == "tcp" ? Transport::kTcp : Transport::kAuto;
+  run_opts.comm.transport = settings->transport == "tcp" ? collective::Transport::kTcp : collective::Transport::kAuto;
   run_opts.comm.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
-  run_opts.comm.gpu_device = topts.gpu >= 0 ? topts.gpu : CommunicatorOptions::kCpuRank;
+  run_opts.comm.gpu_device = topts.gpu >= 0 ? topts.gpu : collective::CommunicatorOptions::kCpuRank;
   run_opts.comm.cluster_secret = security->cluster_secret;
   run_opts.mode = job->recovery;
   run_opts.backup = job->backup;

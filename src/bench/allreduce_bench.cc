@@ -67,7 +67,7 @@ std::string Where(size_t bytes, int iteration, int warmup) {
 }
 
 // One size: warm-up and timed operations, each filled before and checked after.
-StatusOr<BenchRow> MeasureSize(Communicator* comm, OpBuffer* buf, size_t bytes, const BenchOptions& o) {
+StatusOr<BenchRow> MeasureSize(collective::Communicator* comm, OpBuffer* buf, size_t bytes, const BenchOptions& o) {
   const size_t count = bytes / sizeof(float);
   std::vector<double> times_us;
   times_us.reserve(static_cast<size_t>(o.iters));
@@ -75,7 +75,7 @@ StatusOr<BenchRow> MeasureSize(Communicator* comm, OpBuffer* buf, size_t bytes, 
     FillContribution(buf->host(), count, comm->rank(), it);
     RT_RETURN_IF_ERROR(buf->CopyIn(count));
     auto start = std::chrono::steady_clock::now();
-    Status st = comm->AllReduce(buf->data(), count, ReduceOp::kSum);
+    Status st = comm->AllReduce(buf->data(), count, collective::ReduceOp::kSum);
     auto end = std::chrono::steady_clock::now();
     if (!st.ok()) return st.WithContext(Where(bytes, it, o.warmup));
     RT_RETURN_IF_ERROR(buf->CopyOut(count));
@@ -88,7 +88,7 @@ StatusOr<BenchRow> MeasureSize(Communicator* comm, OpBuffer* buf, size_t bytes, 
 
 }  // namespace
 
-Status RunAllReduceBench(Communicator* comm, const BenchOptions& options,
+Status RunAllReduceBench(collective::Communicator* comm, const BenchOptions& options,
                          const std::function<void(const BenchRow&)>& on_row) {
   RT_RETURN_IF_ERROR(ValidateOptions(options));
   if (comm->size() > kMaxCheckedRanks) {

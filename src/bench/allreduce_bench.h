@@ -57,7 +57,7 @@ double Median(std::vector<double> samples);
 // Runs the schedule on `comm`, calling on_row after each size. Stops at the first
 // error: a collective's error as returned (naming the peer), or DATA_LOSS when a
 // result is wrong, prefixed with the size and iteration.
-Status RunAllReduceBench(Communicator* comm, const BenchOptions& options,
+Status RunAllReduceBench(collective::Communicator* comm, const BenchOptions& options,
                          const std::function<void(const BenchRow&)>& on_row);
 
 }  // namespace ringtrain::bench

@@ -77,12 +77,12 @@ StatusOr<coordination::RendezvousResult> ClusterSession::Rendezvous(int64_t last
   return r;
 }
 
-StatusOr<std::unique_ptr<Communicator>> ClusterSession::CreateCommunicator(CommunicatorOptions options,
+StatusOr<std::unique_ptr<collective::Communicator>> ClusterSession::CreateCommunicator(collective::CommunicatorOptions options,
                                                                            int64_t generation, int* exit_code) {
   *exit_code = kExitRendezvous;
   options.listen_host = settings_.data_host.empty() ? spec_.address(spec_.task()).host : settings_.data_host;
-  store_ = std::make_unique<PrefixStore>(client_.get(), "ring/" + std::to_string(generation) + "/");
-  auto comm = ::ringtrain::CreateCommunicator(options, rank(), size(), store_.get());
+  store_ = std::make_unique<store::PrefixStore>(client_.get(), "ring/" + std::to_string(generation) + "/");
+  auto comm = collective::CreateCommunicator(options, rank(), size(), store_.get());
   if (!comm.ok()) {
     Code c = comm.status().code();
     if (c == Code::kUnimplemented || c == Code::kInvalidArgument || c == Code::kFailedPrecondition) {

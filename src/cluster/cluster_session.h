@@ -59,7 +59,7 @@ class ClusterSession {
   // here: RINGTRAIN_DATA_HOST, else the task's TF_CONFIG host. On failure, *exit_code is
   // kExitBadConfig for an impossible request (e.g. NCCL in a build without it) and
   // kExitRendezvous otherwise.
-  StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(CommunicatorOptions options, int64_t generation,
+  StatusOr<std::unique_ptr<collective::Communicator>> CreateCommunicator(collective::CommunicatorOptions options, int64_t generation,
                                                              int* exit_code);
   // Detaches the communicator (call before destroying it).
   void Detach() { relay_.Detach(); }
@@ -84,7 +84,7 @@ class ClusterSession {
   FailureRelay relay_;
   std::unique_ptr<coordination::CoordinationServer> server_;  // on the chief only
   std::unique_ptr<coordination::CoordinationClient> client_;
-  std::unique_ptr<PrefixStore> store_;  // the current communicator's keys
+  std::unique_ptr<store::PrefixStore> store_;  // the current communicator's keys
 };
 
 }  // namespace ringtrain::cluster

@@ -38,7 +38,7 @@ void FailureRelay::OnEvent(const ClusterEvent& event) {
   }
 }
 
-void FailureRelay::Attach(Communicator* comm, int64_t generation) {
+void FailureRelay::Attach(collective::Communicator* comm, int64_t generation) {
   std::lock_guard<std::mutex> lock(mu_);
   comm_ = comm;
   generation_ = generation;

@@ -19,7 +19,7 @@ class FailureRelay {
   void OnEvent(const coordination::ClusterEvent& event);
   // `comm` (not owned) is generation `generation`'s; aborted at once if that
   // generation is already known to be broken. nullptr detaches.
-  void Attach(Communicator* comm, int64_t generation);
+  void Attach(collective::Communicator* comm, int64_t generation);
   void Detach() { Attach(nullptr, -1); }
   // Why the attached generation failed, "" while nothing is known to have failed.
   std::string failure();
@@ -30,7 +30,7 @@ class FailureRelay {
   void AbortLocked(const std::string& why);
 
   std::mutex mu_;
-  Communicator* comm_ = nullptr;  // guarded by mu_
+  collective::Communicator* comm_ = nullptr;  // guarded by mu_
   int64_t generation_ = -1;       // of comm_; guarded by mu_
   int64_t broken_up_to_ = -1;     // every generation <= this is broken; guarded by mu_
   std::string broken_reason_;     // of broken_up_to_; guarded by mu_

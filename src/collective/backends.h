@@ -8,14 +8,14 @@
 
 #include "collective/communicator.h"
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 
 // RING over TCP between any hosts (ring_communicator.cc / ring_setup.cc).
 StatusOr<std::unique_ptr<Communicator>> CreateTcpRing(const CommunicatorOptions& options, int rank, int size,
-                                                      Store* store);
+                                                      store::Store* store);
 // All ranks on this host, through POSIX shared memory (shm_*.cc).
 StatusOr<std::unique_ptr<Communicator>> CreateShm(const CommunicatorOptions& options, int rank, int size,
-                                                  Store* store);
+                                                  store::Store* store);
 // NCCL between GPUs (nccl_backend.cc, or nccl_absent.cc in a build without NCCL).
 // Buffers passed to an NCCL communicator are device pointers on its GPU (host
 // pointers are staged through the GPU; nccl_communicator.h). Ranks on one machine
@@ -27,7 +27,7 @@ int LocalGpuCount();
 // device: this rank's GPU, which the factory derived in its topology exchange
 // (options.gpu_device, or the rank's index among the ranks on its machine).
 StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
-                                                   int device, Store* store);
+                                                   int device, store::Store* store);
 
 // What a rank publishes for the backend choice (the factory's topology exchange).
 struct RankSite {
@@ -51,4 +51,4 @@ std::string HostIdentity();
 // "", "0.0.0.0", "::", "*": addresses peers cannot connect to.
 bool IsWildcardHost(const std::string& host);
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal

@@ -20,7 +20,7 @@
 #include "security/cluster_secret.h"
 #include "store/store.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 enum class ReduceOp { kSum, kMean };
 enum class Implementation { kAuto, kRing, kNccl };
@@ -87,6 +87,6 @@ struct CommunicatorOptions {
 // build several communicators pass a PrefixStore per communicator.
 // Blocks until all ranks are connected or options.timeout passes.
 StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOptions& options, int rank,
-                                                           int size, Store* store);
+                                                           int size, store::Store* store);
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

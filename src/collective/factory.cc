@@ -14,10 +14,10 @@
 #include "collective/local_communicator.h"
 #include "common/logging.h"
 
-namespace ringtrain {
-namespace ci = collective_internal;
+namespace ringtrain::collective {
+namespace ci = internal;
 
-namespace collective_internal {
+namespace internal {
 
 std::string HostIdentity() {
   std::string boot;
@@ -66,7 +66,7 @@ Topology DeriveTopology(const std::vector<RankSite>& ranks, int rank) {
   return t;
 }
 
-}  // namespace collective_internal
+}  // namespace internal
 
 namespace {
 
@@ -79,7 +79,7 @@ std::string MachineIdentity() {
 
 // Every rank publishes "<host identity> <machine identity> <gpus> <gpu choice>" and
 // reads everyone's; all ranks then derive the same picture.
-StatusOr<ci::Topology> ExchangeTopology(const CommunicatorOptions& options, int rank, int size, Store* store) {
+StatusOr<ci::Topology> ExchangeTopology(const CommunicatorOptions& options, int rank, int size, store::Store* store) {
   // A CPU rank does not ask CUDA at all.
   const int gpus = options.gpu_device == CommunicatorOptions::kCpuRank ? 0 : ci::LocalGpuCount();
   const std::string mine = ci::HostIdentity() + " " + MachineIdentity() + " " + std::to_string(gpus) + " " +
@@ -103,7 +103,7 @@ StatusOr<ci::Topology> ExchangeTopology(const CommunicatorOptions& options, int 
 }  // namespace
 
 StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOptions& options, int rank,
-                                                           int size, Store* store) {
+                                                           int size, store::Store* store) {
   if (size < 1) return InvalidArgumentError("communicator size must be at least 1, got " + std::to_string(size));
   if (rank < 0 || rank >= size) {
     return InvalidArgumentError("rank " + std::to_string(rank) + " is out of range for " + std::to_string(size) +
@@ -166,4 +166,4 @@ StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommunicatorOpt
   return ci::CreateTcpRing(options, rank, size, store);
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -12,8 +12,8 @@
 
 #include "common/logging.h"
 
-namespace ringtrain {
-namespace ci = collective_internal;
+namespace ringtrain::collective {
+namespace ci = internal;
 namespace {
 
 // Connections that have not yet completed their part; beyond this the oldest is
@@ -229,4 +229,4 @@ StatusOr<Fd> AcceptFromPrev(int listen_fd, int rank, int size, int prev_rank, co
   return DeadlineExceededError(msg);
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -40,7 +40,7 @@
 #include "common/status.h"
 #include "security/cluster_secret.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 inline constexpr uint32_t kRingProtocolVersion = 1;
 // How long an accepted connection may take to complete its part of the handshake. The
@@ -82,7 +82,7 @@ class OutgoingHandshake {
   int rank_ = 0, size_ = 0, next_rank_ = 0;
   security::ClusterSecret secret_;
   Stage stage_ = Stage::kAnswer;
-  uint8_t buf_[collective_internal::kHelloBytes + collective_internal::kProofBytes] = {};
+  uint8_t buf_[internal::kHelloBytes + internal::kProofBytes] = {};
   size_t got_ = 0;
   std::string nonce_a_, nonce_c_;
 };
@@ -93,4 +93,4 @@ class OutgoingHandshake {
 StatusOr<Fd> AcceptFromPrev(int listen_fd, int rank, int size, int prev_rank, const security::ClusterSecret& secret,
                             Deadline deadline, OutgoingHandshake* next, std::string* remote);
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -7,8 +7,8 @@
 
 #include "collective/handshake.h"
 
-namespace ringtrain {
-namespace ci = collective_internal;
+namespace ringtrain::collective {
+namespace ci = internal;
 
 StatusOr<OutgoingHandshake> OutgoingHandshake::Start(const std::string& host, int port, int rank, int size,
                                                      int next_rank, const security::ClusterSecret& secret,
@@ -118,4 +118,4 @@ StatusOr<Fd> OutgoingHandshake::Finish(Deadline deadline) {
   }
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 namespace {
 
 constexpr char kPlainMagic[4] = {'R', 'T', 'R', 'G'};
@@ -71,4 +71,4 @@ std::string ProofMessage(std::string_view role, std::string_view nonce_a, std::s
   return m;
 }
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal

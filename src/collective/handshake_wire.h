@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 
 inline constexpr size_t kHelloBytes = 16;
 inline constexpr size_t kNonceBytes = 32;
@@ -37,4 +37,4 @@ bool HasHelloMagic(const uint8_t* bytes);
 std::string ProofMessage(std::string_view role, std::string_view nonce_a, std::string_view nonce_c,
                          int connector_rank, int acceptor_rank, int size);
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal

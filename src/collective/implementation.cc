@@ -2,7 +2,7 @@
 
 #include "collective/communicator.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 StatusOr<Implementation> ParseImplementation(const std::string& name) {
   std::string upper;
@@ -23,4 +23,4 @@ const char* ImplementationName(Implementation impl) {
   return "UNKNOWN";
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

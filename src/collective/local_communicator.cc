@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 Status LocalCommunicator::CheckAborted() const {
   if (!aborted_.load()) return Status::Ok();
@@ -47,4 +47,4 @@ Status LocalCommunicator::AllGather(const float* in, size_t count, float* out) {
 
 Status LocalCommunicator::Barrier() { return CheckAborted(); }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

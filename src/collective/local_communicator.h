@@ -10,7 +10,7 @@
 
 #include "collective/communicator.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 class LocalCommunicator : public Communicator {
  public:
@@ -32,4 +32,4 @@ class LocalCommunicator : public Communicator {
   std::string abort_reason_;  // guarded by mu_
 };
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -3,19 +3,19 @@
 #include "collective/backends.h"
 #include "collective/nccl_info.h"
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 
 bool NcclBuilt() { return false; }
 int LocalGpuCount() { return 0; }
 
-StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions&, int, int, int, Store*) {
+StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions&, int, int, int, store::Store*) {
   return UnimplementedError("this build of ringtrain was not built with NCCL; use RING or AUTO");
 }
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 std::string NcclBuildInfo() { return "NCCL: not built"; }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

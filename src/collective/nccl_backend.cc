@@ -10,11 +10,11 @@
 #include "device/device.h"
 #include "security/cluster_secret.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 namespace {
 
-namespace ci = collective_internal;
+namespace ci = internal;
 
 // Store keys (under the caller's prefix).
 constexpr char kIdKey[] = "nccl/id";          // rank 0's ncclUniqueId, hex
@@ -45,7 +45,7 @@ StatusOr<ncclUniqueId> FromHex(const std::string& hex) {
   return id;
 }
 
-StatusOr<ncclUniqueId> ShareUniqueId(int rank, Store* store, Deadline deadline) {
+StatusOr<ncclUniqueId> ShareUniqueId(int rank, store::Store* store, Deadline deadline) {
   if (rank == 0) {
     ncclUniqueId id;
     if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess) {
@@ -100,7 +100,7 @@ std::string NcclBuildInfo() {
   return text;
 }
 
-namespace collective_internal {
+namespace internal {
 
 bool NcclBuilt() { return true; }
 
@@ -119,7 +119,7 @@ int LocalGpuCount() {
 }
 
 StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& options, int rank, int size,
-                                                   int device, Store* store) {
+                                                   int device, store::Store* store) {
   const int gpus = LocalGpuCount();
   if (gpus == 0) {
     return FailedPreconditionError("communication implementation NCCL needs a GPU and this worker has no usable one "
@@ -155,5 +155,5 @@ StatusOr<std::unique_ptr<Communicator>> CreateNccl(const CommunicatorOptions& op
       new NcclCommunicator(rank, size, device, options.timeout, comm, stream, scratch));
 }
 
-}  // namespace collective_internal
-}  // namespace ringtrain
+}  // namespace internal
+}  // namespace ringtrain::collective

@@ -7,7 +7,7 @@
 #include "collective/nccl_status.h"
 #include "common/logging.h"
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 namespace {
 
 // Polling: a collective on small buffers finishes in microseconds, so the wait
@@ -252,4 +252,4 @@ Status NcclCommunicator::Barrier() {
       "Barrier", {}, [&] { return ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm_, stream_); }, {});
 }
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal

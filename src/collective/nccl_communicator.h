@@ -29,7 +29,7 @@
 #include "collective/communicator.h"
 #include "common/deadline.h"
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 
 class NcclCommunicator : public Communicator {
  public:
@@ -99,4 +99,4 @@ class NcclCommunicator : public Communicator {
   bool op_running_ = false;   // guarded by mu_: Run() is between enqueue and the end of Wait()
 };
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal

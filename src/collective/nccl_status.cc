@@ -2,7 +2,7 @@
 
 #include "device/cuda_error.h"
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 
 Status NcclStatus(const std::string& what, ncclResult_t result, ncclComm_t comm) {
   std::string message = what + ": NCCL error: " + ncclGetErrorString(result);
@@ -37,4 +37,4 @@ Status CudaStatus(const std::string& what, cudaError_t error) {
                                   "check the GPU and its driver (nvidia-smi)"});
 }
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal

@@ -10,7 +10,7 @@
 
 #include "common/status.h"
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 
 // `what` failed with `result`. comm, if not null, adds ncclGetLastError(comm).
 // Codes: a failed peer or network -> UNAVAILABLE; bad use -> INVALID_ARGUMENT;
@@ -21,4 +21,4 @@ Status NcclStatus(const std::string& what, ncclResult_t result, ncclComm_t comm 
 // memory -> FAILED_PRECONDITION; anything else -> INTERNAL.
 Status CudaStatus(const std::string& what, cudaError_t error);
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal

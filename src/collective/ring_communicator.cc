@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 // out[i] = (blocks[0][i] + blocks[1][i] + ... + blocks[n-1][i]) [/ divisor], added in
@@ -155,4 +155,4 @@ Status RingCommunicator::AllGather(const float* in, size_t count, float* out) {
   return Transfer(OpKind::kAllGather, deadline);
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

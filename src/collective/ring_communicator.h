@@ -44,7 +44,7 @@
 #include "collective/socket.h"
 #include "common/deadline.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 class RingCommunicator : public Communicator {
  public:
@@ -56,7 +56,7 @@ class RingCommunicator : public Communicator {
   // "ring/addr/<rank>", connects to the next rank and accepts the previous one.
   // Blocks until the ring is connected or options.timeout passes. Requires size >= 2.
   static StatusOr<std::unique_ptr<Communicator>> Create(const CommunicatorOptions& options, int rank, int size,
-                                                        Store* store);
+                                                        store::Store* store);
 
   ~RingCommunicator() override;  // closes both connections; never blocks
 
@@ -150,4 +150,4 @@ class RingCommunicator : public Communicator {
   std::vector<size_t> recv_done_;  // per recv piece: bytes that gated sends may forward
 };
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

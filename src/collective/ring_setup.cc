@@ -8,7 +8,7 @@
 #include "collective/backends.h"
 #include "common/logging.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 std::string AddrKey(int rank) { return "ring/addr/" + std::to_string(rank); }
@@ -18,7 +18,7 @@ std::string JoinHostPort(const std::string& host, int port) {
   return (ipv6_literal ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-StatusOr<std::string> FetchAddress(Store* store, int rank, int peer, Deadline deadline) {
+StatusOr<std::string> FetchAddress(store::Store* store, int rank, int peer, Deadline deadline) {
   auto addr = store->Get(AddrKey(peer), deadline);
   if (!addr.ok()) {
     return addr.status().WithContext("ring set-up on rank " + std::to_string(rank) + ": rank " +
@@ -30,14 +30,14 @@ StatusOr<std::string> FetchAddress(Store* store, int rank, int peer, Deadline de
 }  // namespace
 
 StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const CommunicatorOptions& options, int rank,
-                                                                  int size, Store* store) {
+                                                                  int size, store::Store* store) {
   if (size < 2) return InvalidArgumentError("a ring needs at least 2 ranks, got " + std::to_string(size));
   if (rank < 0 || rank >= size) {
     return InvalidArgumentError("rank " + std::to_string(rank) + " is out of range for " + std::to_string(size) +
                                 " ranks");
   }
   if (store == nullptr) return InvalidArgumentError("ring set-up needs a store to exchange addresses; got null");
-  if (collective_internal::IsWildcardHost(options.listen_host)) {
+  if (internal::IsWildcardHost(options.listen_host)) {
     return InvalidArgumentError("listen_host '" + options.listen_host +
                                 "' is a wildcard that peers cannot connect to; use this worker's own host name or "
                                 "address");
@@ -96,13 +96,13 @@ StatusOr<std::unique_ptr<Communicator>> RingCommunicator::Create(const Communica
       new RingCommunicator(rank, size, options, std::move(next), std::move(prev), std::move(abort_fd)));
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective
 
-namespace ringtrain::collective_internal {
+namespace ringtrain::collective::internal {
 
 StatusOr<std::unique_ptr<Communicator>> CreateTcpRing(const CommunicatorOptions& options, int rank, int size,
-                                                      Store* store) {
+                                                      store::Store* store) {
   return RingCommunicator::Create(options, rank, size, store);
 }
 
-}  // namespace ringtrain::collective_internal
+}  // namespace ringtrain::collective::internal

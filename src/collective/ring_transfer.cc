@@ -11,7 +11,7 @@
 
 #include "collective/ring_communicator.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 // iovecs per sendmsg/recvmsg: enough for a header plus a few small pieces.
@@ -320,4 +320,4 @@ Status RingCommunicator::RunTransfer(OpKind kind, Deadline deadline) {
   return Status::Ok();
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -6,7 +6,7 @@
 #include "collective/backends.h"
 #include "collective/shm_reduce.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 // Up to this many bytes an AllReduce takes the one-step path: one round of events
@@ -21,7 +21,7 @@ size_t RoundUp(size_t a, size_t to) { return CeilDiv(a, to) * to; }
 }  // namespace
 
 StatusOr<std::unique_ptr<Communicator>> ShmCommunicator::Create(const CommunicatorOptions& options, int rank,
-                                                                int size, Store* store) {
+                                                                int size, store::Store* store) {
   if (size < 1 || rank < 0 || rank >= size) {
     return InvalidArgumentError("shared-memory communicator: rank " + std::to_string(rank) + " of " +
                                 std::to_string(size) + " ranks is out of range");
@@ -213,12 +213,12 @@ Status ShmCommunicator::Barrier() {
   return s.ok() ? s : group_.Fail(s);
 }
 
-namespace collective_internal {
+namespace internal {
 
 StatusOr<std::unique_ptr<Communicator>> CreateShm(const CommunicatorOptions& options, int rank, int size,
-                                                  Store* store) {
+                                                  store::Store* store) {
   return ShmCommunicator::Create(options, rank, size, store);
 }
 
-}  // namespace collective_internal
-}  // namespace ringtrain
+}  // namespace internal
+}  // namespace ringtrain::collective

@@ -30,7 +30,7 @@
 #include "collective/communicator.h"
 #include "collective/shm_group.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 class ShmCommunicator : public Communicator {
  public:
@@ -38,7 +38,7 @@ class ShmCommunicator : public Communicator {
   // of options.chunk_bytes) and publishes its name in `store` under "shm/name". Blocks
   // until every rank has mapped it or options.timeout passes.
   static StatusOr<std::unique_ptr<Communicator>> Create(const CommunicatorOptions& options, int rank, int size,
-                                                        Store* store);
+                                                        store::Store* store);
 
   // Unmaps the segment; peers still waiting on this rank fail with UNAVAILABLE. Never blocks.
   ~ShmCommunicator() override = default;
@@ -79,4 +79,4 @@ class ShmCommunicator : public Communicator {
   std::vector<const float*> sources_;  // size(): reused by every reduction
 };
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

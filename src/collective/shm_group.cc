@@ -13,7 +13,7 @@
 #include <immintrin.h>
 #endif
 
-namespace ringtrain::shm {
+namespace ringtrain::collective::shm {
 namespace {
 
 using Clock = Deadline::Clock;
@@ -318,4 +318,4 @@ void Group::Abort(const std::string& reason) {
   WakeAll();  // also wakes this rank's own waiter, sleeping on a peer's counter
 }
 
-}  // namespace ringtrain::shm
+}  // namespace ringtrain::collective::shm

@@ -33,7 +33,7 @@
 #include "common/deadline.h"
 #include "common/status.h"
 
-namespace ringtrain::shm {
+namespace ringtrain::collective::shm {
 
 enum class OpKind : uint32_t { kAllReduce = 1, kBroadcast = 2, kAllGather = 3, kBarrier = 4 };
 
@@ -113,4 +113,4 @@ class Group {
   std::vector<uint8_t> checked_;  // per rank: its collective was checked against ours
 };
 
-}  // namespace ringtrain::shm
+}  // namespace ringtrain::collective::shm

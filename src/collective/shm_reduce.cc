@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace ringtrain::shm {
+namespace ringtrain::collective::shm {
 namespace {
 
 // The sum is built in a block that stays in L1, so a source may alias the output, and
@@ -41,4 +41,4 @@ void ReduceSum(const float* const* srcs, int n, size_t len, float divisor, float
   }
 }
 
-}  // namespace ringtrain::shm
+}  // namespace ringtrain::collective::shm

@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-namespace ringtrain::shm {
+namespace ringtrain::collective::shm {
 
 // For i < len: out[i] = (((srcs[0][i] + srcs[1][i]) + srcs[2][i]) + ... + srcs[n-1][i]),
 // then divided by `divisor` when it is not 0, and stored to out and (if not null) to
@@ -12,4 +12,4 @@ namespace ringtrain::shm {
 // be out itself (in place); otherwise sources and outputs must not overlap. n >= 1.
 void ReduceSum(const float* const* srcs, int n, size_t len, float divisor, float* out, float* also_out);
 
-}  // namespace ringtrain::shm
+}  // namespace ringtrain::collective::shm

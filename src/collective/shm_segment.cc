@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-namespace ringtrain::shm {
+namespace ringtrain::collective::shm {
 namespace {
 
 constexpr uint64_t kMagic = 0x316d6873676e6972;  // "ringshm1"
@@ -128,7 +128,7 @@ void Segment::Locate() {
   slots_ = static_cast<char*>(base_) + g.header_bytes + g.control_bytes;
 }
 
-StatusOr<std::unique_ptr<Segment>> Segment::Join(int rank, int size, size_t slot_bytes, Store* store,
+StatusOr<std::unique_ptr<Segment>> Segment::Join(int rank, int size, size_t slot_bytes, store::Store* store,
                                                  Deadline deadline) {
   std::unique_ptr<Segment> seg;
   if (rank == 0) {
@@ -236,4 +236,4 @@ StatusOr<std::unique_ptr<Segment>> Segment::Join(int rank, int size, size_t slot
   return seg;
 }
 
-}  // namespace ringtrain::shm
+}  // namespace ringtrain::collective::shm

@@ -24,7 +24,7 @@
 #include "common/status.h"
 #include "store/store.h"
 
-namespace ringtrain::shm {
+namespace ringtrain::collective::shm {
 
 inline constexpr int kBuffers = 2;            // slot buffers per rank: the pipeline depth
 inline constexpr size_t kFailureMessageBytes = 1024;
@@ -81,7 +81,7 @@ class Segment {
   // `slot_bytes` (rounded up to whole pages) and publishes its name under "shm/name";
   // every rank maps it and records its identity; returns once every rank has attached,
   // or fails at `deadline` naming the ranks that did not.
-  static StatusOr<std::unique_ptr<Segment>> Join(int rank, int size, size_t slot_bytes, Store* store,
+  static StatusOr<std::unique_ptr<Segment>> Join(int rank, int size, size_t slot_bytes, store::Store* store,
                                                  Deadline deadline);
   ~Segment();
   Segment(const Segment&) = delete;
@@ -120,4 +120,4 @@ ProcessIdentity SelfIdentity();
 // e.g. in another pid namespace); otherwise why it is not, e.g. "exited".
 std::string ExitReason(const RankControl& control, const ProcessIdentity& self);
 
-}  // namespace ringtrain::shm
+}  // namespace ringtrain::collective::shm

@@ -15,7 +15,7 @@
 #include <memory>
 #include <thread>
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 struct AddrInfoDeleter {
@@ -248,4 +248,4 @@ Status RecvAll(int fd, void* data, size_t len, Deadline deadline, int abort_fd, 
   return Status::Ok();
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -13,7 +13,7 @@
 #include "common/deadline.h"
 #include "common/status.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 
 // Owns one file descriptor; closes it on destruction. Move-only.
 class Fd {
@@ -77,4 +77,4 @@ StatusOr<WaitResult> WaitFd(int fd, short events, int abort_fd, Deadline deadlin
 Status SendAll(int fd, const void* data, size_t len, Deadline deadline, int abort_fd, const std::string& peer);
 Status RecvAll(int fd, void* data, size_t len, Deadline deadline, int abort_fd, const std::string& peer);
 
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -56,7 +56,7 @@ struct RendezvousResult {
   bool job_finished = false;  // some task already finished the job: nothing to rejoin
 };
 
-class CoordinationClient : public Store {
+class CoordinationClient : public store::Store {
  public:
   explicit CoordinationClient(const ClientOptions& options);
   ~CoordinationClient() override;  // stops the heartbeat; never throws

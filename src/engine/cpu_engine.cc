@@ -58,7 +58,7 @@ class CpuEngine final : public Engine {
     return stats_;
   }
 
-  float* GradientBuffer(const Communicator&) override { return model_->grads(); }
+  float* GradientBuffer(const collective::Communicator&) override { return model_->grads(); }
 
   Status ApplyUpdate() override {
     optimizer_->Apply(model_->params(), model_->grads(), model_->num_params());

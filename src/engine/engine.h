@@ -76,7 +76,7 @@ class Engine {
   // the engine is on a GPU and comm takes device pointers (NCCL); host memory
   // otherwise (a GPU engine then copies the gradients into a pinned host buffer in
   // FinishBackward and back in ApplyUpdate). Stable until the next call.
-  virtual float* GradientBuffer(const Communicator& comm) = 0;
+  virtual float* GradientBuffer(const collective::Communicator& comm) = 0;
   // The optimizer's update with its current learning rate and the reduced gradients;
   // the host optimizer's iterations() goes up by one.
   virtual Status ApplyUpdate() = 0;

@@ -237,7 +237,7 @@ class GpuEngine final : public engine::Engine {
     return StatsAt(0);
   }
 
-  float* GradientBuffer(const Communicator& comm) override {
+  float* GradientBuffer(const collective::Communicator& comm) override {
     host_grads_mode_ = std::strcmp(comm.backend_name(), "NCCL") != 0;
     return host_grads_mode_ ? host_grads_.get() : grads_.get();
   }

@@ -100,7 +100,7 @@ RunResult TrainingRun::Train() {
   }
 }
 
-TrainingRun::Outcome TrainingRun::RunGeneration(Communicator* comm) {
+TrainingRun::Outcome TrainingRun::RunGeneration(collective::Communicator* comm) {
   Outcome out;
   out.status = trainer_->Prepare(comm);
   if (!out.status.ok()) {

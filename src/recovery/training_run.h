@@ -27,7 +27,7 @@
 namespace ringtrain::recovery {
 
 struct RunOptions {
-  CommunicatorOptions comm;
+  collective::CommunicatorOptions comm;
   config::RecoveryMode mode = config::RecoveryMode::kInPlace;
   config::BackupConfig backup;
   bool evaluate = false;  // run the job's evaluation after training
@@ -57,7 +57,7 @@ class TrainingRun {
     Status status;
     int fatal_code = 0;  // non-zero: do not recover, exit with this code
   };
-  Outcome RunGeneration(Communicator* comm);
+  Outcome RunGeneration(collective::Communicator* comm);
   Outcome LoadFromDisk();
   Status OnBackup(const backup::TrainState& state);
 

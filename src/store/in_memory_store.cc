@@ -1,6 +1,6 @@
 #include "store/store.h"
 
-namespace ringtrain {
+namespace ringtrain::store {
 
 Status InMemoryStore::Set(const std::string& key, const std::string& value) {
   {
@@ -18,4 +18,4 @@ StatusOr<std::string> InMemoryStore::Get(const std::string& key, Deadline deadli
   return values_[key];
 }
 
-}  // namespace ringtrain
+}  // namespace ringtrain::store

@@ -11,7 +11,7 @@
 #include "common/deadline.h"
 #include "common/status.h"
 
-namespace ringtrain {
+namespace ringtrain::store {
 
 class Store {
  public:
@@ -51,4 +51,4 @@ class PrefixStore : public Store {
   std::string prefix_;
 };
 
-}  // namespace ringtrain
+}  // namespace ringtrain::store

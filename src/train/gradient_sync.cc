@@ -4,7 +4,7 @@
 
 namespace ringtrain::train {
 
-GradientSync::GradientSync(Communicator* comm, float* grads, size_t n, size_t bytes_per_pack,
+GradientSync::GradientSync(collective::Communicator* comm, float* grads, size_t n, size_t bytes_per_pack,
                            std::chrono::milliseconds timeout)
     : comm_(comm), grads_(grads), timeout_(timeout) {
   const size_t per_pack = bytes_per_pack == 0 ? n : std::max<size_t>(1, bytes_per_pack / sizeof(float));
@@ -72,7 +72,7 @@ void GradientSync::Loop() {
     bool failed = !error_.ok();
     lock.unlock();
     // After a failure the communicator is broken; the remaining packs are skipped.
-    Status st = failed ? Status::Ok() : comm_->AllReduce(grads_ + begin, end - begin, ReduceOp::kSum);
+    Status st = failed ? Status::Ok() : comm_->AllReduce(grads_ + begin, end - begin, collective::ReduceOp::kSum);
     lock.lock();
     if (!st.ok() && error_.ok()) {
       error_ = st.WithContext("all-reduce of gradient pack " + std::to_string(done_ + 1) + " of " +

@@ -27,7 +27,7 @@ class GradientSync {
  public:
   // grads[0..n) is the model's gradient buffer (not owned). bytes_per_pack 0: one pack.
   // timeout bounds Finish()'s wait for progress (each collective has its own deadline too).
-  GradientSync(Communicator* comm, float* grads, size_t n, size_t bytes_per_pack, std::chrono::milliseconds timeout);
+  GradientSync(collective::Communicator* comm, float* grads, size_t n, size_t bytes_per_pack, std::chrono::milliseconds timeout);
   ~GradientSync();  // stops and joins the thread; never throws
   GradientSync(const GradientSync&) = delete;
   GradientSync& operator=(const GradientSync&) = delete;
@@ -45,7 +45,7 @@ class GradientSync {
  private:
   void Loop();
 
-  Communicator* comm_;
+  collective::Communicator* comm_;
   float* grads_;
   std::chrono::milliseconds timeout_;
   std::vector<std::pair<size_t, size_t>> packs_;  // [begin, end), last part of the buffer first

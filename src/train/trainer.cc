@@ -77,7 +77,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   return t;
 }
 
-Status Trainer::Prepare(Communicator* comm) {
+Status Trainer::Prepare(collective::Communicator* comm) {
   int steps = job_.steps_per_epoch;
   if (steps == 0) {
     // One pass over the smallest shard, so that every worker runs the same number of steps.
@@ -111,9 +111,9 @@ bool Trainer::IsBackupPoint(bool epoch_end) const {
   return epoch_end;
 }
 
-Status Trainer::ReduceMetrics(Communicator* comm, double out[3]) {
+Status Trainer::ReduceMetrics(collective::Communicator* comm, double out[3]) {
   float totals[3] = {static_cast<float>(pending_[0]), static_cast<float>(pending_[1]), static_cast<float>(pending_[2])};
-  RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, ReduceOp::kSum).WithContext("reducing the metrics"));
+  RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, collective::ReduceOp::kSum).WithContext("reducing the metrics"));
   for (int i = 0; i < 3; ++i) {
     out[i] = carried_[i] + totals[i];
     pending_[i] = 0;
@@ -121,7 +121,7 @@ Status Trainer::ReduceMetrics(Communicator* comm, double out[3]) {
   return Status::Ok();
 }
 
-Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
+Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup) {
   if (steps_per_epoch_ == 0) return FailedPreconditionError("Trainer::Fit before Trainer::Prepare");
   const int batch = job_.batch_size_per_worker;
   const size_t n = model_->num_params();
@@ -223,7 +223,7 @@ Status Trainer::Fit(Communicator* comm, const BackupHook& on_backup) {
   return Status::Ok();
 }
 
-StatusOr<nn::LossStats> Trainer::Step(Communicator* comm, GradientSync* sync, data::BatchIterator* it,
+StatusOr<nn::LossStats> Trainer::Step(collective::Communicator* comm, GradientSync* sync, data::BatchIterator* it,
                                       float grad_scale, bool prefetch) {
   RT_RETURN_IF_ERROR(engine_->StartStep(grad_scale));
   if (prefetch) {  // on a GPU this overlaps the step under way

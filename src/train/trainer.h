@@ -101,7 +101,7 @@ class Trainer {
   // Collective, on every new communicator before anything else: agrees on the steps
   // per epoch (one pass over the smallest shard unless the job sets it). INVALID_ARGUMENT
   // if the workers disagree with an earlier agreement or a shard is too small.
-  Status Prepare(Communicator* comm);
+  Status Prepare(collective::Communicator* comm);
   // What a backup of this job must match (after Prepare).
   backup::BackupIdentity Identity() const;
   // The state at the current step boundary; every optimizer slot is as long as the
@@ -113,14 +113,14 @@ class Trainer {
   // among those with the highest step), so a worker that restarted from an older backup
   // or from scratch catches up with the survivors. At the start this is TensorFlow's
   // broadcast of the chief's initial weights.
-  Status SyncState(Communicator* comm);
+  Status SyncState(collective::Communicator* comm);
 
   // Trains from the current step to the end of job.epochs over `comm` (not owned; its
   // rank/size must match the options). Call Prepare and SyncState first.
-  Status Fit(Communicator* comm, const BackupHook& on_backup = nullptr);
+  Status Fit(collective::Communicator* comm, const BackupHook& on_backup = nullptr);
   // Evaluates job's eval split, sharded across workers and all-reduced.
   // FAILED_PRECONDITION if the job has no eval data.
-  StatusOr<EvalResult> Evaluate(Communicator* comm);
+  StatusOr<EvalResult> Evaluate(collective::Communicator* comm);
   // The chief writes job.save_model; other workers write to a temporary directory
   // beside it and delete it (as the seed tutorial does). No-op without save_model.
   Status SaveModel();
@@ -151,15 +151,15 @@ class Trainer {
   bool IsBackupPoint(bool epoch_end) const;
   // The learning rate for the next step of 0-based epoch `epoch0` (sets the optimizer's).
   double NextLearningRate(int epoch0);
-  Status EndEpoch(Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line);
+  Status EndEpoch(collective::Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line);
   // This worker's eval shard, all-reduced (loss sum, correct, count) in a fixed order.
-  StatusOr<EvalResult> EvaluateShards(Communicator* comm);
+  StatusOr<EvalResult> EvaluateShards(collective::Communicator* comm);
   Status WriteTensorBoard(const EpochResult& r);
-  Status ReduceMetrics(Communicator* comm, double out[3]);
+  Status ReduceMetrics(collective::Communicator* comm, double out[3]);
   Status WriteModelCheckpoint(int epoch);
   // One training step on the batch already submitted to the engine; submits the next
   // one (while the step computes) when `prefetch`.
-  StatusOr<nn::LossStats> Step(Communicator* comm, GradientSync* sync, data::BatchIterator* it, float grad_scale,
+  StatusOr<nn::LossStats> Step(collective::Communicator* comm, GradientSync* sync, data::BatchIterator* it, float grad_scale,
                                bool prefetch);
   std::vector<checkpoint::TensorView> WeightViews() const;
 

@@ -12,7 +12,7 @@
 
 namespace ringtrain::train {
 
-Status Trainer::EndEpoch(Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line) {
+Status Trainer::EndEpoch(collective::Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line) {
   // The epoch's metrics over the global batch, as Keras reports them under this strategy.
   double totals[3];
   RT_RETURN_IF_ERROR(ReduceMetrics(comm, totals).WithContext("epoch " + std::to_string(epoch)));
@@ -98,7 +98,7 @@ Status Trainer::WriteModelCheckpoint(int epoch) {
   return Status::Ok();
 }
 
-StatusOr<EvalResult> Trainer::EvaluateShards(Communicator* comm) {
+StatusOr<EvalResult> Trainer::EvaluateShards(collective::Communicator* comm) {
   if (!has_eval_) return FailedPreconditionError("the job has no data.eval; add one to evaluate");
   const auto& d = eval_.data;
   const int batch = job_.batch_size_per_worker;
@@ -112,7 +112,7 @@ StatusOr<EvalResult> Trainer::EvaluateShards(Communicator* comm) {
     correct += s->correct;
   }
   float totals[3] = {static_cast<float>(loss_sum), static_cast<float>(correct), static_cast<float>(d.size())};
-  RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, ReduceOp::kSum).WithContext("reducing evaluation metrics"));
+  RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, collective::ReduceOp::kSum).WithContext("reducing evaluation metrics"));
   EvalResult r;
   r.examples = static_cast<int64_t>(totals[2]);
   if (r.examples == 0) return FailedPreconditionError("data.eval is empty on every worker; give it examples");
@@ -121,7 +121,7 @@ StatusOr<EvalResult> Trainer::EvaluateShards(Communicator* comm) {
   return r;
 }
 
-StatusOr<EvalResult> Trainer::Evaluate(Communicator* comm) {
+StatusOr<EvalResult> Trainer::Evaluate(collective::Communicator* comm) {
   // Outside Fit the host model is the authoritative copy (it may have been restored).
   RT_RETURN_IF_ERROR(engine_->LoadFromHost().WithContext("loading the model onto the " + engine_->Describe()));
   RT_ASSIGN_OR_RETURN(EvalResult r, EvaluateShards(comm));

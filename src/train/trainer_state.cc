@@ -100,7 +100,7 @@ Status Trainer::Restore(const backup::TrainState& s) {
   return Status::Ok();
 }
 
-Status Trainer::SyncState(Communicator* comm) {
+Status Trainer::SyncState(collective::Communicator* comm) {
   const int n = comm->size();
   float mine[2];
   Split(static_cast<uint64_t>(global_step_), mine);

@@ -14,12 +14,12 @@ namespace {
 
 // A one-rank communicator whose AllReduce goes wrong on call number `bad_call`:
 // it either changes element `bad_index` or fails with `error`.
-class FaultyCommunicator : public LocalCommunicator {
+class FaultyCommunicator : public collective::LocalCommunicator {
  public:
   FaultyCommunicator(int bad_call, size_t bad_index, Status error = Status::Ok())
       : bad_call_(bad_call), bad_index_(bad_index), error_(std::move(error)) {}
-  Status AllReduce(float* data, size_t count, ReduceOp op) override {
-    RT_RETURN_IF_ERROR(LocalCommunicator::AllReduce(data, count, op));
+  Status AllReduce(float* data, size_t count, collective::ReduceOp op) override {
+    RT_RETURN_IF_ERROR(collective::LocalCommunicator::AllReduce(data, count, op));
     if (calls_++ != bad_call_) return Status::Ok();
     if (!error_.ok()) return error_;
     if (bad_index_ < count) data[bad_index_] += 1;
@@ -45,17 +45,17 @@ BenchOptions SmallOptions() {
 
 TEST(AllReduceBenchTest, OneCheckedRowPerSizeOnARing) {
   for (int size : {2, 3}) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     std::vector<std::vector<BenchRow>> rows(size);
     std::vector<Status> results(size);
     std::vector<std::thread> threads;
     for (int r = 0; r < size; ++r) {
       threads.emplace_back([&, r] {
-        CommunicatorOptions copts;
-        copts.implementation = Implementation::kRing;
-        copts.transport = Transport::kTcp;
+        collective::CommunicatorOptions copts;
+        copts.implementation = collective::Implementation::kRing;
+        copts.transport = collective::Transport::kTcp;
         copts.timeout = std::chrono::seconds(30);
-        auto comm = CreateCommunicator(copts, r, size, &store);
+        auto comm = collective::CreateCommunicator(copts, r, size, &store);
         if (!comm.ok()) {
           results[r] = comm.status();
           return;

@@ -5,18 +5,18 @@
 #include "collective/communicator.h"
 #include "ring_test_util.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 TEST(ParseImplementationTest, AcceptsKnownNamesCaseInsensitively) {
-  EXPECT_EQ(*ParseImplementation("AUTO"), Implementation::kAuto);
-  EXPECT_EQ(*ParseImplementation("ring"), Implementation::kRing);
-  EXPECT_EQ(*ParseImplementation("Nccl"), Implementation::kNccl);
-  EXPECT_STREQ(ImplementationName(Implementation::kRing), "RING");
+  EXPECT_EQ(*collective::ParseImplementation("AUTO"), collective::Implementation::kAuto);
+  EXPECT_EQ(*collective::ParseImplementation("ring"), collective::Implementation::kRing);
+  EXPECT_EQ(*collective::ParseImplementation("Nccl"), collective::Implementation::kNccl);
+  EXPECT_STREQ(collective::ImplementationName(collective::Implementation::kRing), "RING");
 }
 
 TEST(ParseImplementationTest, RejectsUnknownNamesListingTheValidOnes) {
-  auto impl = ParseImplementation("mpi");
+  auto impl = collective::ParseImplementation("mpi");
   ASSERT_FALSE(impl.ok());
   EXPECT_EQ(impl.status().code(), Code::kInvalidArgument);
   for (const char* name : {"mpi", "AUTO", "RING", "NCCL"}) {
@@ -25,20 +25,20 @@ TEST(ParseImplementationTest, RejectsUnknownNamesListingTheValidOnes) {
 }
 
 TEST(CreateCommunicatorTest, NcclIsUnimplementedInABuildWithoutIt) {
-  if (collective_internal::NcclBuilt()) GTEST_SKIP() << "this build has NCCL; nccl_test covers it";
-  InMemoryStore store;
-  CommunicatorOptions options;
-  options.implementation = Implementation::kNccl;
-  auto c = CreateCommunicator(options, 0, 2, &store);
+  if (collective::internal::NcclBuilt()) GTEST_SKIP() << "this build has NCCL; nccl_test covers it";
+  store::InMemoryStore store;
+  collective::CommunicatorOptions options;
+  options.implementation = collective::Implementation::kNccl;
+  auto c = collective::CreateCommunicator(options, 0, 2, &store);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Code::kUnimplemented);
   EXPECT_NE(c.status().message().find("NCCL"), std::string::npos);
 }
 
 TEST(CreateCommunicatorTest, AutoChoosesRing) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto options = testing_util::TestOptions();
-  options.implementation = Implementation::kAuto;
+  options.implementation = collective::Implementation::kAuto;
   auto comms = testing_util::CreateRing(2, options, &store);
   ASSERT_FALSE(HasFailure());
   EXPECT_STREQ(comms[0]->backend_name(), "RING");
@@ -47,23 +47,23 @@ TEST(CreateCommunicatorTest, AutoChoosesRing) {
 }
 
 TEST(CreateCommunicatorTest, RejectsBadRankAndSize) {
-  InMemoryStore store;
-  EXPECT_EQ(CreateCommunicator({}, 2, 2, &store).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(CreateCommunicator({}, 0, 0, &store).status().code(), Code::kInvalidArgument);
-  CommunicatorOptions wildcard;
+  store::InMemoryStore store;
+  EXPECT_EQ(collective::CreateCommunicator({}, 2, 2, &store).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(collective::CreateCommunicator({}, 0, 0, &store).status().code(), Code::kInvalidArgument);
+  collective::CommunicatorOptions wildcard;
   wildcard.listen_host = "0.0.0.0";
-  EXPECT_EQ(CreateCommunicator(wildcard, 0, 2, &store).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(collective::CreateCommunicator(wildcard, 0, 2, &store).status().code(), Code::kInvalidArgument);
 }
 
 TEST(LocalCommunicatorTest, SizeOneImplementsEveryOperationLocally) {
-  auto c = CreateCommunicator({}, 0, 1, nullptr);  // no store needed: no peers
+  auto c = collective::CreateCommunicator({}, 0, 1, nullptr);  // no store needed: no peers
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  Communicator& comm = **c;
+  collective::Communicator& comm = **c;
   EXPECT_EQ(comm.size(), 1);
   std::vector<float> data = {1.5f, -2.0f, 3.0f};
-  ASSERT_TRUE(comm.AllReduce(data.data(), data.size(), ReduceOp::kSum).ok());
+  ASSERT_TRUE(comm.AllReduce(data.data(), data.size(), collective::ReduceOp::kSum).ok());
   EXPECT_EQ(data, (std::vector<float>{1.5f, -2.0f, 3.0f}));
-  ASSERT_TRUE(comm.AllReduce(data.data(), data.size(), ReduceOp::kMean).ok());
+  ASSERT_TRUE(comm.AllReduce(data.data(), data.size(), collective::ReduceOp::kMean).ok());
   EXPECT_EQ(data, (std::vector<float>{1.5f, -2.0f, 3.0f}));
   ASSERT_TRUE(comm.Broadcast(data.data(), data.size(), 0).ok());
   std::vector<float> out(3, 0.0f);
@@ -77,10 +77,10 @@ TEST(LocalCommunicatorTest, SizeOneImplementsEveryOperationLocally) {
 }
 
 // The backend choice as every rank derives it from all ranks' sites.
-using collective_internal::DeriveTopology;
-using collective_internal::RankSite;
-constexpr int kByRank = CommunicatorOptions::kGpuByLocalRank;
-constexpr int kCpu = CommunicatorOptions::kCpuRank;
+using collective::internal::DeriveTopology;
+using collective::internal::RankSite;
+constexpr int kByRank = collective::CommunicatorOptions::kGpuByLocalRank;
+constexpr int kCpu = collective::CommunicatorOptions::kCpuRank;
 
 TEST(DeriveTopologyTest, RanksOnOneMachineTakeItsGpusInRankOrder) {
   std::vector<RankSite> sites = {{"h", "m", 2, kByRank}, {"h", "m", 2, kByRank}};
@@ -125,4 +125,4 @@ TEST(DeriveTopologyTest, ACpuRankOrAMissingGpuMeansNotAllGpu) {
 }
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

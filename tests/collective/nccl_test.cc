@@ -16,10 +16,10 @@
 #include <cuda_runtime_api.h>
 #endif
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
-namespace ci = collective_internal;
+namespace ci = collective::internal;
 
 #ifdef RINGTRAIN_HAVE_NCCL
 constexpr bool kBuiltWithNccl = true;
@@ -27,9 +27,9 @@ constexpr bool kBuiltWithNccl = true;
 constexpr bool kBuiltWithNccl = false;
 #endif
 
-CommunicatorOptions NcclOptions() {
-  CommunicatorOptions options;
-  options.implementation = Implementation::kNccl;
+collective::CommunicatorOptions NcclOptions() {
+  collective::CommunicatorOptions options;
+  options.implementation = collective::Implementation::kNccl;
   options.timeout = std::chrono::seconds(60);
   return options;
 }
@@ -56,8 +56,8 @@ TEST(NcclBuildTest, GpuCountIsStableAndNeverNegative) {
 
 TEST(NcclBuildTest, WithoutAGpuNcclIsRefusedWithAReason) {
   if (ci::LocalGpuCount() > 0) GTEST_SKIP() << "this machine has a GPU: the refusal is not reachable";
-  InMemoryStore store;
-  auto c = CreateCommunicator(NcclOptions(), 0, 1, &store);
+  store::InMemoryStore store;
+  auto c = collective::CreateCommunicator(NcclOptions(), 0, 1, &store);
   ASSERT_FALSE(c.ok());
   EXPECT_TRUE(c.status().code() == Code::kFailedPrecondition || c.status().code() == Code::kUnimplemented)
       << c.status().ToString();
@@ -74,15 +74,15 @@ TEST(NcclBuildTest, WithoutAGpuNcclIsRefusedWithAReason) {
 
 TEST(NcclBuildTest, AutoWithoutAGpuIsNeverNccl) {
   if (ci::LocalGpuCount() > 0) GTEST_SKIP() << "this machine has a GPU";
-  InMemoryStore store;
-  std::vector<std::unique_ptr<Communicator>> comms(2);
+  store::InMemoryStore store;
+  std::vector<std::unique_ptr<collective::Communicator>> comms(2);
   std::vector<Status> statuses(2);
   std::vector<std::thread> threads;
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
-      CommunicatorOptions options;  // AUTO
+      collective::CommunicatorOptions options;  // AUTO
       options.timeout = std::chrono::seconds(20);
-      auto c = CreateCommunicator(options, r, 2, &store);
+      auto c = collective::CreateCommunicator(options, r, 2, &store);
       statuses[r] = c.status();
       if (c.ok()) comms[r] = std::move(c).value();
     });
@@ -125,22 +125,22 @@ class NcclGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (ci::LocalGpuCount() == 0) GTEST_SKIP() << "no GPU on this machine: NCCL tests skipped";
-    auto c = CreateCommunicator(NcclOptions(), 0, 1, &store_);
+    auto c = collective::CreateCommunicator(NcclOptions(), 0, 1, &store_);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     comm_ = std::move(c).value();
     ASSERT_STREQ(comm_->backend_name(), "NCCL");
   }
 
-  InMemoryStore store_;
-  std::unique_ptr<Communicator> comm_;
+  store::InMemoryStore store_;
+  std::unique_ptr<collective::Communicator> comm_;
 };
 
 TEST_F(NcclGpuTest, AllReduceSumAndMeanOfOneRankKeepTheData) {
   const std::vector<float> values = {1.5f, -2.0f, 3.25f, 1e-3f, 7.0f};
   DeviceBuffer data(values);
-  ASSERT_TRUE(comm_->AllReduce(data.get(), values.size(), ReduceOp::kSum).ok());
+  ASSERT_TRUE(comm_->AllReduce(data.get(), values.size(), collective::ReduceOp::kSum).ok());
   EXPECT_EQ(data.ToHost(), values);
-  ASSERT_TRUE(comm_->AllReduce(data.get(), values.size(), ReduceOp::kMean).ok());
+  ASSERT_TRUE(comm_->AllReduce(data.get(), values.size(), collective::ReduceOp::kMean).ok());
   EXPECT_EQ(data.ToHost(), values);
 }
 
@@ -148,7 +148,7 @@ TEST_F(NcclGpuTest, AllReduceOfALargeBuffer) {
   std::vector<float> values(1 << 20);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 1000) * 0.5f;
   DeviceBuffer data(values);
-  Status s = comm_->AllReduce(data.get(), values.size(), ReduceOp::kSum);
+  Status s = comm_->AllReduce(data.get(), values.size(), collective::ReduceOp::kSum);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(data.ToHost(), values);
 }
@@ -164,14 +164,14 @@ TEST_F(NcclGpuTest, BroadcastAllGatherAndBarrier) {
   ASSERT_TRUE(comm_->AllGather(data.get(), values.size(), out.get()).ok());
   EXPECT_EQ(out.ToHost(), values);
   ASSERT_TRUE(comm_->Barrier().ok());
-  ASSERT_TRUE(comm_->AllReduce(data.get(), 0, ReduceOp::kSum).ok());
+  ASSERT_TRUE(comm_->AllReduce(data.get(), 0, collective::ReduceOp::kSum).ok());
 }
 
 // Host buffers (what a CPU trainer that AUTO put on NCCL passes) are staged through the GPU.
 TEST_F(NcclGpuTest, HostBuffersAreStagedThroughTheGpu) {
   std::vector<float> host = {1.0f, -2.5f, 3.0f};
   const std::vector<float> original = host;
-  ASSERT_TRUE(comm_->AllReduce(host.data(), host.size(), ReduceOp::kSum).ok());
+  ASSERT_TRUE(comm_->AllReduce(host.data(), host.size(), collective::ReduceOp::kSum).ok());
   EXPECT_EQ(host, original);
   ASSERT_TRUE(comm_->Broadcast(host.data(), host.size(), 0).ok());
   EXPECT_EQ(host, original);
@@ -186,12 +186,12 @@ TEST_F(NcclGpuTest, HostBuffersAreStagedThroughTheGpu) {
   ASSERT_TRUE(comm_->AllGather(device_in.get(), original.size(), gathered.data()).ok());
   EXPECT_EQ(gathered, original);
   std::vector<float> big(100000, 0.25f);
-  ASSERT_TRUE(comm_->AllReduce(big.data(), big.size(), ReduceOp::kMean).ok());
+  ASSERT_TRUE(comm_->AllReduce(big.data(), big.size(), collective::ReduceOp::kMean).ok());
   EXPECT_EQ(big, std::vector<float>(100000, 0.25f));
 }
 
 TEST_F(NcclGpuTest, NullBuffersAreRejectedAndLeaveTheCommunicatorUsable) {
-  Status s = comm_->AllReduce(nullptr, 4, ReduceOp::kSum);
+  Status s = comm_->AllReduce(nullptr, 4, collective::ReduceOp::kSum);
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
   EXPECT_NE(s.message().find("null"), std::string::npos) << s.message();
   EXPECT_TRUE(comm_->Barrier().ok());
@@ -211,8 +211,8 @@ TEST(NcclSelectionTest, AutoPicksNcclWhenEveryRankHasAGpu) {
   // A size-1 AUTO job is a LocalCommunicator by design, so the choice is checked on the
   // factory's explicit NCCL path plus the AUTO rule's inputs: NCCL built, a GPU here.
   EXPECT_TRUE(ci::NcclBuilt());
-  InMemoryStore store;
-  auto c = CreateCommunicator(NcclOptions(), 0, 1, &store);
+  store::InMemoryStore store;
+  auto c = collective::CreateCommunicator(NcclOptions(), 0, 1, &store);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_STREQ((*c)->backend_name(), "NCCL");
 }
@@ -220,4 +220,4 @@ TEST(NcclSelectionTest, AutoPicksNcclWhenEveryRankHasAGpu) {
 #endif  // RINGTRAIN_HAVE_NCCL
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

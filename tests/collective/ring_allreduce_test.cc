@@ -10,7 +10,7 @@
 #include "collective/ring_communicator.h"
 #include "ring_test_util.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 using testing_util::CreateRing;
@@ -22,7 +22,7 @@ float Input(int rank, size_t i) { return static_cast<float>((rank + 1) * static_
 
 // Runs one AllReduce of `count` elements on every rank and checks exact values and
 // that all ranks hold the same bits.
-void CheckAllReduce(std::vector<std::unique_ptr<Communicator>>& comms, size_t count, ReduceOp op) {
+void CheckAllReduce(std::vector<std::unique_ptr<collective::Communicator>>& comms, size_t count, collective::ReduceOp op) {
   const int n = static_cast<int>(comms.size());
   std::vector<std::vector<float>> data(n);
   std::vector<Status> statuses(n);
@@ -31,7 +31,7 @@ void CheckAllReduce(std::vector<std::unique_ptr<Communicator>>& comms, size_t co
     for (size_t i = 0; i < count; ++i) data[r][i] = Input(r, i);
     statuses[r] = comms[r]->AllReduce(data[r].data(), count, op);
   });
-  const char* op_name = op == ReduceOp::kSum ? "sum" : "mean";
+  const char* op_name = op == collective::ReduceOp::kSum ? "sum" : "mean";
   for (int r = 0; r < n; ++r) {
     ASSERT_TRUE(statuses[r].ok()) << "n=" << n << " count=" << count << " rank " << r << ": "
                                   << statuses[r].ToString();
@@ -39,7 +39,7 @@ void CheckAllReduce(std::vector<std::unique_ptr<Communicator>>& comms, size_t co
     size_t first_wrong = 0;
     for (size_t i = 0; i < count; ++i) {
       float sum = static_cast<float>(n * (n + 1) / 2 * static_cast<int>(i % 97 + 1));
-      float expected = op == ReduceOp::kSum ? sum : sum / static_cast<float>(n);
+      float expected = op == collective::ReduceOp::kSum ? sum : sum / static_cast<float>(n);
       if (data[r][i] != expected && wrong++ == 0) first_wrong = i;
     }
     EXPECT_EQ(wrong, 0u) << op_name << " n=" << n << " count=" << count << " rank " << r << ": first wrong index "
@@ -51,20 +51,20 @@ void CheckAllReduce(std::vector<std::unique_ptr<Communicator>>& comms, size_t co
 
 // Element counts just below, at and above the size where AllReduce switches algorithm.
 std::vector<size_t> ThresholdCounts(int n) {
-  const size_t small = RingCommunicator::SmallAllReduceBytes(std::max(n, 2)) / sizeof(float);
+  const size_t small = collective::RingCommunicator::SmallAllReduceBytes(std::max(n, 2)) / sizeof(float);
   return {small - 1, small, small + 1, small + static_cast<size_t>(n) + 1};
 }
 
 TEST(RingAllReduceTest, SumAndMeanAreExactForAwkwardLengthsOnOneToEightRanks) {
   for (int n = 1; n <= 8; ++n) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto comms = CreateRing(n, TestOptions(), &store);
     ASSERT_FALSE(HasFailure());
     std::vector<size_t> counts = {0, 1, 2, size_t(n - 1), size_t(n + 1), 1000003};
     for (size_t c : ThresholdCounts(n)) counts.push_back(c);
     for (size_t count : counts) {
-      CheckAllReduce(comms, count, ReduceOp::kSum);
-      CheckAllReduce(comms, count, ReduceOp::kMean);
+      CheckAllReduce(comms, count, collective::ReduceOp::kSum);
+      CheckAllReduce(comms, count, collective::ReduceOp::kMean);
     }
   }
 }
@@ -73,7 +73,7 @@ TEST(RingAllReduceTest, BackToBackOperationsOfMixedSizesStayInStep) {
   // Operations are not separated by any handshake: a fast rank's next operation can
   // arrive while its neighbour is still finishing this one.
   for (int n : {2, 3, 5}) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto comms = CreateRing(n, TestOptions(std::chrono::seconds(10), 4096), &store);
     ASSERT_FALSE(HasFailure());
     const std::vector<size_t> counts = {1, 70000, 3, 0, 100000, 17, 65536, 5};
@@ -83,7 +83,7 @@ TEST(RingAllReduceTest, BackToBackOperationsOfMixedSizesStayInStep) {
         for (size_t count : counts) {
           std::vector<float> data(count);
           for (size_t i = 0; i < count; ++i) data[i] = Input(r, i + count);
-          Status s = comms[r]->AllReduce(data.data(), count, ReduceOp::kSum);
+          Status s = comms[r]->AllReduce(data.data(), count, collective::ReduceOp::kSum);
           ASSERT_TRUE(s.ok()) << "rank " << r << " count " << count << ": " << s.ToString();
           results[r].push_back(std::move(data));
         }
@@ -108,12 +108,12 @@ TEST(RingAllReduceTest, TinyChunksForceManyPartialChunks) {
   for (int n : {2, 3, 4, 7}) {
     // 6 is not a multiple of sizeof(float); the ring rounds it down to 4.
     for (size_t chunk : {size_t{64}, size_t{6}}) {
-      InMemoryStore store;
+      store::InMemoryStore store;
       auto comms = CreateRing(n, TestOptions(std::chrono::seconds(10), chunk), &store);
       ASSERT_FALSE(HasFailure());
       for (size_t count : {size_t{5}, size_t{17}, size_t{10007}, size_t{70001}}) {
-        CheckAllReduce(comms, count, ReduceOp::kSum);
-        CheckAllReduce(comms, count, ReduceOp::kMean);
+        CheckAllReduce(comms, count, collective::ReduceOp::kSum);
+        CheckAllReduce(comms, count, collective::ReduceOp::kMean);
       }
     }
   }
@@ -127,8 +127,8 @@ std::vector<float> RandomInput(int rank, size_t count) {
   return v;
 }
 
-std::vector<std::vector<float>> RunRandomAllReduce(int n, size_t count, size_t chunk, ReduceOp op) {
-  InMemoryStore store;
+std::vector<std::vector<float>> RunRandomAllReduce(int n, size_t count, size_t chunk, collective::ReduceOp op) {
+  store::InMemoryStore store;
   auto comms = CreateRing(n, TestOptions(std::chrono::seconds(10), chunk), &store);
   std::vector<std::vector<float>> data(n);
   RunOnRanks(n, [&](int r) {
@@ -143,7 +143,7 @@ TEST(RingAllReduceTest, RandomFloatsGiveIdenticalBitsAcrossRanksRunsAndChunkSize
   for (int n : {2, 4}) {
     // Large (pipelined ring) and small (all-gather) algorithm.
     for (size_t count : {size_t{100003}, size_t{1001}}) {
-      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean}) {
+      for (collective::ReduceOp op : {collective::ReduceOp::kSum, collective::ReduceOp::kMean}) {
         auto first = RunRandomAllReduce(n, count, 1 << 18, op);
         auto second = RunRandomAllReduce(n, count, 4096, op);
         ASSERT_FALSE(HasFailure());
@@ -160,7 +160,7 @@ TEST(RingAllReduceTest, RandomFloatsGiveIdenticalBitsAcrossRanksRunsAndChunkSize
 TEST(RingAllReduceTest, SmallSumAddsInRankOrder) {
   for (int n : {2, 3, 5}) {
     const size_t count = 10;
-    auto result = RunRandomAllReduce(n, count, 1 << 18, ReduceOp::kSum);
+    auto result = RunRandomAllReduce(n, count, 1 << 18, collective::ReduceOp::kSum);
     ASSERT_FALSE(HasFailure());
     std::vector<std::vector<float>> inputs(n);
     for (int r = 0; r < n; ++r) inputs[r] = RandomInput(r, count);
@@ -175,8 +175,8 @@ TEST(RingAllReduceTest, SmallSumAddsInRankOrder) {
 TEST(RingAllReduceTest, LargeSumFollowsTheFixedRingOrder) {
   // Segment s starts at rank s and accumulates ranks s+1, s+2, ... around the ring.
   for (int n : {3, 5}) {
-    const size_t count = RingCommunicator::SmallAllReduceBytes(n) / sizeof(float) + 7;
-    auto result = RunRandomAllReduce(n, count, 1 << 12, ReduceOp::kSum);
+    const size_t count = collective::RingCommunicator::SmallAllReduceBytes(n) / sizeof(float) + 7;
+    auto result = RunRandomAllReduce(n, count, 1 << 12, collective::ReduceOp::kSum);
     ASSERT_FALSE(HasFailure());
     std::vector<std::vector<float>> inputs(n);
     for (int r = 0; r < n; ++r) inputs[r] = RandomInput(r, count);
@@ -194,4 +194,4 @@ TEST(RingAllReduceTest, LargeSumFollowsTheFixedRingOrder) {
 }
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -12,7 +12,7 @@
 #include "collective/socket.h"
 #include "ring_test_util.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 using namespace std::chrono_literals;
@@ -27,21 +27,21 @@ bool Contains(const Status& s, const std::string& text) { return s.message().fin
 // and 1 attempt a second one, which must fail promptly (well before the 30 s timeout
 // would make them fail otherwise) naming a peer.
 // `comms` is filled with the ring so the caller can inspect rank 2 afterwards.
-void CheckSurvivorsFailAfterRankTwoLeaves(const std::function<void(std::unique_ptr<Communicator>&)>& leave,
-                                          std::vector<std::unique_ptr<Communicator>>& comms) {
-  InMemoryStore store;
+void CheckSurvivorsFailAfterRankTwoLeaves(const std::function<void(std::unique_ptr<collective::Communicator>&)>& leave,
+                                          std::vector<std::unique_ptr<collective::Communicator>>& comms) {
+  store::InMemoryStore store;
   comms = CreateRing(3, TestOptions(30s), &store);
   ASSERT_FALSE(::testing::Test::HasFailure());
   std::vector<float> warmup[3];
   RunOnRanks(3, [&](int r) {
     warmup[r].assign(1000, 1.0f);
-    EXPECT_TRUE(comms[r]->AllReduce(warmup[r].data(), warmup[r].size(), ReduceOp::kSum).ok());
+    EXPECT_TRUE(comms[r]->AllReduce(warmup[r].data(), warmup[r].size(), collective::ReduceOp::kSum).ok());
   });
   leave(comms[2]);
   std::vector<Status> statuses(2);
   RunOnRanks(2, [&](int r) {
     std::vector<float> data(1 << 20, 1.0f);
-    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);
   });
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(statuses[r].code(), Code::kUnavailable) << statuses[r].ToString();
@@ -52,37 +52,37 @@ void CheckSurvivorsFailAfterRankTwoLeaves(const std::function<void(std::unique_p
   EXPECT_TRUE(Contains(statuses[0], "closed")) << statuses[0].ToString();
   // Broken for good: the next operation fails at once with the same error.
   float x = 1;
-  Status again = comms[0]->AllReduce(&x, 1, ReduceOp::kSum);
+  Status again = comms[0]->AllReduce(&x, 1, collective::ReduceOp::kSum);
   EXPECT_EQ(again.code(), statuses[0].code());
   EXPECT_EQ(again.message(), statuses[0].message());
   EXPECT_EQ(comms[0]->Barrier().code(), statuses[0].code());
 }
 
 TEST(RingFailureTest, DestroyedPeerFailsTheOthersNamingIt) {
-  std::vector<std::unique_ptr<Communicator>> comms;
-  CheckSurvivorsFailAfterRankTwoLeaves([](std::unique_ptr<Communicator>& c) { c.reset(); }, comms);
+  std::vector<std::unique_ptr<collective::Communicator>> comms;
+  CheckSurvivorsFailAfterRankTwoLeaves([](std::unique_ptr<collective::Communicator>& c) { c.reset(); }, comms);
 }
 
 TEST(RingFailureTest, AbortedPeerFailsTheOthersAndItselfWithAborted) {
-  std::vector<std::unique_ptr<Communicator>> comms;
-  CheckSurvivorsFailAfterRankTwoLeaves([](std::unique_ptr<Communicator>& c) { c->Abort("heartbeat lost"); },
+  std::vector<std::unique_ptr<collective::Communicator>> comms;
+  CheckSurvivorsFailAfterRankTwoLeaves([](std::unique_ptr<collective::Communicator>& c) { c->Abort("heartbeat lost"); },
                                        comms);
   ASSERT_EQ(comms.size(), 3u);
   float x = 1;
-  Status s = comms[2]->AllReduce(&x, 1, ReduceOp::kSum);
+  Status s = comms[2]->AllReduce(&x, 1, collective::ReduceOp::kSum);
   EXPECT_EQ(s.code(), Code::kAborted);
   EXPECT_EQ(s.message(), "heartbeat lost");
 }
 
 TEST(RingFailureTest, PeerThatNeverCallsGivesDeadlineExceededNamingIt) {
   for (size_t count : {size_t{100}, size_t{1} << 20}) {  // small and large algorithm
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto comms = CreateRing(3, TestOptions(500ms), &store);
     ASSERT_FALSE(HasFailure());
     std::vector<Status> statuses(2);
     RunOnRanks(2, [&](int r) {  // rank 2 never calls
       std::vector<float> data(count, 1.0f);
-      statuses[r] = comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+      statuses[r] = comms[r]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);
     });
     EXPECT_EQ(statuses[0].code(), Code::kDeadlineExceeded) << statuses[0].ToString();
     EXPECT_TRUE(Contains(statuses[0], "waiting for data from rank 2")) << statuses[0].ToString();
@@ -92,7 +92,7 @@ TEST(RingFailureTest, PeerThatNeverCallsGivesDeadlineExceededNamingIt) {
 }
 
 TEST(RingFailureTest, AbortFromAnotherThreadUnblocksAllReduce) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateRing(2, TestOptions(60s), &store);
   ASSERT_FALSE(HasFailure());
   std::thread aborter([&] {
@@ -102,12 +102,12 @@ TEST(RingFailureTest, AbortFromAnotherThreadUnblocksAllReduce) {
   // Large enough that rank 0 cannot finish its part without rank 1: rank 1 must not
   // complete its later call from what rank 0 sent before it aborted.
   std::vector<float> data(1 << 20, 1.0f);
-  Status s = comms[0]->AllReduce(data.data(), data.size(), ReduceOp::kSum);  // rank 1 never joins
+  Status s = comms[0]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);  // rank 1 never joins
   aborter.join();
   EXPECT_EQ(s.code(), Code::kAborted) << s.ToString();
   EXPECT_EQ(s.message(), "job cancelled");
   // Abort shut the connections down, so rank 1 fails at once too, naming rank 0.
-  Status peer = comms[1]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+  Status peer = comms[1]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);
   EXPECT_EQ(peer.code(), Code::kUnavailable) << peer.ToString();
   EXPECT_TRUE(Contains(peer, "rank 0")) << peer.ToString();
 }
@@ -162,19 +162,19 @@ TEST(RingSetupTest, StrangersOnTheListeningPortDoNotBreakSetUp) {
   std::vector<float> data[n];
   RunOnRanks(n, [&](int r) {
     data[r].assign(5, static_cast<float>(r + 1));
-    Status s = comms[r]->AllReduce(data[r].data(), data[r].size(), ReduceOp::kSum);
+    Status s = comms[r]->AllReduce(data[r].data(), data[r].size(), collective::ReduceOp::kSum);
     EXPECT_TRUE(s.ok()) << s.ToString();
   });
   for (int r = 0; r < n; ++r) EXPECT_EQ(data[r], std::vector<float>(5, 6.0f));
 }
 
 TEST(RingSetupTest, MissingPeerGivesDeadlineExceededNamingIt) {
-  InMemoryStore store;
-  auto c = CreateCommunicator(TestOptions(200ms), 0, 2, &store);
+  store::InMemoryStore store;
+  auto c = collective::CreateCommunicator(TestOptions(200ms), 0, 2, &store);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Code::kDeadlineExceeded) << c.status().ToString();
   EXPECT_TRUE(Contains(c.status(), "rank 1")) << c.status().ToString();
 }
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

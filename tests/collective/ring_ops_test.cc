@@ -7,7 +7,7 @@
 #include "collective/communicator.h"
 #include "ring_test_util.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 using testing_util::CreateRing;
@@ -18,7 +18,7 @@ float Value(int rank, size_t i) { return static_cast<float>(rank * 1000003 + sta
 
 TEST(RingBroadcastTest, EveryRootReachesEveryRank) {
   for (int n = 1; n <= 8; ++n) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     // Small chunks so that relaying ranks forward many partial chunks.
     auto comms = CreateRing(n, TestOptions(std::chrono::seconds(10), 64), &store);
     ASSERT_FALSE(HasFailure());
@@ -43,7 +43,7 @@ TEST(RingBroadcastTest, EveryRootReachesEveryRank) {
 }
 
 TEST(RingBroadcastTest, RootOutOfRangeIsInvalidArgument) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateRing(1, TestOptions(), &store);
   ASSERT_FALSE(HasFailure());
   float x = 1;
@@ -52,7 +52,7 @@ TEST(RingBroadcastTest, RootOutOfRangeIsInvalidArgument) {
 
 TEST(RingAllGatherTest, GathersEveryRanksBlockInRankOrder) {
   for (int n = 1; n <= 8; ++n) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto comms = CreateRing(n, TestOptions(std::chrono::seconds(10), 64), &store);
     ASSERT_FALSE(HasFailure());
     for (size_t count : {size_t{0}, size_t{1}, size_t{3}, size_t{1001}}) {
@@ -78,7 +78,7 @@ TEST(RingAllGatherTest, GathersEveryRanksBlockInRankOrder) {
 
 TEST(RingBarrierTest, NoRankLeavesBeforeAllArrive) {
   for (int n = 1; n <= 8; ++n) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto comms = CreateRing(n, TestOptions(), &store);
     ASSERT_FALSE(HasFailure());
     constexpr int kRounds = 20;
@@ -103,9 +103,9 @@ TEST(RingBarrierTest, NoRankLeavesBeforeAllArrive) {
 // rank 1). The others must return (no hang): with UNAVAILABLE once a neighbour gives
 // up, or OK when their own part could complete (a broadcast relay that received all
 // of its data from a rank issuing the same operation).
-void CheckMismatch(int n, const std::function<Status(Communicator&)>& first,
-                   const std::function<Status(Communicator&)>& others) {
-  InMemoryStore store;
+void CheckMismatch(int n, const std::function<Status(collective::Communicator&)>& first,
+                   const std::function<Status(collective::Communicator&)>& others) {
+  store::InMemoryStore store;
   auto comms = CreateRing(n, TestOptions(std::chrono::seconds(10)), &store);
   for (const auto& c : comms) ASSERT_NE(c, nullptr);
   std::vector<Status> statuses(n);
@@ -131,18 +131,18 @@ void CheckMismatch(int n, const std::function<Status(Communicator&)>& first,
 
 TEST(RingMismatchTest, DifferentCollectivesFailWithFailedPrecondition) {
   auto allreduce = [&](size_t count) {
-    return [count](Communicator& c) {
+    return [count](collective::Communicator& c) {
       std::vector<float> data(count, 1.0f);
-      return c.AllReduce(data.data(), count, ReduceOp::kSum);
+      return c.AllReduce(data.data(), count, collective::ReduceOp::kSum);
     };
   };
   auto broadcast = [](size_t count, int root) {
-    return [count, root](Communicator& c) {
+    return [count, root](collective::Communicator& c) {
       std::vector<float> data(count, 1.0f);
       return c.Broadcast(data.data(), count, root);
     };
   };
-  auto barrier = [](Communicator& c) { return c.Barrier(); };
+  auto barrier = [](collective::Communicator& c) { return c.Barrier(); };
   const size_t large = 1 << 20;
   for (int n : {2, 3}) {
     SCOPED_TRACE("n=" + std::to_string(n));
@@ -156,13 +156,13 @@ TEST(RingMismatchTest, DifferentCollectivesFailWithFailedPrecondition) {
 }
 
 TEST(RingMismatchTest, MismatchMessageNamesBothOperations) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateRing(2, TestOptions(std::chrono::seconds(5)), &store);
   ASSERT_FALSE(HasFailure());
   std::vector<Status> statuses(2);
   RunOnRanks(2, [&](int r) {
     std::vector<float> data(10, 1.0f);
-    statuses[r] = r == 0 ? comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum)
+    statuses[r] = r == 0 ? comms[r]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum)
                          : comms[r]->Broadcast(data.data(), data.size(), 0);
   });
   EXPECT_NE(statuses[0].message().find("rank 1 (127.0.0.1:"), std::string::npos) << statuses[0].ToString();
@@ -173,4 +173,4 @@ TEST(RingMismatchTest, MismatchMessageNamesBothOperations) {
 }
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

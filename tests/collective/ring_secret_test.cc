@@ -20,7 +20,7 @@
 #include "ring_test_util.h"
 #include "security/cluster_secret.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 using namespace std::chrono_literals;
@@ -29,7 +29,7 @@ using testing_util::CreateRing;
 using testing_util::RingInSetUp;
 using testing_util::RunOnRanks;
 using testing_util::TestOptions;
-namespace ci = collective_internal;
+namespace ci = collective::internal;
 
 constexpr char kSecretValue[] = "ringtrain-test-secret-7f3a9c";
 constexpr char kOtherSecretValue[] = "some-other-cluster-secret-42";
@@ -40,8 +40,8 @@ ClusterSecret Secret(const char* value) {
   return s.ok() ? *s : ClusterSecret();
 }
 
-CommunicatorOptions SecuredOptions(const char* secret, std::chrono::milliseconds timeout = 10s) {
-  CommunicatorOptions o = TestOptions(timeout, /*chunk_bytes=*/4096);  // small chunks: many pipelined pieces
+collective::CommunicatorOptions SecuredOptions(const char* secret, std::chrono::milliseconds timeout = 10s) {
+  collective::CommunicatorOptions o = TestOptions(timeout, /*chunk_bytes=*/4096);  // small chunks: many pipelined pieces
   o.cluster_secret = Secret(secret);
   return o;
 }
@@ -101,15 +101,15 @@ std::vector<float> RandomData(size_t n, int seed) {
 
 // AllReduce (sum, mean), Broadcast and AllGather on every rank; returns everything
 // every rank ended with, in one vector per rank.
-std::vector<std::vector<float>> RunOps(std::vector<std::unique_ptr<Communicator>>& comms) {
+std::vector<std::vector<float>> RunOps(std::vector<std::unique_ptr<collective::Communicator>>& comms) {
   const int n = static_cast<int>(comms.size());
   const size_t count = 10007;  // not a multiple of the ring size or the chunk
   std::vector<std::vector<float>> out(n);
   RunOnRanks(n, [&](int r) {
     std::vector<float> sum = RandomData(count, 100 + r), mean = RandomData(count, 200 + r);
     std::vector<float> bcast = RandomData(count, 300 + r), gathered(count * n);
-    EXPECT_TRUE(comms[r]->AllReduce(sum.data(), count, ReduceOp::kSum).ok());
-    EXPECT_TRUE(comms[r]->AllReduce(mean.data(), count, ReduceOp::kMean).ok());
+    EXPECT_TRUE(comms[r]->AllReduce(sum.data(), count, collective::ReduceOp::kSum).ok());
+    EXPECT_TRUE(comms[r]->AllReduce(mean.data(), count, collective::ReduceOp::kMean).ok());
     EXPECT_TRUE(comms[r]->Broadcast(bcast.data(), count, n - 1).ok());
     std::vector<float> mine = RandomData(count, 400 + r);
     EXPECT_TRUE(comms[r]->AllGather(mine.data(), count, gathered.data()).ok());
@@ -125,13 +125,13 @@ bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
 TEST(RingSecretTest, SecuredRingGivesTheSameBitsAsAPlainOne) {
   for (int n : {2, 3}) {
     SCOPED_TRACE("ranks: " + std::to_string(n));
-    InMemoryStore plain_store;
+    store::InMemoryStore plain_store;
     auto plain = CreateRing(n, TestOptions(10s, 4096), &plain_store);
     ASSERT_FALSE(::testing::Test::HasFailure());
     std::vector<std::vector<float>> expected = RunOps(plain);
 
     ::testing::internal::CaptureStderr();
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto secured = CreateRing(n, SecuredOptions(kSecretValue), &store);
     std::vector<std::vector<float>> got;
     if (!::testing::Test::HasFailure()) got = RunOps(secured);
@@ -209,7 +209,7 @@ TEST(RingSecretTest, StrangersAreRefusedOnceEachAndTheRingStillForms) {
   ASSERT_FALSE(::testing::Test::HasFailure()) << log;
 
   // The results are those of an undisturbed ring.
-  InMemoryStore plain_store;
+  store::InMemoryStore plain_store;
   auto plain = CreateRing(n, TestOptions(10s, 4096), &plain_store);
   ASSERT_FALSE(::testing::Test::HasFailure());
   std::vector<std::vector<float>> expected = RunOps(plain);
@@ -254,7 +254,7 @@ TEST(RingSecretTest, ASilentStrangerIsDroppedAndSetUpGoesOn) {
   std::vector<float> data[n];
   RunOnRanks(n, [&](int r) {
     data[r].assign(3, static_cast<float>(r + 1));
-    EXPECT_TRUE(comms[r]->AllReduce(data[r].data(), data[r].size(), ReduceOp::kSum).ok());
+    EXPECT_TRUE(comms[r]->AllReduce(data[r].data(), data[r].size(), collective::ReduceOp::kSum).ok());
   });
   for (int r = 0; r < n; ++r) EXPECT_EQ(data[r], std::vector<float>(3, 6.0f));
   EXPECT_EQ(CountLinesWith(log, "refused a data-plane connection from " + silent_addr +
@@ -268,11 +268,11 @@ TEST(RingSecretTest, RanksWithDifferentSecretsFailSayingSo) {
   for (int n : {2, 3}) {
     SCOPED_TRACE("ranks: " + std::to_string(n));
     ::testing::internal::CaptureStderr();
-    InMemoryStore store;
+    store::InMemoryStore store;
     std::vector<Status> statuses(n);
     RunOnRanks(n, [&](int r) {
       // Rank 0 alone has another secret.
-      auto c = CreateCommunicator(SecuredOptions(r == 0 ? kOtherSecretValue : kSecretValue, 5s), r, n, &store);
+      auto c = collective::CreateCommunicator(SecuredOptions(r == 0 ? kOtherSecretValue : kSecretValue, 5s), r, n, &store);
       statuses[r] = c.status();
     });
     std::string log = ::testing::internal::GetCapturedStderr();
@@ -304,11 +304,11 @@ TEST(RingSecretTest, RanksWithDifferentSecretsFailSayingSo) {
 
 TEST(RingSecretTest, ARankWithoutTheSecretIsRefusedAndToldWhy) {
   ::testing::internal::CaptureStderr();
-  InMemoryStore store;
+  store::InMemoryStore store;
   std::vector<Status> statuses(2);
   RunOnRanks(2, [&](int r) {
-    CommunicatorOptions o = r == 0 ? SecuredOptions(kSecretValue, 2s) : TestOptions(2s);
-    statuses[r] = CreateCommunicator(o, r, 2, &store).status();
+    collective::CommunicatorOptions o = r == 0 ? SecuredOptions(kSecretValue, 2s) : TestOptions(2s);
+    statuses[r] = collective::CreateCommunicator(o, r, 2, &store).status();
   });
   std::string log = ::testing::internal::GetCapturedStderr();
   for (int r = 0; r < 2; ++r) {
@@ -353,4 +353,4 @@ TEST(HandshakeWireTest, HelloKindMismatchIsNamed) {
 }
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

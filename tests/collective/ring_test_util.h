@@ -16,17 +16,17 @@
 #include "collective/socket.h"
 #include "store/store.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace testing_util {
 
-inline CommunicatorOptions TestOptions(std::chrono::milliseconds timeout = std::chrono::seconds(10),
+inline collective::CommunicatorOptions TestOptions(std::chrono::milliseconds timeout = std::chrono::seconds(10),
                                        size_t chunk_bytes = 1 << 18) {
-  CommunicatorOptions options;
-  options.implementation = Implementation::kRing;
+  collective::CommunicatorOptions options;
+  options.implementation = collective::Implementation::kRing;
   options.timeout = timeout;
   options.listen_host = "127.0.0.1";
   options.chunk_bytes = chunk_bytes;
-  options.transport = Transport::kTcp;
+  options.transport = collective::Transport::kTcp;
   return options;
 }
 
@@ -39,20 +39,20 @@ inline void RunOnRanks(int size, const std::function<void(int)>& fn) {
 
 // Creates `size` connected communicators (creation blocks until all ranks join, so
 // each is created on its own thread). Fails the test if any creation fails.
-inline std::vector<std::unique_ptr<Communicator>> CreateRing(int size, const CommunicatorOptions& options,
-                                                             Store* store) {
-  EXPECT_EQ(options.transport, Transport::kTcp) << "these are tests of the TCP ring";
-  std::vector<std::unique_ptr<Communicator>> comms(size);
+inline std::vector<std::unique_ptr<collective::Communicator>> CreateRing(int size, const collective::CommunicatorOptions& options,
+                                                             store::Store* store) {
+  EXPECT_EQ(options.transport, collective::Transport::kTcp) << "these are tests of the TCP ring";
+  std::vector<std::unique_ptr<collective::Communicator>> comms(size);
   std::vector<Status> statuses(size);
   RunOnRanks(size, [&](int r) {
-    auto c = CreateCommunicator(options, r, size, store);
+    auto c = collective::CreateCommunicator(options, r, size, store);
     statuses[r] = c.status();
     if (c.ok()) comms[r] = std::move(c).value();
   });
   for (int r = 0; r < size; ++r) {
     EXPECT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r].ToString();
     if (size > 1 && comms[r] != nullptr) {
-      EXPECT_NE(dynamic_cast<RingCommunicator*>(comms[r].get()), nullptr) << "rank " << r << " is not on TCP";
+      EXPECT_NE(dynamic_cast<collective::RingCommunicator*>(comms[r].get()), nullptr) << "rank " << r << " is not on TCP";
     }
   }
   return comms;
@@ -63,13 +63,13 @@ inline std::vector<std::unique_ptr<Communicator>> CreateRing(int size, const Com
 // predecessor. Start(r) creates rank r on a thread; JoinAll() waits for every started one.
 class RingInSetUp {
  public:
-  RingInSetUp(const CommunicatorOptions& options, int size)
+  RingInSetUp(const collective::CommunicatorOptions& options, int size)
       : options_(options), comms(size), statuses(size) {}
   ~RingInSetUp() { JoinAll(); }
 
   void Start(int rank) {
     threads_.emplace_back([this, rank] {
-      auto c = collective_internal::CreateTcpRing(options_, rank, static_cast<int>(comms.size()), &store_);
+      auto c = collective::internal::CreateTcpRing(options_, rank, static_cast<int>(comms.size()), &store_);
       statuses[rank] = c.status();
       if (c.ok()) comms[rank] = std::move(c).value();
     });
@@ -96,14 +96,14 @@ class RingInSetUp {
   }
 
  private:
-  CommunicatorOptions options_;
-  InMemoryStore store_;
+  collective::CommunicatorOptions options_;
+  store::InMemoryStore store_;
   std::vector<std::thread> threads_;
 
  public:
-  std::vector<std::unique_ptr<Communicator>> comms;  // filled as ranks connect; read after JoinAll
+  std::vector<std::unique_ptr<collective::Communicator>> comms;  // filled as ranks connect; read after JoinAll
   std::vector<Status> statuses;
 };
 
 }  // namespace testing_util
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -7,7 +7,7 @@
 
 #include "shm_test_util.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 using shm_testing::CreateShmRanks;
@@ -18,20 +18,20 @@ using shm_testing::ShmOptions;
 // Small integers, so every partial sum is exact whatever the order.
 float Input(int rank, size_t i) { return static_cast<float>((i * 13 + static_cast<size_t>(rank) * 7) % 97); }
 
-std::vector<float> Expected(int size, size_t count, ReduceOp op) {
+std::vector<float> Expected(int size, size_t count, collective::ReduceOp op) {
   std::vector<float> e(count, 0.0f);
   for (size_t i = 0; i < count; ++i) {
     for (int r = 0; r < size; ++r) e[i] += Input(r, i);
-    if (op == ReduceOp::kMean) e[i] /= static_cast<float>(size);
+    if (op == collective::ReduceOp::kMean) e[i] /= static_cast<float>(size);
   }
   return e;
 }
 
 void CheckExact(int size, size_t chunk_bytes, const std::vector<size_t>& counts) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(size, ShmOptions(std::chrono::seconds(30), chunk_bytes), &store);
   ASSERT_FALSE(::testing::Test::HasFailure());
-  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean}) {
+  for (collective::ReduceOp op : {collective::ReduceOp::kSum, collective::ReduceOp::kMean}) {
     for (size_t count : counts) {
       const std::vector<float> expected = Expected(size, count, op);
       std::vector<std::vector<float>> data(size);
@@ -44,7 +44,7 @@ void CheckExact(int size, size_t chunk_bytes, const std::vector<size_t>& counts)
       for (int r = 0; r < size; ++r) {
         ASSERT_TRUE(statuses[r].ok()) << statuses[r].ToString();
         ASSERT_TRUE(SameBits(data[r], expected))
-            << size << " ranks, rank " << r << ", count " << count << (op == ReduceOp::kMean ? " mean" : " sum");
+            << size << " ranks, rank " << r << ", count " << count << (op == collective::ReduceOp::kMean ? " mean" : " sum");
       }
     }
   }
@@ -77,7 +77,7 @@ TEST(ShmAllReduceTest, ExactWithDefaultChunksUpToAMillionFloats) {
 TEST(ShmAllReduceTest, RandomFloatsAreReducedInRankOrderIdenticallyOnEveryRank) {
   const size_t count = 300007;
   for (int size : {3, 4}) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto comms = CreateShmRanks(size, ShmOptions(std::chrono::seconds(30), 1 << 16), &store);
     ASSERT_FALSE(HasFailure());
     std::vector<std::vector<float>> inputs(size, std::vector<float>(count));
@@ -86,12 +86,12 @@ TEST(ShmAllReduceTest, RandomFloatsAreReducedInRankOrderIdenticallyOnEveryRank) 
       std::uniform_real_distribution<float> dist(-1000.0f, 1000.0f);
       for (float& x : inputs[r]) x = dist(gen);
     }
-    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean}) {
+    for (collective::ReduceOp op : {collective::ReduceOp::kSum, collective::ReduceOp::kMean}) {
       std::vector<float> reference(inputs[0]);
       for (int r = 1; r < size; ++r) {
         for (size_t i = 0; i < count; ++i) reference[i] += inputs[r][i];
       }
-      if (op == ReduceOp::kMean) {
+      if (op == collective::ReduceOp::kMean) {
         for (float& x : reference) x /= static_cast<float>(size);
       }
       for (int run = 0; run < 2; ++run) {
@@ -109,7 +109,7 @@ TEST(ShmAllReduceTest, RandomFloatsAreReducedInRankOrderIdenticallyOnEveryRank) 
 // buffers must stay aligned across collectives and across the two AllReduce paths.
 TEST(ShmAllReduceTest, ManyConsecutiveReductionsOfChangingSizes) {
   const int size = 3;
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(size, ShmOptions(std::chrono::seconds(30), 8192), &store);
   ASSERT_FALSE(HasFailure());
   std::mt19937 gen(7);
@@ -122,7 +122,7 @@ TEST(ShmAllReduceTest, ManyConsecutiveReductionsOfChangingSizes) {
       const size_t count = counts[step];
       data.assign(count, 0.0f);
       for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>((i + step + static_cast<size_t>(r)) % 50);
-      Status s = comms[r]->AllReduce(data.data(), count, ReduceOp::kSum);
+      Status s = comms[r]->AllReduce(data.data(), count, collective::ReduceOp::kSum);
       if (!s.ok()) {
         ADD_FAILURE() << s.ToString();
         return;
@@ -138,13 +138,13 @@ TEST(ShmAllReduceTest, ManyConsecutiveReductionsOfChangingSizes) {
 }
 
 TEST(ShmAllReduceTest, SizeOneNeedsNoStore) {
-  auto c = collective_internal::CreateShm(ShmOptions(), 0, 1, nullptr);
+  auto c = collective::internal::CreateShm(ShmOptions(), 0, 1, nullptr);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   std::vector<float> data = {1.0f, 2.0f, 3.0f};
-  ASSERT_TRUE((*c)->AllReduce(data.data(), data.size(), ReduceOp::kMean).ok());
+  ASSERT_TRUE((*c)->AllReduce(data.data(), data.size(), collective::ReduceOp::kMean).ok());
   EXPECT_EQ(data, (std::vector<float>{1.0f, 2.0f, 3.0f}));
   EXPECT_STREQ((*c)->backend_name(), "RING");
 }
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

@@ -16,7 +16,7 @@
 
 #include "shm_test_util.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 using namespace std::chrono_literals;
@@ -26,13 +26,13 @@ using shm_testing::RunOnRanks;
 using shm_testing::ShmOptions;
 
 TEST(ShmFailureTest, RankThatNeverCallsGivesDeadlineExceededNamingIt) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(3, ShmOptions(500ms), &store);
   ASSERT_FALSE(HasFailure());
   std::vector<Status> statuses(2);
   RunOnRanks(2, [&](int r) {
     std::vector<float> data(100000, 1.0f);
-    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);
   });
   const std::string pid = "rank 2 (pid " + std::to_string(::getpid()) + ")";
   for (int r = 0; r < 2; ++r) {
@@ -41,7 +41,7 @@ TEST(ShmFailureTest, RankThatNeverCallsGivesDeadlineExceededNamingIt) {
   }
   // Broken for good, with the same error; and rank 2 learns of it at once.
   float x = 1;
-  Status again = comms[0]->AllReduce(&x, 1, ReduceOp::kSum);
+  Status again = comms[0]->AllReduce(&x, 1, collective::ReduceOp::kSum);
   EXPECT_EQ(again.code(), statuses[0].code());
   EXPECT_EQ(again.message(), statuses[0].message());
   Status late = comms[2]->Barrier();
@@ -50,13 +50,13 @@ TEST(ShmFailureTest, RankThatNeverCallsGivesDeadlineExceededNamingIt) {
 }
 
 TEST(ShmFailureTest, AbortFromAnotherThreadStopsAWaitingCollective) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(2, ShmOptions(60s), &store);
   ASSERT_FALSE(HasFailure());
   Status status;
   std::thread op([&] {
     std::vector<float> data(1 << 20, 1.0f);  // rank 1 never joins: rank 0 ends up asleep
-    status = comms[0]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+    status = comms[0]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);
   });
   std::this_thread::sleep_for(100ms);
   comms[0]->Abort("heartbeat lost");
@@ -73,20 +73,20 @@ TEST(ShmFailureTest, AbortFromAnotherThreadStopsAWaitingCollective) {
 
 // After a warm-up collective rank 2 leaves via `leave`; ranks 0 and 1 then fail promptly
 // (not after the 60 s timeout) with `code`, naming rank 2.
-void CheckPeersFailWhenRankTwoLeaves(const std::function<void(std::unique_ptr<Communicator>&)>& leave, Code code,
+void CheckPeersFailWhenRankTwoLeaves(const std::function<void(std::unique_ptr<collective::Communicator>&)>& leave, Code code,
                                      const std::string& text) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(3, ShmOptions(60s), &store);
   ASSERT_FALSE(::testing::Test::HasFailure());
   RunOnRanks(3, [&](int r) {
     std::vector<float> data(5000, 1.0f);
-    EXPECT_TRUE(comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum).ok());
+    EXPECT_TRUE(comms[r]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum).ok());
   });
   leave(comms[2]);
   std::vector<Status> statuses(2);
   RunOnRanks(2, [&](int r) {
     std::vector<float> data(1 << 20, 1.0f);
-    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+    statuses[r] = comms[r]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);
   });
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(statuses[r].code(), code) << statuses[r].ToString();
@@ -95,24 +95,24 @@ void CheckPeersFailWhenRankTwoLeaves(const std::function<void(std::unique_ptr<Co
 }
 
 TEST(ShmFailureTest, RankThatAbortsFailsThePeersNamingIt) {
-  CheckPeersFailWhenRankTwoLeaves([](std::unique_ptr<Communicator>& c) { c->Abort("lost the chief"); },
+  CheckPeersFailWhenRankTwoLeaves([](std::unique_ptr<collective::Communicator>& c) { c->Abort("lost the chief"); },
                                   Code::kAborted, "rank 2 aborted the communicator: lost the chief");
 }
 
 TEST(ShmFailureTest, RankThatClosesFailsThePeersNamingIt) {
-  CheckPeersFailWhenRankTwoLeaves([](std::unique_ptr<Communicator>& c) { c.reset(); }, Code::kUnavailable,
+  CheckPeersFailWhenRankTwoLeaves([](std::unique_ptr<collective::Communicator>& c) { c.reset(); }, Code::kUnavailable,
                                   "closed its communicator");
 }
 
 TEST(ShmFailureTest, DifferentCollectivesAreReportedAsAMismatch) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(2, ShmOptions(60s), &store);
   ASSERT_FALSE(HasFailure());
   std::vector<Status> statuses(2);
   RunOnRanks(2, [&](int r) {
     std::vector<float> data(100, 1.0f);
-    statuses[r] = r == 0 ? comms[r]->AllReduce(data.data(), data.size(), ReduceOp::kSum)
-                         : comms[r]->AllReduce(data.data(), data.size() + 1, ReduceOp::kSum);
+    statuses[r] = r == 0 ? comms[r]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum)
+                         : comms[r]->AllReduce(data.data(), data.size() + 1, collective::ReduceOp::kSum);
   });
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(statuses[r].code(), Code::kFailedPrecondition) << statuses[r].ToString();
@@ -122,8 +122,8 @@ TEST(ShmFailureTest, DifferentCollectivesAreReportedAsAMismatch) {
 }
 
 TEST(ShmFailureTest, SetUpTimesOutNamingTheMissingRanks) {
-  InMemoryStore store;
-  auto c = collective_internal::CreateShm(ShmOptions(300ms), 0, 3, &store);
+  store::InMemoryStore store;
+  auto c = collective::internal::CreateShm(ShmOptions(300ms), 0, 3, &store);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Code::kDeadlineExceeded) << c.status().ToString();
   EXPECT_TRUE(Contains(c.status(), "ranks 1, 2 did not attach")) << c.status().ToString();
@@ -131,7 +131,7 @@ TEST(ShmFailureTest, SetUpTimesOutNamingTheMissingRanks) {
 
 // ---- Real processes. The InMemoryStore cannot cross fork(), so they meet in a directory.
 
-class DirectoryStore : public Store {
+class DirectoryStore : public store::Store {
  public:
   explicit DirectoryStore(std::string dir) : dir_(std::move(dir)) {}
   Status Set(const std::string& key, const std::string& value) override {
@@ -159,24 +159,24 @@ class DirectoryStore : public Store {
 
 // Forks rank 1, which joins, runs one AllReduce, then idles until killed. Returns its
 // pid, with rank 0's communicator (warm-up done) in `comm`.
-pid_t StartChildRank(const std::string& dir, std::unique_ptr<Communicator>* comm,
+pid_t StartChildRank(const std::string& dir, std::unique_ptr<collective::Communicator>* comm,
                      std::chrono::milliseconds timeout) {
   pid_t child = ::fork();
   if (child == 0) {
     DirectoryStore store(dir);
-    auto c = collective_internal::CreateShm(ShmOptions(timeout), 1, 2, &store);
+    auto c = collective::internal::CreateShm(ShmOptions(timeout), 1, 2, &store);
     if (!c.ok()) ::_exit(2);
     std::vector<float> data(3000, 1.0f);
-    if (!(*c)->AllReduce(data.data(), data.size(), ReduceOp::kSum).ok()) ::_exit(3);
+    if (!(*c)->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum).ok()) ::_exit(3);
     while (true) ::pause();
   }
   DirectoryStore store(dir);
-  auto c = collective_internal::CreateShm(ShmOptions(timeout), 0, 2, &store);
+  auto c = collective::internal::CreateShm(ShmOptions(timeout), 0, 2, &store);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   if (!c.ok()) return child;
   *comm = std::move(c).value();
   std::vector<float> data(3000, 1.0f);
-  Status s = (*comm)->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+  Status s = (*comm)->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(data[0], 2.0f);
   return child;
@@ -190,13 +190,13 @@ std::string TempDir() {
 
 TEST(ShmProcessTest, KilledRankFailsTheSurvivorNamingIt) {
   const std::string dir = TempDir();
-  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<collective::Communicator> comm;
   const pid_t child = StartChildRank(dir, &comm, 60s);
   ASSERT_GT(child, 0);
   ASSERT_TRUE(comm != nullptr);
   ::kill(child, SIGKILL);  // not reaped yet: a zombie must count as dead too
   std::vector<float> data(1 << 20, 1.0f);
-  Status s = comm->AllReduce(data.data(), data.size(), ReduceOp::kSum);
+  Status s = comm->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum);
   EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
   EXPECT_TRUE(Contains(s, "rank 1 (pid " + std::to_string(child) + ") exited")) << s.ToString();
   ::waitpid(child, nullptr, 0);
@@ -205,13 +205,13 @@ TEST(ShmProcessTest, KilledRankFailsTheSurvivorNamingIt) {
 
 TEST(ShmProcessTest, StoppedRankMakesTheSurvivorTimeOutNamingIt) {
   const std::string dir = TempDir();
-  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<collective::Communicator> comm;
   const pid_t child = StartChildRank(dir, &comm, 700ms);
   ASSERT_GT(child, 0);
   ASSERT_TRUE(comm != nullptr);
   ::kill(child, SIGSTOP);
   float x = 1;
-  Status s = comm->AllReduce(&x, 1, ReduceOp::kSum);
+  Status s = comm->AllReduce(&x, 1, collective::ReduceOp::kSum);
   EXPECT_EQ(s.code(), Code::kDeadlineExceeded) << s.ToString();
   EXPECT_TRUE(Contains(s, "rank 1 (pid " + std::to_string(child) + ")")) << s.ToString();
   ::kill(child, SIGKILL);
@@ -220,4 +220,4 @@ TEST(ShmProcessTest, StoppedRankMakesTheSurvivorTimeOutNamingIt) {
 }
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

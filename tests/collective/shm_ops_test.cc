@@ -6,7 +6,7 @@
 
 #include "shm_test_util.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace {
 
 using shm_testing::CreateShmRanks;
@@ -17,7 +17,7 @@ float Value(int rank, size_t i) { return static_cast<float>(rank * 100000 + stat
 
 TEST(ShmOpsTest, BroadcastFromEveryRoot) {
   for (int size : {1, 2, 3, 5, 8}) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto comms = CreateShmRanks(size, ShmOptions(std::chrono::seconds(30), 4096), &store);
     ASSERT_FALSE(HasFailure());
     for (int root = 0; root < size; ++root) {
@@ -40,7 +40,7 @@ TEST(ShmOpsTest, BroadcastFromEveryRoot) {
 }
 
 TEST(ShmOpsTest, BroadcastRejectsBadRoot) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(2, ShmOptions(), &store);
   ASSERT_FALSE(HasFailure());
   float x = 0;
@@ -50,7 +50,7 @@ TEST(ShmOpsTest, BroadcastRejectsBadRoot) {
 
 TEST(ShmOpsTest, AllGatherIncludingInPlace) {
   for (int size : {1, 2, 3, 7}) {
-    InMemoryStore store;
+    store::InMemoryStore store;
     auto comms = CreateShmRanks(size, ShmOptions(std::chrono::seconds(30), 4096), &store);
     ASSERT_FALSE(HasFailure());
     for (bool in_place : {false, true}) {
@@ -84,7 +84,7 @@ TEST(ShmOpsTest, AllGatherIncludingInPlace) {
 // No rank leaves a barrier before every rank has entered it.
 TEST(ShmOpsTest, BarrierWaitsForEveryRank) {
   const int size = 4;
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(size, ShmOptions(), &store);
   ASSERT_FALSE(HasFailure());
   for (int round = 1; round <= 20; ++round) {
@@ -103,7 +103,7 @@ TEST(ShmOpsTest, BarrierWaitsForEveryRank) {
 // Every collective after every other, sizes changing, checked each time.
 TEST(ShmOpsTest, InterleavedCollectivesStayInStep) {
   const int size = 3;
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto comms = CreateShmRanks(size, ShmOptions(std::chrono::seconds(30), 4096), &store);
   ASSERT_FALSE(HasFailure());
   std::mt19937 gen(11);
@@ -124,7 +124,7 @@ TEST(ShmOpsTest, InterleavedCollectivesStayInStep) {
       Status s;
       switch (st.kind) {
         case 0:
-          s = comms[r]->AllReduce(a.data(), st.count, ReduceOp::kSum);
+          s = comms[r]->AllReduce(a.data(), st.count, collective::ReduceOp::kSum);
           for (size_t i = 0; s.ok() && i < st.count; ++i) {
             float want = 0;
             for (int q = 0; q < size; ++q) want += Value(q, i + k);
@@ -154,4 +154,4 @@ TEST(ShmOpsTest, InterleavedCollectivesStayInStep) {
 }
 
 }  // namespace
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

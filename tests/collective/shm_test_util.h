@@ -1,5 +1,5 @@
 // Helpers for tests of the shared-memory backend: ranks as threads of this process,
-// meeting through one InMemoryStore and calling collective_internal::CreateShm directly
+// meeting through one InMemoryStore and calling collective::internal::CreateShm directly
 // (CreateCommunicator would also pick it, but these tests must not depend on the choice).
 #pragma once
 
@@ -17,13 +17,13 @@
 #include "ring_test_util.h"
 #include "store/store.h"
 
-namespace ringtrain {
+namespace ringtrain::collective {
 namespace shm_testing {
 
-inline CommunicatorOptions ShmOptions(std::chrono::milliseconds timeout = std::chrono::seconds(20),
+inline collective::CommunicatorOptions ShmOptions(std::chrono::milliseconds timeout = std::chrono::seconds(20),
                                       size_t chunk_bytes = 1 << 18) {
-  CommunicatorOptions options;
-  options.implementation = Implementation::kRing;
+  collective::CommunicatorOptions options;
+  options.implementation = collective::Implementation::kRing;
   options.timeout = timeout;
   options.chunk_bytes = chunk_bytes;
   return options;
@@ -32,12 +32,12 @@ inline CommunicatorOptions ShmOptions(std::chrono::milliseconds timeout = std::c
 using testing_util::RunOnRanks;
 
 // `size` connected shared-memory communicators; fails the test if any creation fails.
-inline std::vector<std::unique_ptr<Communicator>> CreateShmRanks(int size, const CommunicatorOptions& options,
-                                                                 Store* store) {
-  std::vector<std::unique_ptr<Communicator>> comms(size);
+inline std::vector<std::unique_ptr<collective::Communicator>> CreateShmRanks(int size, const collective::CommunicatorOptions& options,
+                                                                 store::Store* store) {
+  std::vector<std::unique_ptr<collective::Communicator>> comms(size);
   std::vector<Status> statuses(size);
   RunOnRanks(size, [&](int r) {
-    auto c = collective_internal::CreateShm(options, r, size, store);
+    auto c = collective::internal::CreateShm(options, r, size, store);
     statuses[r] = c.status();
     if (c.ok()) comms[r] = std::move(c).value();
   });
@@ -54,4 +54,4 @@ inline bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 }  // namespace shm_testing
-}  // namespace ringtrain
+}  // namespace ringtrain::collective

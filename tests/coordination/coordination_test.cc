@@ -420,8 +420,8 @@ TEST(CoordinationTest, WaitForShutdown) {
 TEST(CoordinationTest, ClientImplementsStore) {
   auto server = StartServer(kTwoTasks);
   ASSERT_NE(server, nullptr);
-  std::unique_ptr<Store> store = MakeClient(server->port(), "chief:0");
-  PrefixStore prefixed(store.get(), "ring0/");
+  std::unique_ptr<store::Store> store = MakeClient(server->port(), "chief:0");
+  store::PrefixStore prefixed(store.get(), "ring0/");
   ASSERT_TRUE(prefixed.Set("k", "v").ok());
   auto got = store->Get("ring0/k", Deadline::After(milliseconds(2000)));
   ASSERT_TRUE(got.ok()) << got.status().ToString();

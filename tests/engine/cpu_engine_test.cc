@@ -56,8 +56,8 @@ TEST(CpuEngineTest, StepsMatchTheModelDrivenByHand) {
   auto engine = NewCpuEngine(f.model.get(), f.optimizer.get(), kBatch);
   EXPECT_FALSE(engine->on_gpu());
   EXPECT_NE(engine->Describe().find("CPU"), std::string::npos);
-  InMemoryStore store;
-  auto comm = CreateCommunicator(CommunicatorOptions{}, 0, 1, &store);
+  store::InMemoryStore store;
+  auto comm = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
   ASSERT_TRUE(comm.ok()) << comm.status().ToString();
   EXPECT_EQ(engine->GradientBuffer(**comm), f.model->grads());
   ASSERT_TRUE(engine->LoadFromHost().ok());

@@ -317,7 +317,7 @@ void ScaleGradients(float* grads, size_t n, bool on_device, float factor) {
 // The trainer's order: the next batch is submitted while the current step runs.
 // reload_after > 0 (GPU only): after that many steps the state goes back to the host
 // (StoreToHost) and a new engine continues from it (LoadFromHost: weights, slots).
-void Train(bool gpu, Opt opt, Implementation impl, TrainResult* out, size_t reload_after = 0) {
+void Train(bool gpu, Opt opt, collective::Implementation impl, TrainResult* out, size_t reload_after = 0) {
   auto model_or = nn::Model::FromJson(W2Model(), /*seed=*/7);
   ASSERT_TRUE(model_or.ok()) << model_or.status().ToString();
   std::unique_ptr<nn::Model> model = std::move(model_or).value();
@@ -331,12 +331,12 @@ void Train(bool gpu, Opt opt, Implementation impl, TrainResult* out, size_t relo
   } else {
     engine = engine::NewCpuEngine(model.get(), optimizer.get(), kMaxBatch);
   }
-  InMemoryStore store;
-  CommunicatorOptions options;
+  store::InMemoryStore store;
+  collective::CommunicatorOptions options;
   options.implementation = impl;
-  auto comm_or = CreateCommunicator(options, 0, 1, &store);
+  auto comm_or = collective::CreateCommunicator(options, 0, 1, &store);
   ASSERT_TRUE(comm_or.ok()) << comm_or.status().ToString();
-  std::unique_ptr<Communicator> comm = std::move(comm_or).value();
+  std::unique_ptr<collective::Communicator> comm = std::move(comm_or).value();
 
   const size_t example = model->input_size();
   int total = 0;
@@ -366,7 +366,7 @@ void Train(bool gpu, Opt opt, Implementation impl, TrainResult* out, size_t relo
     ASSERT_TRUE(stats.ok()) << stats.status().ToString();
     EXPECT_EQ(last_ready, 0u) << "on_ready's last call must be with 0";
     out->steps.push_back(*stats);
-    ASSERT_TRUE(comm->AllReduce(grads, n, ReduceOp::kSum).ok());
+    ASSERT_TRUE(comm->AllReduce(grads, n, collective::ReduceOp::kSum).ok());
     ScaleGradients(grads, n, gpu && std::strcmp(comm->backend_name(), "NCCL") == 0, StepGradientFactor(s));
     ASSERT_TRUE(engine->ApplyUpdate().ok());
     if (gpu && s + 1 == reload_after) {
@@ -397,9 +397,9 @@ void ExpectStatsNear(const nn::LossStats& gpu, const nn::LossStats& cpu, const s
   EXPECT_EQ(gpu.correct, cpu.correct) << what;
 }
 
-void CheckTraining(Opt opt, Implementation impl) {
+void CheckTraining(Opt opt, collective::Implementation impl) {
   TrainResult cpu, gpu;
-  ASSERT_NO_FATAL_FAILURE(Train(false, opt, Implementation::kRing, &cpu));
+  ASSERT_NO_FATAL_FAILURE(Train(false, opt, collective::Implementation::kRing, &cpu));
   ASSERT_NO_FATAL_FAILURE(Train(true, opt, impl, &gpu));
   ASSERT_EQ(gpu.steps.size(), cpu.steps.size());
   for (size_t s = 0; s < cpu.steps.size(); ++s) ExpectStatsNear(gpu.steps[s], cpu.steps[s], "step " + std::to_string(s));
@@ -416,30 +416,30 @@ void CheckTraining(Opt opt, Implementation impl) {
 
 TEST(GpuParityTest, TrainingStepsSgdMomentumMatchCpu) {
   SKIP_WITHOUT_GPU();
-  CheckTraining(Opt::kSgdMomentum, Implementation::kRing);
+  CheckTraining(Opt::kSgdMomentum, collective::Implementation::kRing);
 }
 
 TEST(GpuParityTest, TrainingStepsSgdNesterovMatchCpu) {
   SKIP_WITHOUT_GPU();
-  CheckTraining(Opt::kSgdNesterov, Implementation::kRing);
+  CheckTraining(Opt::kSgdNesterov, collective::Implementation::kRing);
 }
 
 TEST(GpuParityTest, TrainingStepsAdamMatchCpu) {
   SKIP_WITHOUT_GPU();
-  CheckTraining(Opt::kAdam, Implementation::kRing);
+  CheckTraining(Opt::kAdam, collective::Implementation::kRing);
 }
 
 // NCCL reduces the device gradient buffer itself (no host mirror).
 TEST(GpuParityTest, TrainingStepsAdamOverNcclMatchCpu) {
   SKIP_WITHOUT_GPU();
-  InMemoryStore store;
-  CommunicatorOptions options;
-  options.implementation = Implementation::kNccl;
-  auto probe = CreateCommunicator(options, 0, 1, &store);
+  store::InMemoryStore store;
+  collective::CommunicatorOptions options;
+  options.implementation = collective::Implementation::kNccl;
+  auto probe = collective::CreateCommunicator(options, 0, 1, &store);
   if (!probe.ok()) GTEST_SKIP() << "no NCCL communicator: " << probe.status().ToString();
   EXPECT_STREQ((*probe)->backend_name(), "NCCL");
   probe = Status(Code::kAborted, "closed");  // one communicator at a time
-  CheckTraining(Opt::kAdam, Implementation::kNccl);
+  CheckTraining(Opt::kAdam, collective::Implementation::kNccl);
 }
 
 // StoreToHost then LoadFromHost into a new engine mid-run (weights, optimizer slots,
@@ -449,8 +449,8 @@ TEST(GpuParityTest, ReloadThroughHostContinuesTheSameRun) {
   for (Opt opt : {Opt::kSgdMomentum, Opt::kAdam}) {
     SCOPED_TRACE(opt == Opt::kAdam ? "adam" : "sgd momentum");
     TrainResult straight, reloaded;
-    ASSERT_NO_FATAL_FAILURE(Train(true, opt, Implementation::kRing, &straight));
-    ASSERT_NO_FATAL_FAILURE(Train(true, opt, Implementation::kRing, &reloaded, /*reload_after=*/2));
+    ASSERT_NO_FATAL_FAILURE(Train(true, opt, collective::Implementation::kRing, &straight));
+    ASSERT_NO_FATAL_FAILURE(Train(true, opt, collective::Implementation::kRing, &reloaded, /*reload_after=*/2));
     ASSERT_EQ(straight.params.size(), reloaded.params.size());
     EXPECT_EQ(std::memcmp(straight.params.data(), reloaded.params.data(), straight.params.size() * sizeof(float)), 0);
     ASSERT_EQ(straight.slots.size(), reloaded.slots.size());
@@ -464,8 +464,8 @@ TEST(GpuParityTest, ReloadThroughHostContinuesTheSameRun) {
 TEST(GpuParityTest, SameStepsTwiceGiveTheSameBits) {
   SKIP_WITHOUT_GPU();
   TrainResult a, b;
-  ASSERT_NO_FATAL_FAILURE(Train(true, Opt::kAdam, Implementation::kRing, &a));
-  ASSERT_NO_FATAL_FAILURE(Train(true, Opt::kAdam, Implementation::kRing, &b));
+  ASSERT_NO_FATAL_FAILURE(Train(true, Opt::kAdam, collective::Implementation::kRing, &a));
+  ASSERT_NO_FATAL_FAILURE(Train(true, Opt::kAdam, collective::Implementation::kRing, &b));
   ASSERT_EQ(a.params.size(), b.params.size());
   EXPECT_EQ(std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(float)), 0);
   ASSERT_EQ(a.slots.size(), b.slots.size());

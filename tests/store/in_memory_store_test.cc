@@ -8,7 +8,7 @@ namespace ringtrain {
 namespace {
 
 TEST(InMemoryStoreTest, GetWaitsForSet) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   std::thread setter([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_TRUE(store.Set("k", "v").ok());
@@ -20,7 +20,7 @@ TEST(InMemoryStoreTest, GetWaitsForSet) {
 }
 
 TEST(InMemoryStoreTest, GetTimesOutNamingKey) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   auto v = store.Get("missing", Deadline::After(std::chrono::milliseconds(10)));
   ASSERT_FALSE(v.ok());
   EXPECT_EQ(v.status().code(), Code::kDeadlineExceeded);
@@ -28,8 +28,8 @@ TEST(InMemoryStoreTest, GetTimesOutNamingKey) {
 }
 
 TEST(PrefixStoreTest, Prefixes) {
-  InMemoryStore base;
-  PrefixStore a(&base, "a/");
+  store::InMemoryStore base;
+  store::PrefixStore a(&base, "a/");
   ASSERT_TRUE(a.Set("x", "1").ok());
   auto v = base.Get("a/x", Deadline::After(std::chrono::milliseconds(10)));
   ASSERT_TRUE(v.ok());

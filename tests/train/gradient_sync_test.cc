@@ -15,17 +15,17 @@ using namespace std::chrono_literals;
 
 // Runs `n` ranks as threads over loopback TCP; rank r's gradients are r+1+(i%5).
 std::vector<std::vector<float>> ReduceInPacks(int n, size_t count, size_t bytes_per_pack) {
-  InMemoryStore store;
+  store::InMemoryStore store;
   std::vector<std::vector<float>> grads(n, std::vector<float>(count));
   std::vector<Status> status(n);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
-      CommunicatorOptions o;
-      o.implementation = Implementation::kRing;
-      o.transport = Transport::kTcp;
+      collective::CommunicatorOptions o;
+      o.implementation = collective::Implementation::kRing;
+      o.transport = collective::Transport::kTcp;
       o.timeout = 30s;
-      auto comm = CreateCommunicator(o, r, n, &store);
+      auto comm = collective::CreateCommunicator(o, r, n, &store);
       if (!comm.ok()) {
         status[r] = comm.status();
         return;
@@ -65,8 +65,8 @@ TEST(GradientSyncTest, EveryPackSizeGivesTheExactSumOnEveryRank) {
 }
 
 TEST(GradientSyncTest, PackCount) {
-  InMemoryStore store;
-  auto comm = CreateCommunicator(CommunicatorOptions{}, 0, 1, &store);
+  store::InMemoryStore store;
+  auto comm = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
   ASSERT_TRUE(comm.ok());
   std::vector<float> g(1000);
   EXPECT_EQ(GradientSync(comm->get(), g.data(), 1000, 0, 1s).num_packs(), 1u);
@@ -76,19 +76,19 @@ TEST(GradientSyncTest, PackCount) {
 }
 
 TEST(GradientSyncTest, FailureIsReportedNotHung) {
-  InMemoryStore store;
-  std::unique_ptr<Communicator> c0, c1;
+  store::InMemoryStore store;
+  std::unique_ptr<collective::Communicator> c0, c1;
   std::thread t([&] {
-    CommunicatorOptions o;
-    o.transport = Transport::kTcp;
+    collective::CommunicatorOptions o;
+    o.transport = collective::Transport::kTcp;
     o.timeout = 10s;
-    auto c = CreateCommunicator(o, 1, 2, &store);
+    auto c = collective::CreateCommunicator(o, 1, 2, &store);
     if (c.ok()) c1 = std::move(c).value();
   });
-  CommunicatorOptions o;
-  o.transport = Transport::kTcp;
+  collective::CommunicatorOptions o;
+  o.transport = collective::Transport::kTcp;
   o.timeout = 10s;
-  auto c = CreateCommunicator(o, 0, 2, &store);
+  auto c = collective::CreateCommunicator(o, 0, 2, &store);
   t.join();
   ASSERT_TRUE(c.ok() && c1);
   c0 = std::move(c).value();

@@ -39,9 +39,9 @@ constexpr char kSeedDecay[] =
     R"("lr_schedule": {"type": "piecewise_constant", "unit": "epoch", "boundaries": [3, 7],
                        "values": [1e-3, 1e-4, 1e-5]})";
 
-std::unique_ptr<Communicator> Local() {
-  InMemoryStore store;
-  auto c = CreateCommunicator(CommunicatorOptions{}, 0, 1, &store);
+std::unique_ptr<collective::Communicator> Local() {
+  store::InMemoryStore store;
+  auto c = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return std::move(c).value();
 }
@@ -55,7 +55,7 @@ struct FitRun {
   // Evaluate prints its line there too).
   std::unique_ptr<FILE, CloseFile> out;
   std::unique_ptr<Trainer> trainer;
-  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<collective::Communicator> comm;
   std::vector<backup::TrainState> backups;
   std::string output;  // what the trainer printed
 };
@@ -319,7 +319,7 @@ TEST(ValidationRanksTest, TwoRanksAgreeOnValidationMetrics) {
   const int n = 2;
   std::vector<std::vector<EpochResult>> history(n);
   std::vector<uint64_t> fp(n);
-  std::vector<Status> result = RunRanks(n, [&](int r, Communicator* comm) {
+  std::vector<Status> result = RunRanks(n, [&](int r, collective::Communicator* comm) {
     TrainerOptions o;
     o.rank = r;
     o.num_workers = n;

@@ -26,9 +26,9 @@ config::JobConfig Job(const std::string& optimizer, int save_freq) {
   return *job;
 }
 
-std::unique_ptr<Communicator> Local() {
-  InMemoryStore store;
-  auto c = CreateCommunicator(CommunicatorOptions{}, 0, 1, &store);
+std::unique_ptr<collective::Communicator> Local() {
+  store::InMemoryStore store;
+  auto c = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return std::move(c).value();
 }
@@ -123,7 +123,7 @@ TEST(ResumeTest, SyncStateCatchesUpARestartedRank) {
   const auto job = Job(R"({"type": "adam", "learning_rate": 0.01})", 5);
   auto run_ranks = [&](const backup::TrainState* from, std::vector<uint64_t>* fp, std::vector<int64_t>* start,
                        std::vector<backup::TrainState>* backups) {
-    std::vector<Status> result = RunRanks(n, [&](int r, Communicator* comm) {
+    std::vector<Status> result = RunRanks(n, [&](int r, collective::Communicator* comm) {
       auto t = NewTrainer(job, r, n);
       Status st = t->Prepare(comm);
       if (st.ok() && from != nullptr && r != 2) st = t->Restore(*from);

@@ -29,15 +29,15 @@ config::JobConfig SyntheticJob(int epochs, const std::string& optimizer) {
 }
 
 // What the recovery driver does on a fresh communicator: agree, align, train.
-Status Train(Trainer* t, Communicator* comm) {
+Status Train(Trainer* t, collective::Communicator* comm) {
   RT_RETURN_IF_ERROR(t->Prepare(comm));
   RT_RETURN_IF_ERROR(t->SyncState(comm));
   return t->Fit(comm);
 }
 
-std::unique_ptr<Communicator> Local() {
-  InMemoryStore store;
-  auto c = CreateCommunicator(CommunicatorOptions{}, 0, 1, &store);
+std::unique_ptr<collective::Communicator> Local() {
+  store::InMemoryStore store;
+  auto c = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return std::move(c).value();
 }
@@ -82,7 +82,7 @@ TEST_P(TrainerRanksTest, ThreeRanksOverLoopbackEndIdentical) {
   const int bytes_per_pack = GetParam();
   const int n = 3;
   std::vector<uint64_t> fp(n);
-  std::vector<Status> result = RunRanks(n, [&](int r, Communicator* comm) {
+  std::vector<Status> result = RunRanks(n, [&](int r, collective::Communicator* comm) {
     TrainerOptions o;
     o.rank = r;
     o.num_workers = n;
