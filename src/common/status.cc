@@ -17,9 +17,22 @@ const char* CodeName(Code code) {
     case Code::kDataLoss: return "DATA_LOSS";
     case Code::kPermissionDenied: return "PERMISSION_DENIED";
     case Code::kUnimplemented: return "UNIMPLEMENTED";
+    case Code::kResourceExhausted: return "RESOURCE_EXHAUSTED";
     case Code::kInternal: return "INTERNAL";
   }
   return "UNKNOWN";
+}
+
+const char* SubjectName(Subject subject) {
+  switch (subject) {
+    case Subject::kUnknown: return "unknown";
+    case Subject::kConfig: return "config";
+    case Subject::kData: return "data";
+    case Subject::kCluster: return "cluster";
+    case Subject::kPeers: return "peers";
+    case Subject::kStorage: return "storage";
+  }
+  return "unknown";
 }
 
 std::string Status::ToString() const {
@@ -29,7 +42,12 @@ std::string Status::ToString() const {
 
 Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
-  return Status(code_, context + ": " + message_);
+  return Status(code_, context + ": " + message_, subject_);
+}
+
+Status Status::About(Subject subject) const {
+  if (ok() || subject_ != Subject::kUnknown) return *this;
+  return Status(code_, message_, subject);
 }
 
 Status ErrnoError(const std::string& what, int err) {
@@ -43,7 +61,14 @@ Status ErrnoError(const std::string& what, int err) {
     case ENETUNREACH:
     case ETIMEDOUT: return UnavailableError(msg);
     case EACCES:
-    case EPERM: return PermissionDeniedError(msg);
+    case EPERM:
+    case EROFS: return PermissionDeniedError(msg);
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case ENOMEM: return ResourceExhaustedError(msg);
+    case EISDIR:
+    case ENOTDIR: return InvalidArgumentError(msg);
     default: return InternalError(msg);
   }
 }

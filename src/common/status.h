@@ -21,29 +21,51 @@ enum class Code {
   kAborted,             // an operation was stopped by Abort() or a peer failure
   kFailedPrecondition,  // the system is not in a state that allows the call
   kDataLoss,            // corrupt or truncated data
-  kPermissionDenied,    // refused by the other side (e.g. a different job)
+  kPermissionDenied,    // refused by the other side (e.g. a different job), or by the file system
   kUnimplemented,       // a feature this build does not have
+  kResourceExhausted,   // a disk is full, or a job would need more memory than the bound allows
   kInternal,            // a bug or an unexpected system error
 };
 
 const char* CodeName(Code code);
 
+// What a failure concerns: together with the code it decides the process's exit code
+// (common/exit_policy.h, the README's "Exit codes"). The edge that knows sets it -- the
+// data reader kData, the file writer kStorage, the cluster session kCluster -- with
+// About(); WithContext keeps it, and About never replaces one already set, so the
+// innermost edge wins ("writing the history: <disk full>" stays kStorage).
+enum class Subject {
+  kUnknown,  // not set: the code alone decides
+  kConfig,   // TF_CONFIG, the job file, flags, settings, the cluster secret
+  kData,     // the training or evaluation data files
+  kCluster,  // meeting the other tasks: registration, rendezvous, forming a ring
+  kPeers,    // another task failed or hung while this one trained
+  kStorage,  // files this task writes or reads back: model, backups, checkpoints, history, TensorBoard
+};
+
+const char* SubjectName(Subject subject);
+
 class Status {
  public:
   Status() = default;  // OK
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message, Subject subject = Subject::kUnknown)
+      : code_(code), subject_(code == Code::kOk ? Subject::kUnknown : subject), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
+  Subject subject() const { return subject_; }
   const std::string& message() const { return message_; }
   // "INVALID_ARGUMENT: message" (or "OK").
   std::string ToString() const;
-  // Returns a copy whose message is "context: message".
+  // Returns a copy whose message is "context: message" (same code and subject).
   Status WithContext(const std::string& context) const;
+  // Returns a copy about `subject`, unless it is OK or already about something.
+  Status About(Subject subject) const;
 
  private:
   Code code_ = Code::kOk;
+  Subject subject_ = Subject::kUnknown;
   std::string message_;
 };
 
@@ -56,8 +78,11 @@ inline Status FailedPreconditionError(std::string m) { return {Code::kFailedPrec
 inline Status DataLossError(std::string m) { return {Code::kDataLoss, std::move(m)}; }
 inline Status PermissionDeniedError(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
 inline Status UnimplementedError(std::string m) { return {Code::kUnimplemented, std::move(m)}; }
+inline Status ResourceExhaustedError(std::string m) { return {Code::kResourceExhausted, std::move(m)}; }
 inline Status InternalError(std::string m) { return {Code::kInternal, std::move(m)}; }
-// "what: strerror(errno)" as an INTERNAL or UNAVAILABLE status, chosen from errno.
+// "what: strerror(errno)" with a code chosen from errno: NOT_FOUND (ENOENT), UNAVAILABLE
+// (connection errors), PERMISSION_DENIED (EACCES, EPERM, EROFS), RESOURCE_EXHAUSTED
+// (ENOSPC, EDQUOT, EFBIG, ENOMEM), INVALID_ARGUMENT (EISDIR, ENOTDIR), else INTERNAL.
 Status ErrnoError(const std::string& what, int err);
 
 template <typename T>

@@ -15,6 +15,7 @@ grpc::Status ToGrpcStatus(const Status& status) {
     case Code::kDataLoss: code = grpc::StatusCode::DATA_LOSS; break;
     case Code::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
     case Code::kUnimplemented: code = grpc::StatusCode::UNIMPLEMENTED; break;
+    case Code::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
     case Code::kInternal: code = grpc::StatusCode::INTERNAL; break;
   }
   return grpc::Status(code, status.message());
@@ -42,6 +43,10 @@ Status FromGrpcStatus(const grpc::Status& status, const std::string& address, co
     case grpc::StatusCode::UNAUTHENTICATED:
       return PermissionDeniedError("the chief's coordination service at " + address + " refused " + rpc +
                                    " because of the cluster secret: " + detail);
+    // gRPC's own limits (a message over the size limit) or the service's.
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return ResourceExhaustedError(rpc + " to the chief's coordination service at " + address +
+                                    " was refused for its size or the service's resources: " + detail);
     // Refusals the service decided itself: its message is already meant for the user.
     case grpc::StatusCode::INVALID_ARGUMENT: return InvalidArgumentError(detail);
     case grpc::StatusCode::NOT_FOUND: return NotFoundError(detail);
