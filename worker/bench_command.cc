@@ -12,7 +12,7 @@
 #include "bench/report.h"
 #include "cluster/cluster_session.h"
 #include "commands.h"
-#include "common/exit_codes.h"
+#include "common/exit_policy.h"
 #include "common/logging.h"
 #include "config/settings.h"
 #include "config/tf_config.h"
@@ -80,10 +80,7 @@ int RunLocal(const BenchFlags& f, const std::string& self_path) {
   o.label = "bench";
   o.grace_s = f.timeout_s + 10;
   auto code = RunLocalCluster(o);
-  if (!code.ok()) {
-    PrintError(code.status().message());
-    return kExitInternal;
-  }
+  if (!code.ok()) return cli::Fail(InternalError(code.status().message()));  // could not start the processes
   return *code;
 }
 
@@ -99,31 +96,31 @@ std::string BenchJobJson(const BenchFlags& f) {
   return j.dump();
 }
 
-int Fail(int code, const std::string& task, const Status& s) { return cli::Fail(code, s.WithContext(task)); }
+int Fail(const std::string& task, const Status& s) { return cli::Fail(s.WithContext(task)); }
 
 int RunTask(const BenchFlags& f) {
   auto settings = config::LoadSettings();
-  if (!settings.ok()) return Fail(kExitBadConfig, "bench", settings.status());
+  if (!settings.ok()) return Fail("bench", settings.status().About(Subject::kConfig));
   auto tf_text = config::ReadTfConfigText(f.tf_config);
   if (!tf_text.ok()) {
-    return Fail(kExitBadConfig, "bench",
-                tf_text.status().WithContext("without --workers N the benchmark runs as one task of TF_CONFIG's "
-                                             "cluster"));
+    return Fail("bench", tf_text.status()
+                             .WithContext("without --workers N the benchmark runs as one task of TF_CONFIG's cluster")
+                             .About(Subject::kConfig));
   }
   auto spec = config::ParseTfConfig(*tf_text);
-  if (!spec.ok()) return Fail(kExitBadConfig, "bench", spec.status());
+  if (!spec.ok()) return Fail("bench", spec.status().About(Subject::kConfig));
   const std::string task = spec->task().ToString();
   SetLogTag(task);
   if (spec->is_evaluator()) {
-    return Fail(kExitBadConfig, task, InvalidArgumentError("an evaluator takes no part in collectives; run the "
-                                                           "benchmark on the chief and worker tasks"));
+    return Fail(task, InvalidArgumentError("an evaluator takes no part in collectives; run the benchmark on the chief "
+                                           "and worker tasks")
+                          .About(Subject::kConfig));
   }
 
   auto security = LoadSecurity(*settings, *spec, "", "", "");
-  if (!security.ok()) return Fail(kExitBadConfig, task, security.status());
-  int code = kExitOk;
-  auto session = cluster::ClusterSession::Join(*spec, *settings, BenchJobJson(f), &code, *security);
-  if (!session.ok()) return Fail(code, task, session.status());
+  if (!security.ok()) return Fail(task, security.status().About(Subject::kConfig));
+  auto session = cluster::ClusterSession::Join(*spec, *settings, BenchJobJson(f), *security);
+  if (!session.ok()) return Fail(task, session.status());
 
   collective::CommunicatorOptions copts;
   copts.implementation = f.backend == "nccl" ? collective::Implementation::kNccl
@@ -135,9 +132,9 @@ int RunTask(const BenchFlags& f) {
   copts.timeout = std::chrono::seconds(f.timeout_s);
   copts.cluster_secret = security->cluster_secret;
   auto formed = (*session)->Rendezvous(-1, "");
-  if (!formed.ok()) return Fail(kExitRendezvous, task, formed.status());
-  auto comm = (*session)->CreateCommunicator(copts, formed->generation, &code);
-  if (!comm.ok()) return Fail(code, task, comm.status());
+  if (!formed.ok()) return Fail(task, formed.status());
+  auto comm = (*session)->CreateCommunicator(copts, formed->generation);
+  if (!comm.ok()) return Fail(task, comm.status());
   RT_LOG(INFO) << "benchmarking " << (*comm)->backend_name() << " on " << (*comm)->size() << " ranks";
 
   bench::RunDescription run;
@@ -161,10 +158,9 @@ int RunTask(const BenchFlags& f) {
   if (!st.ok()) {
     std::string why = (*session)->failure();
     if (!why.empty() && st.message().find(why) == std::string::npos) st = st.WithContext(why);
-    int exit = st.code() == Code::kDataLoss          ? kExitInternal
-               : st.code() == Code::kInvalidArgument ? kExitBadConfig
-                                                     : kExitPeerFailure;
-    return Fail(exit, task, st);
+    // A wrong result (DATA_LOSS) is a bug (1), bad options the configuration's (2), and
+    // anything else the peers' (5): the policy's reading of the untagged codes.
+    return Fail(task, st);
   }
   comm->reset();
   (*session)->Leave();
@@ -178,14 +174,12 @@ int RunBench(const std::vector<std::string>& args, const std::string& self_path)
     return RunBenchTrain(std::vector<std::string>(args.begin() + 1, args.end()), self_path);
   }
   if (args.empty() || args[0] != "allreduce") {
-    PrintError("usage: ringtrain bench allreduce|train [flags]; `ringtrain help` lists the flags");
-    return kExitBadConfig;
+    return cli::Fail(InvalidArgumentError("usage: ringtrain bench allreduce|train [flags]; `ringtrain help` lists the "
+                                          "flags")
+                         .About(Subject::kConfig));
   }
   auto flags = ParseBenchFlags(std::vector<std::string>(args.begin() + 1, args.end()));
-  if (!flags.ok()) {
-    PrintError(flags.status().message());
-    return kExitBadConfig;
-  }
+  if (!flags.ok()) return cli::Fail(flags.status().About(Subject::kConfig));
   return flags->workers > 0 ? RunLocal(*flags, self_path) : RunTask(*flags);
 }
 

@@ -12,7 +12,7 @@
 #include "bench/train_report.h"
 #include "checkpoint/safetensors.h"
 #include "commands.h"
-#include "common/exit_codes.h"
+#include "common/exit_policy.h"
 #include "common/file.h"
 #include "config/job_config.h"
 #include "flags.h"
@@ -34,18 +34,18 @@ struct TempFiles {
 
 int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_path) {
   auto flags = Flags::Parse(args, {"job", "workers", "epochs", "warmup_epochs", "base_port", "device"}, {});
-  if (!flags.ok()) return Fail(kExitBadConfig, flags.status());
+  if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   auto workers = flags->get_int("workers", 2, 1, 64);
   auto epochs = flags->get_int("epochs", 0, 0, 100000);
   auto warmup = flags->get_int("warmup_epochs", 1, 0, 100000);
   auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
   for (const Status& s : {workers.status(), epochs.status(), warmup.status(), base_port.status()}) {
-    if (!s.ok()) return Fail(kExitBadConfig, s);
+    if (!s.ok()) return Fail(s.About(Subject::kConfig));
   }
-  if (!flags->has("job")) return Fail(kExitBadConfig, InvalidArgumentError("--job JOB.json is required"));
+  if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
   const std::string job_path = flags->get("job");
   auto job = config::LoadJobConfig(job_path);
-  if (!job.ok()) return Fail(kExitBadConfig, job.status());
+  if (!job.ok()) return Fail(job.status().About(Subject::kConfig));
 
   // The benchmark measures training only: no saved model, checkpoints, backups,
   // TensorBoard or validation. The copy sits beside the job so relative paths resolve.
@@ -63,9 +63,9 @@ int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_
   bench_job["history_file"] = history;
   temp.paths = {tmp_job, history};
   auto checked = config::ParseJobConfig(bench_job.dump(), dir.string());
-  if (!checked.ok()) return Fail(kExitBadConfig, checked.status());
+  if (!checked.ok()) return Fail(checked.status().About(Subject::kConfig));
   Status written = checkpoint::WriteFileAtomically(tmp_job, bench_job.dump(2));
-  if (!written.ok()) return Fail(kExitBadData, written);
+  if (!written.ok()) return Fail(written.WithContext("writing the benchmark's copy of the job").About(Subject::kStorage));
 
   LocalClusterOptions options;
   options.exe = ResolveExecutable(self_path);
@@ -78,15 +78,15 @@ int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_
   std::fprintf(stdout, "# training %s on %d local worker(s)...\n", job_path.c_str(), *workers);
   std::fflush(stdout);
   auto code = RunLocalCluster(options);
-  if (!code.ok()) return Fail(kExitInternal, code.status());
+  if (!code.ok()) return Fail(InternalError(code.status().message()));  // could not start the processes
   if (*code != kExitOk) return *code;
 
   auto text = ReadFile(history);
-  if (!text.ok()) return Fail(kExitInternal, text.status().WithContext("reading the chief's history"));
+  if (!text.ok()) return Fail(InternalError("reading the chief's history: " + text.status().message()));
   auto records = bench::ParseHistory(*text);
-  if (!records.ok()) return Fail(kExitInternal, records.status());
+  if (!records.ok()) return Fail(InternalError(records.status().message()));
   auto summary = bench::SummarizeTraining(*records, *warmup);
-  if (!summary.ok()) return Fail(kExitBadConfig, summary.status());
+  if (!summary.ok()) return Fail(summary.status().About(Subject::kConfig));
   std::fputs(bench::FormatTrainSummary(*summary, job_path, *workers).c_str(), stdout);
   std::fflush(stdout);
   return kExitOk;

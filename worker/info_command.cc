@@ -118,8 +118,9 @@ void PrintInfoText(const device::RuntimeInfo& rt, const StatusOr<device::Placeme
 
 int RunVersion(const std::vector<std::string>& args) {
   if (!args.empty()) {
-    return Fail(kExitBadConfig, InvalidArgumentError("`ringtrain version` takes no arguments, got '" + args[0] +
-                                                     "'; run `ringtrain info` for what this machine has"));
+    return Fail(InvalidArgumentError("`ringtrain version` takes no arguments, got '" + args[0] +
+                                     "'; run `ringtrain info` for what this machine has")
+                    .About(Subject::kConfig));
   }
   std::printf("ringtrain %s\n%s\n", RINGTRAIN_VERSION, BuildLine().c_str());
   return kExitOk;
@@ -127,7 +128,7 @@ int RunVersion(const std::vector<std::string>& args) {
 
 int RunInfo(const std::vector<std::string>& args) {
   auto flags = Flags::Parse(args, {"json"}, {"json"});
-  if (!flags.ok()) return Fail(kExitBadConfig, flags.status());
+  if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   const device::RuntimeInfo& rt = device::Runtime();
   const int local_rank = device::LocalRank(0);
   const StatusOr<device::Placement> placement = device::Place(device::DeviceKind::kAuto, local_rank);

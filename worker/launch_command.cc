@@ -1,6 +1,8 @@
 // `ringtrain launch`: starts N local workers on free loopback ports with their
 // TF_CONFIG set, prefixes each line of their output with the task ("[worker:1] "),
-// and exits non-zero if any worker fails (with the first failing worker's code).
+// and exits non-zero if any worker fails: with the code of the failure that caused the
+// others (common/exit_policy.h RootCauseExit), e.g. the chief's 6 rather than the 5 of
+// the worker that lost it.
 //
 //   ringtrain launch --workers N --job JOB.json [--base_port P] [--grace_s S]
 //                    [--max_restarts K] [-- worker flags]
@@ -25,24 +27,15 @@ namespace ringtrain::cli {
 
 int RunLaunch(const std::vector<std::string>& args, const std::string& self_path) {
   auto flags = Flags::Parse(args, {"workers", "job", "base_port", "grace_s", "max_restarts"});
-  if (!flags.ok()) {
-    PrintError(flags.status().message());
-    return kExitBadConfig;
-  }
+  if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   auto n = flags->get_int("workers", 2, 1, 64);
   auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
   auto grace_s = flags->get_int("grace_s", 30, 1, 3600);
   auto max_restarts = flags->get_int("max_restarts", 0, 0, 1000);
   for (const Status& s : {n.status(), base_port.status(), grace_s.status(), max_restarts.status()}) {
-    if (!s.ok()) {
-      PrintError(s.message());
-      return kExitBadConfig;
-    }
+    if (!s.ok()) return Fail(s.About(Subject::kConfig));
   }
-  if (!flags->has("job")) {
-    PrintError("--job JOB.json is required");
-    return kExitBadConfig;
-  }
+  if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
   LocalClusterOptions options;
   options.exe = ResolveExecutable(self_path);
   options.args = {"worker", "--job", flags->get("job")};
@@ -52,10 +45,7 @@ int RunLaunch(const std::vector<std::string>& args, const std::string& self_path
   options.grace_s = *grace_s;
   options.max_restarts = *max_restarts;
   auto code = RunLocalCluster(options);
-  if (!code.ok()) {
-    PrintError(code.status().message());
-    return kExitInternal;
-  }
+  if (!code.ok()) return Fail(InternalError(code.status().message()));  // could not start the processes
   return *code;
 }
 

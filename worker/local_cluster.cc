@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/exit_codes.h"
+#include "common/exit_policy.h"
 
 namespace ringtrain::cli {
 namespace {
@@ -212,10 +212,6 @@ bool Restart(const LocalClusterOptions& o, Child& c) {
 
 }  // namespace
 
-bool IsRestartableExit(int code) {
-  return code > 128 || code == kExitInternal || code == kExitRendezvous || code == kExitPeerFailure;
-}
-
 std::string ResolveExecutable(const std::string& self_path) {
   char buf[PATH_MAX];
   ssize_t len = ::readlink(self_path.c_str(), buf, sizeof(buf) - 1);
@@ -262,6 +258,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   }
 
   int first_failure = 0;
+  std::vector<int> failures;  // final exit codes, in the order the children exited
+  std::vector<int> stopped;   // those of children this function stopped with SIGTERM/SIGKILL
   Clock::time_point failed_at{}, term_sent_at{};
   bool term_sent = false, kill_sent = false;
   size_t running = children.size();
@@ -298,6 +296,9 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
         continue;
       }
       WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
+      const bool stopped_by_us = (term_sent && c.code == ExitCodeOfSignal(SIGTERM)) ||
+                                 (kill_sent && c.code == ExitCodeOfSignal(SIGKILL));
+      (stopped_by_us ? stopped : failures).push_back(c.code);
       if (restartable && c.restarts >= o.max_restarts) {
         WriteAll(o.report, o.label + ": " + c.name + " failed again after " + std::to_string(c.restarts) +
                                " restart(s); giving up (--max_restarts " + std::to_string(o.max_restarts) +
@@ -335,8 +336,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   for (auto& c : children) {
     if (c.code != 0) ReportKept(o.report, c);
   }
-  if (g_signal.load() != 0 && first_failure == 0) return 128 + g_signal.load();
-  return first_failure;
+  if (g_signal.load() != 0 && first_failure == 0) return ExitCodeOfSignal(g_signal.load());
+  return failures.empty() ? RootCauseExit(stopped) : RootCauseExit(failures);
 }
 
 }  // namespace ringtrain::cli

@@ -34,8 +34,8 @@ struct LocalClusterOptions {
   int workers = 2;
   int base_port = 0;  // ports base_port.. ; 0 = free ports the kernel picks
   int grace_s = 30;
-  // How many times each task may be restarted after a restartable failure (see
-  // IsRestartableExit); 0 = never, the first failure ends the cluster.
+  // How many times each task may be restarted after a restartable failure
+  // (common/exit_policy.h IsRestartableExit); 0 = never, the first failure ends the cluster.
   int max_restarts = 0;
   std::function<Echo(int index)> echo = [](int) { return Echo::kPrefixed; };
   // Where this function's own lines go ("launched ...", "worker:1 exited with code 5")
@@ -45,14 +45,12 @@ struct LocalClusterOptions {
   std::string label = "launch";  // prefix of this function's own lines
 };
 
-// Whether restarting a task that exited with `code` can help: killed by a signal
-// (128+sig), an internal error (1), a rendezvous timeout (4) or a peer failure (5).
-// Bad config (2), bad data (3) and checkpoint errors (6) would only fail again.
-bool IsRestartableExit(int code);
-
-// Runs the cluster to completion. Returns 0 if every child succeeded, else the first
-// failing child's exit code that was not restarted (128+signal if it was killed),
-// or 128+signal if this process was interrupted. An error if the children could not be started.
+// Runs the cluster to completion. Returns 0 if every child succeeded; else, of the
+// failing children's exit codes that were not restarted (128+signal if one was
+// killed), the root cause (common/exit_policy.h RootCauseExit: the chief's 6 rather
+// than the 5 of the worker that lost it; a SIGTERM or SIGKILL this function sent
+// counts only when nothing else failed); or 128+signal if this process was
+// interrupted. An error if the children could not be started.
 StatusOr<int> RunLocalCluster(const LocalClusterOptions& options);
 
 // The executable behind `self_path` (e.g. /proc/self/exe), or self_path itself.

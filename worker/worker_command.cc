@@ -1,21 +1,26 @@
 // `ringtrain worker`: wires TF_CONFIG, the job, the chief's coordination service, a
-// communicator and the trainer together, and maps each phase's errors to exit codes.
+// communicator and the trainer together. Each phase tags its errors with what they
+// concern; common/exit_policy.h turns them into exit codes.
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <thread>
 #include <vector>
 
-#include "collective/communicator.h"
 #include "cluster/cluster_session.h"
+#include "cluster/local_session.h"
+#include "collective/communicator.h"
 #include "commands.h"
-#include "common/exit_codes.h"
+#include "common/exit_policy.h"
 #include "common/logging.h"
 #include "config/job_config.h"
 #include "config/settings.h"
 #include "config/slurm_resolver.h"
 #include "config/tf_config.h"
 #include "device/device.h"
+#include "engine/factory.h"
 #include "flags.h"
+#include "kernels/kernels.h"
 #include "security_setup.h"
 #include "recovery/training_run.h"
 #include "train/trainer.h"
@@ -25,10 +30,11 @@ namespace {
 
 std::string g_task;  // for error lines; set once before threads start
 
-int DataExitCode(const Status& s) {
-  if (s.code() == Code::kNotFound || s.code() == Code::kDataLoss) return kExitBadData;
-  if (s.code() == Code::kInvalidArgument) return kExitBadConfig;
-  return kExitInternal;
+// No --tf_config, no TF_CONFIG and no other resolver: a single local worker.
+bool RunsAlone(const Flags& flags) {
+  if (flags.has("tf_config") || flags.get("cluster_resolver", "tf_config") != "tf_config") return false;
+  const char* env = std::getenv("TF_CONFIG");
+  return env == nullptr || *env == '\0';
 }
 
 int NumThreads(const config::Settings& settings, const config::ClusterSpec& spec) {
@@ -55,9 +61,9 @@ int LocalIndex(const config::ClusterSpec& spec) {
 
 }  // namespace
 
-int Fail(int code, const Status& s) {
+int Fail(const Status& s) {
   PrintError(s.message().empty() ? s.ToString() : s.message());
-  return code;
+  return ExitCodeFor(s);
 }
 
 void PrintError(const std::string& message) {
@@ -68,20 +74,24 @@ void PrintError(const std::string& message) {
 int RunWorker(const std::vector<std::string>& args) {
   auto flags =
       Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca"});
-  if (!flags.ok()) return Fail(kExitBadConfig, flags.status());
-  if (!flags->has("job")) return Fail(kExitBadConfig, InvalidArgumentError("--job JOB.json is required"));
+  if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
+  if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
   auto settings = config::LoadSettings();
-  if (!settings.ok()) return Fail(kExitBadConfig, settings.status());
+  if (!settings.ok()) return Fail(settings.status().About(Subject::kConfig));
   // The cluster comes from TF_CONFIG (the environment or --tf_config), or is built from
-  // the Slurm step; either way it is parsed as TF_CONFIG text below.
-  auto tf_text = [&]() -> StatusOr<std::string> {
+  // the Slurm step; either way it is parsed as TF_CONFIG text. Without either, the
+  // worker trains alone, as TensorFlow's strategy does.
+  const bool alone = RunsAlone(*flags);
+  auto spec = [&]() -> StatusOr<config::ClusterSpec> {
+    if (alone) return config::ClusterSpec::SingleLocalWorker();
     const std::string resolver = flags->get("cluster_resolver", "tf_config");
     if (resolver == "tf_config") {
       if (flags->has("base_port")) {
         return InvalidArgumentError("--base_port applies only to --cluster_resolver slurm; with TF_CONFIG the ports "
                                     "are in the cluster's addresses");
       }
-      return config::ReadTfConfigText(flags->get("tf_config"));
+      RT_ASSIGN_OR_RETURN(std::string text, config::ReadTfConfigText(flags->get("tf_config")));
+      return config::ParseTfConfig(text);
     }
     if (resolver == "slurm") {
       if (flags->has("tf_config")) {
@@ -89,75 +99,87 @@ int RunWorker(const std::vector<std::string>& args) {
                                     "cluster from the Slurm step; drop one of them");
       }
       RT_ASSIGN_OR_RETURN(int base_port, flags->get_int("base_port", 8888, 1, 65535));
-      return config::SlurmTfConfigText(config::SlurmEnvironmentFromProcess(), base_port);
+      RT_ASSIGN_OR_RETURN(std::string text,
+                          config::SlurmTfConfigText(config::SlurmEnvironmentFromProcess(), base_port));
+      return config::ParseTfConfig(text);
     }
     return InvalidArgumentError("--cluster_resolver must be tf_config or slurm, not '" + resolver + "'");
   }();
-  if (!tf_text.ok()) return Fail(kExitBadConfig, tf_text.status());
-  auto spec = config::ParseTfConfig(*tf_text);
-  if (!spec.ok()) return Fail(kExitBadConfig, spec.status());
+  if (!spec.ok()) return Fail(spec.status().About(Subject::kConfig));
   g_task = spec->task().ToString();
   SetLogTag(g_task);
   if (spec->is_evaluator()) {
-    return Fail(kExitBadConfig, UnimplementedError("the evaluator task is not supported by this version; run only "
-                                                   "chief and worker tasks and evaluate the saved model afterwards"));
+    return Fail(UnimplementedError("the evaluator task is not supported by this version; run only chief and worker "
+                                   "tasks and evaluate the saved model afterwards")
+                    .About(Subject::kConfig));
   }
   auto security = LoadSecurity(*settings, *spec, flags->get("tls_cert"), flags->get("tls_key"), flags->get("tls_ca"));
-  if (!security.ok()) return Fail(kExitBadConfig, security.status());
+  if (!security.ok()) return Fail(security.status().About(Subject::kConfig));
   auto job = config::LoadJobConfig(flags->get("job"));
-  if (!job.ok()) return Fail(kExitBadConfig, job.status());
+  if (!job.ok()) return Fail(job.status().About(Subject::kConfig));
   auto impl = collective::ParseImplementation(job->communication.implementation);
-  if (!impl.ok()) return Fail(kExitBadConfig, impl.status().WithContext("job: communication.implementation"));
+  if (!impl.ok()) return Fail(impl.status().WithContext("job: communication.implementation").About(Subject::kConfig));
 
   const int rank = spec->rank();
   const int n = spec->num_workers();
-  const config::HostPort chief = spec->address(spec->chief());
-  RT_LOG(INFO) << "task " << g_task << " (rank " << rank << " of " << n << "), chief " << spec->chief().ToString()
-               << " at " << chief.ToString();
+  if (alone) {
+    RT_LOG(INFO) << "TF_CONFIG is not set: training as a single local worker (set TF_CONFIG, or use `ringtrain "
+                    "launch --workers N`, for several)";
+  } else {
+    const config::HostPort chief = spec->address(spec->chief());
+    RT_LOG(INFO) << "task " << g_task << " (rank " << rank << " of " << n << "), chief " << spec->chief().ToString()
+                 << " at " << chief.ToString();
+  }
   RT_LOG(INFO) << config::Describe(*settings);
 
   // Everything that can be checked locally is checked before anything starts.
+  kernels::SetNumThreads(NumThreads(*settings, *spec));
+  auto device_kind = device::ParseDeviceKind(job->device);
+  if (!device_kind.ok()) return Fail(device_kind.status().WithContext("job: device").About(Subject::kConfig));
+  auto placement = device::Place(*device_kind, device::LocalRank(LocalIndex(*spec)));
+  if (!placement.ok()) return Fail(placement.status().About(Subject::kConfig));
+  RT_LOG(INFO) << "device " << device::DeviceKindName(*device_kind) << ": " << placement->reason;
+  const int gpu = placement->gpu ? placement->ordinal : -1;
   train::TrainerOptions topts;
   topts.rank = rank;
   topts.num_workers = n;
   topts.is_chief = spec->is_chief();
   topts.progress_mode = settings->progress;
-  topts.num_threads = NumThreads(*settings, *spec);
-  auto device_kind = device::ParseDeviceKind(job->device);
-  if (!device_kind.ok()) return Fail(kExitBadConfig, device_kind.status().WithContext("job: device"));
-  auto placement = device::Place(*device_kind, device::LocalRank(LocalIndex(*spec)));
-  if (!placement.ok()) return Fail(kExitBadConfig, placement.status());
-  RT_LOG(INFO) << "device " << device::DeviceKindName(*device_kind) << ": " << placement->reason;
-  topts.gpu = placement->gpu ? placement->ordinal : -1;
+  topts.new_engine = engine::FactoryFor({gpu});
   const double timeout_s = job->communication.timeout_seconds > 0 ? job->communication.timeout_seconds
                                                                   : settings->collective_timeout_s;
   topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   auto trainer = train::Trainer::Create(*job, topts);
-  if (!trainer.ok()) return Fail(DataExitCode(trainer.status()), trainer.status());
+  if (!trainer.ok()) return Fail(trainer.status());
   if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
 
-  int code = kExitOk;
-  auto session = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), &code, *security);
-  if (!session.ok()) return Fail(code, session.status());
+  std::unique_ptr<cluster::Session> session;
+  if (alone) {
+    session = std::make_unique<cluster::LocalSession>();
+  } else {
+    auto joined = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), *security);
+    if (!joined.ok()) return Fail(joined.status());
+    session = std::move(joined).value();
+  }
 
   recovery::RunOptions run_opts;
   run_opts.comm.implementation = *impl;
   run_opts.comm.timeout = topts.collective_timeout;
   run_opts.comm.transport = settings->transport == "tcp" ? collective::Transport::kTcp : collective::Transport::kAuto;
   run_opts.comm.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
-  run_opts.comm.gpu_device = topts.gpu >= 0 ? topts.gpu : collective::CommunicatorOptions::kCpuRank;
+  run_opts.comm.gpu_device = gpu >= 0 ? gpu : collective::CommunicatorOptions::kCpuRank;
   run_opts.comm.cluster_secret = security->cluster_secret;
   run_opts.mode = job->recovery;
   run_opts.backup = job->backup;
   run_opts.evaluate = !job->eval_data.is_null();
   run_opts.shutdown_timeout_s = settings->shutdown_timeout_s;
-  recovery::TrainingRun run(trainer->get(), session->get(), run_opts);
+  recovery::TrainingRun run(trainer->get(), session.get(), run_opts);
   recovery::RunResult result = run.Train();
-  if (result.exit_code != kExitOk) return Fail(result.exit_code, result.status);
+  if (!result.status.ok()) return Fail(result.status);
   Status st = (*trainer)->SaveModel();
-  if (!st.ok()) return Fail(kExitCheckpoint, st);
+  if (!st.ok()) return Fail(st.WithContext("save_model").About(Subject::kStorage));
 
-  run.Finish((*session)->Leave());
+  run.Finish(session->Leave());
   RT_LOG(INFO) << "done" << (result.recoveries > 0 ? " (recovered in place from " + std::to_string(result.recoveries) +
                                                          " failed generation(s))"
                                                    : std::string());

@@ -2,7 +2,6 @@
 
 #include <random>
 
-#include "common/exit_codes.h"
 #include "common/logging.h"
 
 namespace ringtrain::cluster {
@@ -18,9 +17,8 @@ ClusterSession::~ClusterSession() {
 
 StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::ClusterSpec& spec,
                                                                const config::Settings& settings,
-                                                               const std::string& job_json, int* exit_code,
+                                                               const std::string& job_json,
                                                                const SessionSecurity& security) {
-  *exit_code = kExitRendezvous;
   std::unique_ptr<ClusterSession> s(new ClusterSession(spec, settings));
   const config::HostPort self = spec.address(spec.task());
   const config::HostPort chief = spec.address(spec.chief());
@@ -39,10 +37,7 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
       for (const auto& a : addresses) sopts.cluster_hosts.push_back(a.host);
     }
     auto started = coordination::CoordinationServer::Start(sopts);
-    if (!started.ok()) {
-      if (started.status().code() == Code::kInvalidArgument) *exit_code = kExitBadConfig;
-      return started.status();
-    }
+    if (!started.ok()) return started.status().About(Subject::kCluster);
     s->server_ = std::move(started).value();
   }
 
@@ -55,43 +50,32 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
   s->client_ = std::make_unique<coordination::CoordinationClient>(copts);
   Deadline rendezvous = Deadline::AfterSeconds(settings.rendezvous_timeout_s);
   Status st = s->client_->Register(job_json, rendezvous);
-  if (!st.ok()) {
-    bool refused = st.code() == Code::kPermissionDenied || st.code() == Code::kInvalidArgument;
-    if (refused) *exit_code = kExitBadConfig;
-    return st;
-  }
+  if (!st.ok()) return st.About(Subject::kCluster);
   ClusterSession* raw = s.get();
   s->client_->StartHeartbeat(std::chrono::milliseconds(settings.heartbeat_interval_ms),
                              std::chrono::milliseconds(settings.heartbeat_timeout_ms),
                              [raw](const coordination::ClusterEvent& e) { raw->relay_.OnEvent(e); });
-  *exit_code = kExitOk;
   return s;
 }
 
 StatusOr<coordination::RendezvousResult> ClusterSession::Rendezvous(int64_t last_generation,
                                                                     const std::string& reason) {
   auto r = client_->Rendezvous(last_generation, reason, Deadline::AfterSeconds(settings_.rendezvous_timeout_s));
-  if (r.ok() && !r->job_finished) {
-    RT_LOG(INFO) << "generation " << r->generation << ": all " << size() << " tasks are here";
+  if (!r.ok()) {
+    // ABORTED: the service declared this process failed or replaced; it must exit.
+    return r.status().About(r.status().code() == Code::kAborted ? Subject::kPeers : Subject::kCluster);
   }
+  if (!r->job_finished) RT_LOG(INFO) << "generation " << r->generation << ": all " << size() << " tasks are here";
   return r;
 }
 
 StatusOr<std::unique_ptr<collective::Communicator>> ClusterSession::CreateCommunicator(collective::CommunicatorOptions options,
-                                                                           int64_t generation, int* exit_code) {
-  *exit_code = kExitRendezvous;
+                                                                           int64_t generation) {
   options.listen_host = settings_.data_host.empty() ? spec_.address(spec_.task()).host : settings_.data_host;
   store_ = std::make_unique<store::PrefixStore>(client_.get(), "ring/" + std::to_string(generation) + "/");
   auto comm = collective::CreateCommunicator(options, rank(), size(), store_.get());
-  if (!comm.ok()) {
-    Code c = comm.status().code();
-    if (c == Code::kUnimplemented || c == Code::kInvalidArgument || c == Code::kFailedPrecondition) {
-      *exit_code = kExitBadConfig;
-    }
-    return comm.status();
-  }
+  if (!comm.ok()) return comm.status().About(Subject::kCluster);
   relay_.Attach(comm->get(), generation);
-  *exit_code = kExitOk;
   return comm;
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "cluster/failure_relay.h"
+#include "cluster/session.h"
 #include "collective/communicator.h"
 #include "config/settings.h"
 #include "config/tf_config.h"
@@ -33,48 +34,42 @@ struct SessionSecurity {
   coordination::TlsCredentials tls;
 };
 
-class ClusterSession {
+class ClusterSession : public Session {
  public:
   // Starts the coordination service on the chief, registers `job_json` and starts the
   // heartbeat. The chief's service binds the chief's TF_CONFIG address (every interface
   // with settings.bind_all) and admits only the cluster's hosts (unless
-  // settings.check_peer_address is off) holding `security`'s secret. On failure,
-  // *exit_code is kExitBadConfig for a refusal (different job, unknown task, a cluster
-  // secret the chief does not accept) and kExitRendezvous otherwise.
+  // settings.check_peer_address is off) holding `security`'s secret. Errors are
+  // About(kCluster): a refusal (different job, unknown task, a cluster secret the chief
+  // does not accept, an address that cannot be served) is INVALID_ARGUMENT or
+  // PERMISSION_DENIED, a cluster that did not assemble in time anything else.
   static StatusOr<std::unique_ptr<ClusterSession>> Join(const config::ClusterSpec& spec,
                                                         const config::Settings& settings,
-                                                        const std::string& job_json, int* exit_code,
+                                                        const std::string& job_json,
                                                         const SessionSecurity& security = {});
-  ~ClusterSession();  // stops the heartbeat and the service; bounded, never throws
+  ~ClusterSession() override;  // stops the heartbeat and the service; bounded, never throws
 
-  // Waits until every task has come to form the generation after `last_generation`
-  // (-1: this process has none yet); `reason` says why this task left its last one.
-  // DEADLINE_EXCEEDED names the missing tasks; ABORTED: this process was declared
-  // failed or replaced and must exit.
-  StatusOr<coordination::RendezvousResult> Rendezvous(int64_t last_generation, const std::string& reason);
+  // Session::Rendezvous. DEADLINE_EXCEEDED names the missing tasks; ABORTED (About
+  // kPeers): this process was declared failed or replaced and must exit.
+  StatusOr<coordination::RendezvousResult> Rendezvous(int64_t last_generation, const std::string& reason) override;
 
   // A communicator over this cluster's tasks in rank order for generation
   // `generation`, exchanging endpoints under "ring/<generation>/" in the coordination
   // store; heartbeat events about that generation abort it. options.listen_host is set
-  // here: RINGTRAIN_DATA_HOST, else the task's TF_CONFIG host. On failure, *exit_code is
-  // kExitBadConfig for an impossible request (e.g. NCCL in a build without it) and
-  // kExitRendezvous otherwise.
-  StatusOr<std::unique_ptr<collective::Communicator>> CreateCommunicator(collective::CommunicatorOptions options, int64_t generation,
-                                                             int* exit_code);
-  // Detaches the communicator (call before destroying it).
-  void Detach() { relay_.Detach(); }
-  // Why the current generation failed, "" if nothing is known: context for a failed collective.
-  std::string failure() { return relay_.failure(); }
-  // The service declared this process failed or replaced: it must exit.
-  bool evicted() { return relay_.evicted(); }
-  // Orderly shutdown: tells the service this task is done; the chief then waits for
-  // every task to do so. Returns whether every task shut down (always true off the
-  // chief); problems are logged (the work is done).
-  bool Leave();
+  // here: RINGTRAIN_DATA_HOST, else the task's TF_CONFIG host. Errors are About(kCluster):
+  // an impossible request (e.g. NCCL in a build without it) is a refusal (exit 2).
+  StatusOr<std::unique_ptr<collective::Communicator>> CreateCommunicator(collective::CommunicatorOptions options,
+                                                                         int64_t generation) override;
+  void Detach() override { relay_.Detach(); }
+  std::string failure() override { return relay_.failure(); }
+  bool evicted() override { return relay_.evicted(); }
+  // Session::Leave: tells the service this task is done; the chief then waits for
+  // every task to do so (bounded by the shutdown timeout).
+  bool Leave() override;
 
-  int rank() const { return spec_.rank(); }
-  int size() const { return spec_.num_workers(); }
-  bool is_chief() const { return spec_.is_chief(); }
+  int rank() const override { return spec_.rank(); }
+  int size() const override { return spec_.num_workers(); }
+  bool is_chief() const override { return spec_.is_chief(); }
 
  private:
   ClusterSession(const config::ClusterSpec& spec, const config::Settings& settings);

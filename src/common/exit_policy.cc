@@ -8,9 +8,11 @@
 namespace ringtrain {
 namespace {
 
+// Answers that waiting or restarting cannot change (RESOURCE_EXHAUSTED: a message over
+// the service's size limit).
 bool IsRefusal(Code c) {
   return c == Code::kInvalidArgument || c == Code::kPermissionDenied || c == Code::kUnimplemented ||
-         c == Code::kFailedPrecondition;
+         c == Code::kFailedPrecondition || c == Code::kResourceExhausted;
 }
 
 bool IsNetworkOrPeer(Code c) {

@@ -10,7 +10,8 @@
 //   kConfig    2
 //   kData      3
 //   kCluster   4     2 for a refusal (INVALID_ARGUMENT, PERMISSION_DENIED, UNIMPLEMENTED,
-//                    FAILED_PRECONDITION): waiting or restarting cannot change it
+//                    FAILED_PRECONDITION, RESOURCE_EXHAUSTED): waiting or restarting
+//                    cannot change it
 //   kPeers     5
 //   kStorage   6
 //   kUnknown   by code: INVALID_ARGUMENT, UNIMPLEMENTED, PERMISSION_DENIED,

@@ -68,7 +68,7 @@ Status ErrnoError(const std::string& what, int err) {
     case EFBIG:
     case ENOMEM: return ResourceExhaustedError(msg);
     case EISDIR:
-    case ENOTDIR: return InvalidArgumentError(msg);
+    case ENOTDIR: return FailedPreconditionError(msg);
     default: return InternalError(msg);
   }
 }

@@ -67,6 +67,14 @@ int ClusterSpec::rank() const {
 
 HostPort ClusterSpec::address(const TaskId& t) const { return jobs_.at(t.type).at(t.index); }
 
+ClusterSpec ClusterSpec::SingleLocalWorker() {
+  ClusterSpec spec;
+  spec.jobs_["worker"] = {HostPort{"127.0.0.1", 0}};
+  spec.task_ = TaskId{"worker", 0};
+  spec.training_tasks_ = {spec.task_};
+  return spec;
+}
+
 StatusOr<ClusterSpec> ParseTfConfig(const std::string& json_text) {
   nlohmann::json j;
   try {

@@ -31,6 +31,11 @@ struct TaskId {
 
 class ClusterSpec {
  public:
+  // The cluster of a process started without TF_CONFIG: one worker, worker:0, as
+  // TensorFlow's strategy trains as a single local worker. Its address (127.0.0.1:0)
+  // is never served: such a worker needs no coordination service.
+  static ClusterSpec SingleLocalWorker();
+
   // The tasks that train together, in rank order: the chief task (if any), then the workers.
   const std::vector<TaskId>& training_tasks() const { return training_tasks_; }
   // "chief:0" if there is a chief job, else "worker:0".

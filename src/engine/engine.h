@@ -89,4 +89,10 @@ class Engine {
 // The CPU engine over `model` and `optimizer` (not owned; they must outlive it).
 std::unique_ptr<Engine> NewCpuEngine(nn::Model* model, nn::Optimizer* optimizer, int max_batch);
 
+// Makes the engine for a model and optimizer (not owned; they must outlive it) taking
+// batches of at most max_batch examples. engine/factory.h picks one for a device; a
+// null factory means the CPU engine.
+using EngineFactory =
+    std::function<StatusOr<std::unique_ptr<Engine>>(nn::Model* model, nn::Optimizer* optimizer, int max_batch)>;
+
 }  // namespace ringtrain::engine

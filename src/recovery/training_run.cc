@@ -1,6 +1,6 @@
 #include "recovery/training_run.h"
 
-#include "common/exit_codes.h"
+#include "common/exit_policy.h"
 #include "common/logging.h"
 
 namespace ringtrain::recovery {
@@ -12,29 +12,9 @@ std::string StepText(int64_t step, int steps_per_epoch) {
          std::to_string(step % steps_per_epoch) + " of " + std::to_string(steps_per_epoch) + " done)";
 }
 
-// What a failed generation's error means: 0 if recovering can help (a peer or the
-// network failed), else the exit code.
-int FatalCode(const Status& s) {
-  switch (s.code()) {
-    case Code::kOk:
-    case Code::kUnavailable:
-    case Code::kAborted:
-    case Code::kDeadlineExceeded:
-      return 0;
-    case Code::kInvalidArgument:
-      return kExitBadConfig;
-    case Code::kNotFound:
-    case Code::kPermissionDenied:
-    case Code::kDataLoss:
-      return kExitCheckpoint;  // files: backups, checkpoints, the history
-    default:
-      return kExitInternal;
-  }
-}
-
 }  // namespace
 
-TrainingRun::TrainingRun(train::Trainer* trainer, cluster::ClusterSession* session, RunOptions options)
+TrainingRun::TrainingRun(train::Trainer* trainer, cluster::Session* session, RunOptions options)
     : trainer_(trainer), session_(session), options_(std::move(options)) {}
 
 TrainingRun::~TrainingRun() = default;  // the writer's destructor finishes its write
@@ -46,8 +26,6 @@ RunResult TrainingRun::Train() {
   while (true) {
     auto formed = session_->Rendezvous(last_generation, reason);
     if (!formed.ok()) {
-      bool evicted = formed.status().code() == Code::kAborted;
-      result.exit_code = evicted ? kExitPeerFailure : kExitRendezvous;
       result.status = formed.status();
       return result;
     }
@@ -56,40 +34,38 @@ RunResult TrainingRun::Train() {
       return result;
     }
     last_generation = formed->generation;
-    int code = kExitOk;
-    auto comm = session_->CreateCommunicator(options_.comm, last_generation, &code);
-    Outcome out;
+    auto comm = session_->CreateCommunicator(options_.comm, last_generation);
+    Status st;
     if (!comm.ok()) {
-      out.status = comm.status().WithContext("forming the ring of generation " + std::to_string(last_generation));
-      if (code == kExitBadConfig) out.fatal_code = code;
+      st = comm.status().WithContext("forming the ring of generation " + std::to_string(last_generation));
     } else {
       RT_LOG(INFO) << "ring of " << session_->size() << " formed (" << (*comm)->backend_name() << "), generation "
                    << last_generation;
-      out = RunGeneration(comm->get());
+      st = RunGeneration(comm->get());
       session_->Detach();
     }
-    if (out.status.ok()) return result;
+    if (st.ok()) return result;
 
     // The generation failed: why, as precisely as anyone knows.
     std::string why = session_->failure();
-    Status st = out.status;
     if (!why.empty() && st.message().find(why) == std::string::npos) st = st.WithContext(why);
-    if (out.fatal_code != 0) {
-      result.exit_code = out.fatal_code;
+    if (!IsTransient(st)) {  // this task's configuration, data or disk: meeting again would not help
       result.status = st;
       return result;
     }
+    // Both ways out below are about the peers (exit 5, restartable) whatever failed first.
     if (session_->evicted()) {
-      result.exit_code = kExitPeerFailure;
-      result.status = st.WithContext("the coordination service declared this task failed; restart it");
+      result.status = Status(st.code(), "the coordination service declared this task failed; restart it: " +
+                                            st.message(), Subject::kPeers);
       return result;
     }
     const int64_t back_to = snapshot_ ? snapshot_->global_step : 0;
     if (options_.mode == config::RecoveryMode::kRestart) {
-      result.exit_code = kExitPeerFailure;
-      result.status = st.WithContext(
-          "recovery is \"restart\": exiting so that the supervisor restarts every task; they resume from the last "
-          "backup");
+      result.status = Status(st.code(),
+                             "recovery is \"restart\": exiting so that the supervisor restarts every task; they "
+                             "resume from the last backup: " +
+                                 st.message(),
+                             Subject::kPeers);
       return result;
     }
     ++result.recoveries;
@@ -100,63 +76,45 @@ RunResult TrainingRun::Train() {
   }
 }
 
-TrainingRun::Outcome TrainingRun::RunGeneration(collective::Communicator* comm) {
-  Outcome out;
-  out.status = trainer_->Prepare(comm);
-  if (!out.status.ok()) {
-    out.fatal_code = FatalCode(out.status);
-    return out;
-  }
+Status TrainingRun::RunGeneration(collective::Communicator* comm) {
+  RT_RETURN_IF_ERROR(trainer_->Prepare(comm));
   if (!snapshot_) {
     // This process has no state of its own yet: the backup on disk, if any. Until it
     // has been loaded once, every generation tries again (a generation may break
     // before it gets here), so that a backup is never skipped and later overwritten.
-    out = LoadFromDisk();
-    if (!out.status.ok()) return out;
+    RT_RETURN_IF_ERROR(LoadFromDisk());
     snapshot_ = trainer_->Snapshot();
   } else {
-    out.status = trainer_->Restore(*snapshot_);
-    if (!out.status.ok()) {
-      out.fatal_code = kExitInternal;
-      return out;
-    }
+    Status st = trainer_->Restore(*snapshot_);
+    // This process took the snapshot itself: failing to restore it is a bug.
+    if (!st.ok()) return InternalError("restoring this task's own snapshot: " + st.message());
   }
-  out.status = trainer_->SyncState(comm);
-  if (!out.status.ok()) return out;
+  // The state comes from the task furthest along: a failure here is that exchange's.
+  RT_RETURN_IF_ERROR(trainer_->SyncState(comm).About(Subject::kPeers));
   snapshot_ = trainer_->Snapshot();
   if (!writer_ && options_.backup.enabled() && session_->is_chief()) {
     writer_ = std::make_unique<backup::BackupWriter>(options_.backup.backup_dir, trainer_->Identity());
   }
-  out.status = trainer_->Fit(comm, [this](const backup::TrainState& s) { return OnBackup(s); });
-  if (out.status.ok() && options_.evaluate) out.status = trainer_->Evaluate(comm).status();
-  out.fatal_code = FatalCode(out.status);
-  return out;
+  RT_RETURN_IF_ERROR(trainer_->Fit(comm, [this](const backup::TrainState& s) { return OnBackup(s); }));
+  if (options_.evaluate) return trainer_->Evaluate(comm).status();
+  return Status::Ok();
 }
 
-TrainingRun::Outcome TrainingRun::LoadFromDisk() {
-  Outcome out;
-  if (!options_.backup.enabled()) return out;
+Status TrainingRun::LoadFromDisk() {
+  if (!options_.backup.enabled()) return Status::Ok();
   std::vector<std::string> warnings;
   auto loaded = backup::LoadNewestBackup(options_.backup.backup_dir, trainer_->Identity(), &warnings);
-  if (!loaded.ok()) {
-    out.status = loaded.status();
-    out.fatal_code = kExitCheckpoint;
-    return out;
-  }
+  if (!loaded.ok()) return loaded.status().About(Subject::kStorage);
   if (!loaded->has_value()) {
     RT_LOG(INFO) << "no backup in " << options_.backup.backup_dir
                  << (warnings.empty() ? "" : " that can be used") << "; starting from the beginning";
-    return out;
+    return Status::Ok();
   }
-  out.status = trainer_->Restore((*loaded)->state);
-  if (!out.status.ok()) {
-    out.fatal_code = kExitCheckpoint;
-    out.status = out.status.WithContext((*loaded)->path);
-    return out;
-  }
+  Status st = trainer_->Restore((*loaded)->state);
+  if (!st.ok()) return st.WithContext((*loaded)->path).About(Subject::kStorage);
   RT_LOG(INFO) << "restored the backup " << (*loaded)->path << " at "
                << StepText((*loaded)->state.global_step, trainer_->steps_per_epoch());
-  return out;
+  return Status::Ok();
 }
 
 Status TrainingRun::OnBackup(const backup::TrainState& state) {
@@ -165,7 +123,7 @@ Status TrainingRun::OnBackup(const backup::TrainState& state) {
   Status st = writer_->Submit(state);
   if (st.ok()) return st;
   // The disk's problem, not a peer's: recovering would not help.
-  return Status(Code::kDataLoss, "writing a backup to " + options_.backup.backup_dir + ": " + st.message());
+  return st.WithContext("writing a backup to " + options_.backup.backup_dir).About(Subject::kStorage);
 }
 
 void TrainingRun::Finish(bool cluster_done) {

@@ -18,7 +18,7 @@
 
 #include "backup/backup.h"
 #include "backup/train_state.h"
-#include "cluster/cluster_session.h"
+#include "cluster/session.h"
 #include "collective/communicator.h"
 #include "common/status.h"
 #include "config/job_config.h"
@@ -35,15 +35,18 @@ struct RunOptions {
 };
 
 struct RunResult {
-  int exit_code = 0;  // an ExitCode
-  Status status;      // why, when exit_code != 0
-  int recoveries = 0; // generations that failed and were recovered from in place
+  // OK, or why the run stopped: its Subject and code give the exit code
+  // (common/exit_policy.h ExitCodeFor): kPeers (5) for a peer failure under "restart" or
+  // an eviction, kCluster (4) for a cluster that did not (re)assemble, kStorage (6) for
+  // backups, checkpoints and the history, kConfig/kData or the code otherwise.
+  Status status;
+  int recoveries = 0;  // generations that failed and were recovered from in place
 };
 
 class TrainingRun {
  public:
   // Neither is owned; both outlive the run.
-  TrainingRun(train::Trainer* trainer, cluster::ClusterSession* session, RunOptions options);
+  TrainingRun(train::Trainer* trainer, cluster::Session* session, RunOptions options);
   ~TrainingRun();  // waits for a backup being written (bounded by the disk); never throws
 
   // Trains (and evaluates) to the end, recovering as configured.
@@ -53,16 +56,14 @@ class TrainingRun {
   void Finish(bool cluster_done);
 
  private:
-  struct Outcome {  // of one generation
-    Status status;
-    int fatal_code = 0;  // non-zero: do not recover, exit with this code
-  };
-  Outcome RunGeneration(collective::Communicator* comm);
-  Outcome LoadFromDisk();
+  // One generation on `comm`: OK when the job is done, else why it failed (recovering
+  // in place can help exactly when common/exit_policy.h's IsTransient says so).
+  Status RunGeneration(collective::Communicator* comm);
+  Status LoadFromDisk();
   Status OnBackup(const backup::TrainState& state);
 
   train::Trainer* trainer_;
-  cluster::ClusterSession* session_;
+  cluster::Session* session_;
   RunOptions options_;
   // The last backup point, for rollbacks; empty until this process has a state (from
   // the disk, or from the start).

@@ -7,36 +7,29 @@
 #include "checkpoint/safetensors.h"
 #include "common/fingerprint.h"
 #include "common/logging.h"
-#include "kernels/kernels.h"
 #include "nn/loss.h"
 #include "train/gradient_sync.h"
 
-#ifdef RINGTRAIN_HAVE_CUDA
-#include "gpu/gpu_engine.h"
-#endif
-
 namespace ringtrain::train {
 namespace {
+
+// A data section the job got wrong is the job's fault; anything else concerns the data files.
+Status DataError(const Status& s) {
+  return s.About(s.code() == Code::kInvalidArgument ? Subject::kConfig : Subject::kData);
+}
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job, const TrainerOptions& options) {
-  kernels::SetNumThreads(options.num_threads);
   std::unique_ptr<Trainer> t(new Trainer(job, options));
   RT_ASSIGN_OR_RETURN(t->model_, nn::Model::FromJson(job.model, job.seed));
   RT_ASSIGN_OR_RETURN(t->optimizer_, nn::Optimizer::FromJson(job.optimizer));
-  if (options.gpu < 0) {
-    t->engine_ = engine::NewCpuEngine(t->model_.get(), t->optimizer_.get(), job.batch_size_per_worker);
+  if (options.new_engine) {
+    RT_ASSIGN_OR_RETURN(t->engine_, options.new_engine(t->model_.get(), t->optimizer_.get(), job.batch_size_per_worker));
   } else {
-#ifdef RINGTRAIN_HAVE_CUDA
-    RT_ASSIGN_OR_RETURN(t->engine_, gpu::NewGpuEngine(t->model_.get(), t->optimizer_.get(), job.batch_size_per_worker,
-                                                      options.gpu));
-#else
-    return FailedPreconditionError("this build of ringtrain has no GPU engine (built without CUDA and cuDNN); "
-                                   "train on the CPU or rebuild with them");
-#endif
+    t->engine_ = engine::NewCpuEngine(t->model_.get(), t->optimizer_.get(), job.batch_size_per_worker);
   }
   RT_LOG(INFO) << "device: " << t->engine_->Describe();
   if (!job.lr_schedule.is_null()) {
@@ -46,12 +39,12 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   RT_ASSIGN_OR_RETURN(data::ShardPolicy policy, data::ParseShardPolicy(job.auto_shard_policy));
 
   auto train = data::LoadShard(job.train_data, job.base_dir, policy, options.rank, options.num_workers, "data.train");
-  if (!train.ok()) return train.status();
+  if (!train.ok()) return DataError(train.status());
   t->train_ = std::move(train).value();
   RT_LOG(INFO) << "data.train: " << t->train_.description;
   if (!job.eval_data.is_null()) {
     auto eval = data::LoadShard(job.eval_data, job.base_dir, policy, options.rank, options.num_workers, "data.eval");
-    if (!eval.ok()) return eval.status();
+    if (!eval.ok()) return DataError(eval.status());
     t->eval_ = std::move(eval).value();
     t->has_eval_ = true;
     RT_LOG(INFO) << "data.eval: " << t->eval_.description;
@@ -70,7 +63,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
     // Opened here so that a bad directory fails before any network work; the validation
     // writer waits for the first validation (Keras creates it only when validation runs).
     auto w = summary::EventWriter::Open((std::filesystem::path(job.tensorboard_dir) / "train").string());
-    if (!w.ok()) return w.status().WithContext("tensorboard_dir");
+    if (!w.ok()) return w.status().WithContext("tensorboard_dir").About(Subject::kStorage);
     t->tb_train_ = std::move(w).value();
     RT_LOG(INFO) << "tensorboard: " << t->tb_train_->path();
   }

@@ -21,8 +21,9 @@
 // <dir>/validation, with the 0-based epoch index as the step, as Keras' TensorBoard
 // callback does for epoch summaries.
 //
-// Device: the model runs on an engine::Engine, the CPU one or, with options.gpu >= 0,
-// the GPU one (built with CUDA). The host model and optimizer hold the state whenever
+// Device: the model runs on the engine::Engine that options.new_engine makes (the CPU
+// one by default; worker/ passes engine::FactoryFor(its placement), which may be the GPU
+// one). The trainer depends on no backend. The host model and optimizer hold the state whenever
 // Fit is not running: Fit loads them into the engine when it starts and stores them
 // back at backup points, checkpoints and its end, so Snapshot, Restore, SyncState and
 // SaveModel work on the host as before. The update is the same bits on every device,
@@ -63,8 +64,9 @@ struct TrainerOptions {
   int num_workers = 1;
   bool is_chief = true;
   std::string progress_mode = "auto";  // see ProgressPrinter
-  int num_threads = 1;                 // BLAS threads for this worker
-  int gpu = -1;                        // CUDA device to train on; -1: the CPU
+  // Makes the engine the model trains on; null: the CPU engine. (The CPU kernels' thread
+  // pool is the process's: the caller sizes it, kernels::SetNumThreads.)
+  engine::EngineFactory new_engine;
   // How long a step may wait for gradient communication to make progress.
   std::chrono::milliseconds collective_timeout{std::chrono::seconds(300)};
   FILE* out = stdout;

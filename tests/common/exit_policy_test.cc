@@ -23,7 +23,7 @@ TEST(ExitPolicyTest, TheWholeTable) {
       {Subject::kUnknown, {2, 1, 5, 5, 5, 1, 1, 2, 2, 2, 1}},
       {Subject::kConfig, {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}},
       {Subject::kData, {3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}},
-      {Subject::kCluster, {2, 4, 4, 4, 4, 2, 4, 2, 2, 4, 4}},
+      {Subject::kCluster, {2, 4, 4, 4, 4, 2, 4, 2, 2, 2, 4}},
       {Subject::kPeers, {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}},
       {Subject::kStorage, {6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6}},
   };
@@ -53,7 +53,7 @@ TEST(ExitPolicyTest, ErrnoCodesFollowWhatWentWrong) {
   EXPECT_EQ(ErrnoError("w", EDQUOT).code(), Code::kResourceExhausted);
   EXPECT_EQ(ErrnoError("w", EROFS).code(), Code::kPermissionDenied);
   EXPECT_EQ(ErrnoError("w", EACCES).code(), Code::kPermissionDenied);
-  EXPECT_EQ(ErrnoError("w", EISDIR).code(), Code::kInvalidArgument);
+  EXPECT_EQ(ErrnoError("w", EISDIR).code(), Code::kFailedPrecondition);
   EXPECT_EQ(ErrnoError("w", ENOENT).code(), Code::kNotFound);
   EXPECT_EQ(ErrnoError("w", ECONNRESET).code(), Code::kUnavailable);
   EXPECT_EQ(ErrnoError("w", EIO).code(), Code::kInternal);
