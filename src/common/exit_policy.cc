@@ -15,10 +15,6 @@ bool IsRefusal(Code c) {
          c == Code::kFailedPrecondition || c == Code::kResourceExhausted;
 }
 
-bool IsNetworkOrPeer(Code c) {
-  return c == Code::kUnavailable || c == Code::kAborted || c == Code::kDeadlineExceeded;
-}
-
 int ByCode(Code c) {
   switch (c) {
     case Code::kOk: return kExitOk;
