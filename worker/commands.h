@@ -1,5 +1,6 @@
 // The subcommands of the `ringtrain` executable. Each returns a process exit code
-// (common/exit_codes.h) and prints one clear line for any error.
+// (common/exit_codes.h), decided for any error by common/exit_policy.h from what the
+// error concerns, and prints one clear line for it.
 #pragma once
 
 #include <string>
@@ -35,7 +36,8 @@ int RunInfo(const std::vector<std::string>& args);
 
 // Prints "ringtrain: error: <message>" (prefixed with the task when known) to stderr.
 void PrintError(const std::string& message);
-// PrintError(s's message), then returns `code`: `return Fail(kExitBadConfig, status);`.
-int Fail(int code, const Status& s);
+// PrintError(s's message), then returns ExitCodeFor(s). Tag the status with what it
+// concerns first: `return Fail(status.About(Subject::kConfig));`.
+int Fail(const Status& s);
 
 }  // namespace ringtrain::cli

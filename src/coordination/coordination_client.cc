@@ -26,6 +26,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const Tls
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
   // Cluster traffic never goes through an HTTP proxy from the environment.
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
   return grpc::CreateCustomChannel(address, MakeChannelCredentials(tls), args);
 }
 

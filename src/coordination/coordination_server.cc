@@ -68,6 +68,8 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
   // gRPC sets SO_REUSEPORT by default, which would let a second chief bind the same
   // port silently; we want "address in use" instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(impl.service.get());
   impl.server = builder.BuildAndStart();
   if (!impl.server || impl.port == 0) {

@@ -30,6 +30,11 @@ namespace ringtrain::coordination {
 
 // The longest the server holds a long poll; the client polls again until its deadline.
 inline constexpr std::chrono::milliseconds kMaxPollWait{2000};
+// The largest message either side of the coordination service accepts (gRPC's default
+// is 4 MiB). A Register call carries the whole job (the job reader's bound is 16 MiB),
+// so a valid job file is never refused for its size; anything larger is refused by gRPC
+// before it is read in full.
+inline constexpr int kMaxMessageBytes = 32 << 20;
 
 class CoordinationServiceImpl final : public CoordinationService::CallbackService {
  public:

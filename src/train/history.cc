@@ -24,7 +24,7 @@ Status HistoryFile::Write() {
   std::string text;
   for (const auto& l : lines_) text += l.dump() + "\n";
   if (!evaluation_.is_null()) text += nlohmann::json{{"evaluation", evaluation_}}.dump() + "\n";
-  return checkpoint::WriteFileAtomically(path_, text).WithContext("writing the history file");
+  return checkpoint::WriteFileAtomically(path_, text).WithContext("writing the history file").About(Subject::kStorage);
 }
 
 }  // namespace ringtrain::train

@@ -175,7 +175,7 @@ TEST_F(EvaluateCommandTest, ModelThatDoesNotFitTheJobExits6NamingTheTensor) {
 
 TEST_F(EvaluateCommandTest, BadFlagsExit2) {
   const std::vector<std::vector<std::string>> cases = {
-      {"evaluate", "--job", Job()},                                          // no --model
+      // (no --model takes the job's save_model: worker_cli_test)
       {"evaluate", "--model", Model()},                                      // no --job
       {"evaluate", "--job", Job(), "--model", Model(), "--data", "test"},    // no such split
       {"evaluate", "--job", Job(), "--model", Model(), "--batch_size", "0"},
