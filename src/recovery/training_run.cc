@@ -125,7 +125,7 @@ TrainingRun::Outcome TrainingRun::RunGeneration(collective::Communicator* comm) 
   if (!out.status.ok()) return out;
   snapshot_ = trainer_->Snapshot();
   if (!writer_ && options_.backup.enabled() && session_->is_chief()) {
-    writer_ = std::make_unique<backup::BackupWriter>(options_.backup.backup_dir, trainer_->Identity());
+    writer_ = std::make_unique<backup::BackupWriter>(options_.backup.backup_dir, trainer_->Identity(), options_.env);
   }
   out.status = trainer_->Fit(comm, [this](const backup::TrainState& s) { return OnBackup(s); });
   if (out.status.ok() && options_.evaluate) out.status = trainer_->Evaluate(comm).status();
@@ -137,7 +137,7 @@ TrainingRun::Outcome TrainingRun::LoadFromDisk() {
   Outcome out;
   if (!options_.backup.enabled()) return out;
   std::vector<std::string> warnings;
-  auto loaded = backup::LoadNewestBackup(options_.backup.backup_dir, trainer_->Identity(), &warnings);
+  auto loaded = backup::LoadNewestBackup(options_.backup.backup_dir, trainer_->Identity(), &warnings, options_.env);
   if (!loaded.ok()) {
     out.status = loaded.status();
     out.fatal_code = kExitCheckpoint;
@@ -164,8 +164,9 @@ Status TrainingRun::OnBackup(const backup::TrainState& state) {
   if (!writer_) return Status::Ok();
   Status st = writer_->Submit(state);
   if (st.ok()) return st;
-  // The disk's problem, not a peer's: recovering would not help.
-  return Status(Code::kDataLoss, "writing a backup to " + options_.backup.backup_dir + ": " + st.message());
+  // The disk's problem, not a peer's: recovering would not help (kStorage: exit code 6).
+  // The message (WriteBackup's) names the directory and what to do.
+  return Status(Code::kDataLoss, st.message(), Subject::kStorage);
 }
 
 void TrainingRun::Finish(bool cluster_done) {
@@ -181,7 +182,7 @@ void TrainingRun::Finish(bool cluster_done) {
                << static_cast<int>(fit * 1000) << " ms of training)";
   writer_.reset();
   if (cluster_done && options_.backup.delete_checkpoint) {
-    st = backup::DeleteBackups(options_.backup.backup_dir);
+    st = backup::DeleteBackups(options_.backup.backup_dir, options_.env);
     if (st.ok()) {
       RT_LOG(INFO) << "deleted the backups in " << options_.backup.backup_dir << " (delete_checkpoint)";
     } else {
