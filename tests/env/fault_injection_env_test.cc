@@ -95,6 +95,21 @@ TEST(FaultInjectionEnvTest, CrashAfterTheKthCompletedFileStopsEverything) {
   EXPECT_FALSE(*env::Default()->FileExists(tmp.path() + "/three"));
 }
 
+TEST(FaultInjectionEnvTest, CrashAfterTheKthMatchingFile) {
+  TempDir tmp;
+  FaultInjectionEnv env;
+  env.CrashAfterFiles(1, false, "*.json");
+  ASSERT_TRUE(env::WriteFileAtomically(&env, tmp.path() + "/a.bin", "1").ok());
+  ASSERT_TRUE(env::WriteFileAtomically(&env, tmp.path() + "/b.bin", "2").ok());
+  EXPECT_FALSE(env.crashed());
+  EXPECT_FALSE(env::WriteFileAtomically(&env, tmp.path() + "/c.json", "3").ok());
+  EXPECT_TRUE(env.crashed());
+  env.Heal();
+  EXPECT_TRUE(env::WriteFileAtomically(&env, tmp.path() + "/d.bin", "4").ok());
+  env.CrashAfterFiles(0);
+  EXPECT_TRUE(env.crashed());
+}
+
 TEST(FaultInjectionEnvTest, ACrashCanDropWhatWasNeverSynced) {
   TempDir tmp;
   FaultInjectionEnv env;

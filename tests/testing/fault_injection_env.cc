@@ -59,7 +59,7 @@ class FaultFile : public env::WritableFile {
     RT_RETURN_IF_ERROR(inner_->Close());
     if (IsFinalName(path_)) {
       std::lock_guard<std::mutex> lock(env_->mu_);
-      env_->CompleteFileLocked();
+      env_->CompleteFileLocked(path_);
     }
     return Status::Ok();
   }
@@ -100,10 +100,12 @@ void FaultInjectionEnv::FailRenamesMatching(const std::string& glob, int err) {
   rename_errno_ = err;
 }
 
-void FaultInjectionEnv::CrashAfterFiles(int k, bool drop_unsynced_data) {
+void FaultInjectionEnv::CrashAfterFiles(int k, bool drop_unsynced_data, const std::string& glob) {
   std::lock_guard<std::mutex> lock(mu_);
-  crash_at_files_ = files_completed_ + k;
+  crash_after_ = k;
+  crash_glob_ = glob;
   drop_unsynced_ = drop_unsynced_data;
+  if (k <= 0) CrashLocked();
 }
 
 void FaultInjectionEnv::Heal() {
@@ -113,7 +115,8 @@ void FaultInjectionEnv::Heal() {
   fail_appends_glob_.clear();
   fail_syncs_glob_.clear();
   fail_renames_glob_.clear();
-  crash_at_files_ = -1;
+  crash_after_ = -1;
+  crash_glob_.clear();
   drop_unsynced_ = false;
   crashed_ = false;
 }
@@ -179,10 +182,10 @@ void FaultInjectionEnv::Synced(const std::shared_ptr<FileState>& state) {
   state->synced = state->size;
 }
 
-void FaultInjectionEnv::CompleteFileLocked() {
+void FaultInjectionEnv::CompleteFileLocked(const std::string& path) {
   ++files_completed_;
-  if (crash_at_files_ >= 0 && files_completed_ >= crash_at_files_) {
-    crash_at_files_ = -1;
+  if (crash_after_ > 0 && Matches(crash_glob_, path) && --crash_after_ == 0) {
+    crash_after_ = -1;
     CrashLocked();
   }
 }
@@ -232,7 +235,7 @@ Status FaultInjectionEnv::RenameFile(const std::string& from, const std::string&
   } else {
     files_.erase(to);  // replaced by a file this Env did not write
   }
-  if (IsFinalName(to)) CompleteFileLocked();
+  if (IsFinalName(to)) CompleteFileLocked(to);
   return Status::Ok();
 }
 

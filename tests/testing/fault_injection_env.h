@@ -49,9 +49,10 @@ class FaultInjectionEnv : public env::EnvWrapper {
   void FailSyncsMatching(const std::string& glob = "*");
   // Renames onto a path matching `glob` fail with `err` and change nothing.
   void FailRenamesMatching(const std::string& glob = "*", int err = EIO);
-  // Crashes once k more files are completed (see above): the call completing the k-th
-  // file succeeds, every later one fails.
-  void CrashAfterFiles(int k, bool drop_unsynced_data = false);
+  // Crashes once k more files whose path matches `glob` are completed (see above): the
+  // call completing the k-th such file succeeds, every later call fails. k <= 0
+  // crashes at once.
+  void CrashAfterFiles(int k, bool drop_unsynced_data = false, const std::string& glob = "*");
   // Disarms every fault and undoes a crash (the files keep what the crash left).
   void Heal();
 
@@ -89,7 +90,7 @@ class FaultInjectionEnv : public env::EnvWrapper {
   bool SyncFails(const std::string& path);
   void Synced(const std::shared_ptr<FileState>& state);
   // Counts a completed file and crashes when the count is reached. Locked.
-  void CompleteFileLocked();
+  void CompleteFileLocked(const std::string& path);
   void CrashLocked();
 
   mutable std::mutex mu_;
@@ -98,7 +99,8 @@ class FaultInjectionEnv : public env::EnvWrapper {
   int fail_file_index_ = -1;
   std::string fail_appends_glob_, fail_syncs_glob_, fail_renames_glob_;
   int rename_errno_ = EIO;
-  int crash_at_files_ = -1;
+  int crash_after_ = -1;  // completed files matching crash_glob_ still to go; -1: not armed
+  std::string crash_glob_;
   bool drop_unsynced_ = false;
   // State. Guarded by mu_.
   bool crashed_ = false;
