@@ -254,8 +254,8 @@ Status Trainer::SaveModel() {
   std::vector<checkpoint::TensorView> views = WeightViews();
   std::map<std::string, std::string> metadata = {{"format", "ringtrain"}, {"layout", "channels_last"}};
   if (options_.is_chief) {
-    RT_RETURN_IF_ERROR(
-        env::StorageError(checkpoint::SaveSafetensors(job_.save_model, views, metadata, options_.env), "save_model", "save_model"));
+    RT_RETURN_IF_ERROR(env::StorageError(checkpoint::SaveSafetensors(job_.save_model, views, metadata, options_.env),
+                                         "save_model", "save_model"));
     RT_LOG(INFO) << "saved the model to " << job_.save_model;
     return Status::Ok();
   }
@@ -266,7 +266,9 @@ Status Trainer::SaveModel() {
       target.parent_path() / (".workertemp_" + std::to_string(options_.rank));
   Status st = checkpoint::SaveSafetensors((tmp_dir / target.filename()).string(), views, metadata, options_.env);
   Status removed = env::DeleteRecursively(options_.env, tmp_dir.string());
-  if (st.ok() && !removed.ok()) st = removed.WithContext("saved the model to a temporary directory but cannot delete it");
+  if (st.ok() && !removed.ok()) {
+    st = removed.WithContext("saved the model to a temporary directory but cannot delete it");
+  }
   return env::StorageError(st, "save_model", "save_model");
 }
 

@@ -165,7 +165,9 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"BackupRenameFails", [](FaultInjectionEnv* e) { e->FailRenamesMatching("*/backup/*", EIO); }, EIO,
               "backup_and_restore.backup_dir", 8},
         Fault{"CrashBetweenBackupWeightsAndCommitRecord",
-              [](FaultInjectionEnv* e) { e->CrashAfterFiles(1, /*drop_unsynced_data=*/true, "*/backup/*.safetensors"); },
+              [](FaultInjectionEnv* e) {
+                e->CrashAfterFiles(1, /*drop_unsynced_data=*/true, "*/backup/*.safetensors");
+              },
               EIO, "backup_and_restore.backup_dir", 8},
         // Epoch 1 ends at step 15, after the backup of step 12.
         Fault{"HistoryFileOnAFullDisk", [](FaultInjectionEnv* e) { e->FailAppendsMatching("*/history.jsonl*"); },
