@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "bench/train_report.h"
-#include "checkpoint/safetensors.h"
 #include "commands.h"
 #include "common/exit_policy.h"
 #include "common/file.h"
 #include "config/job_config.h"
+#include "env/file_util.h"
 #include "flags.h"
 #include "local_cluster.h"
 
@@ -64,7 +64,7 @@ int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_
   temp.paths = {tmp_job, history};
   auto checked = config::ParseJobConfig(bench_job.dump(), dir.string());
   if (!checked.ok()) return Fail(checked.status().About(Subject::kConfig));
-  Status written = checkpoint::WriteFileAtomically(tmp_job, bench_job.dump(2));
+  Status written = env::WriteFileAtomically(env::Default(), tmp_job, bench_job.dump(2));
   if (!written.ok()) return Fail(written.WithContext("writing the benchmark's copy of the job").About(Subject::kStorage));
 
   LocalClusterOptions options;

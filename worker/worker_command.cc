@@ -177,7 +177,7 @@ int RunWorker(const std::vector<std::string>& args) {
   recovery::RunResult result = run.Train();
   if (!result.status.ok()) return Fail(result.status);
   Status st = (*trainer)->SaveModel();
-  if (!st.ok()) return Fail(st.WithContext("save_model").About(Subject::kStorage));
+  if (!st.ok()) return Fail(st);  // a storage error naming save_model
 
   run.Finish(session->Leave());
   RT_LOG(INFO) << "done" << (result.recoveries > 0 ? " (recovered in place from " + std::to_string(result.recoveries) +

@@ -14,11 +14,18 @@
 // bytes}}.
 //
 // Crash safety: the safetensors file is written first, then the JSON, each with
-// checkpoint::WriteFileAtomically (temporary name, fsync, rename, fsync of the
-// directory). A backup exists only once its JSON does; the previous one is deleted only
-// after that, and the newest two are kept so that a newest backup found corrupted
-// later still has a fallback. Stray temporary files from a writer that was killed are
-// ignored by readers and removed by the next writer.
+// env::WriteFileAtomically (temporary name, fsync, rename, fsync of the directory). A
+// backup exists only once its JSON does; the previous one is deleted only after that,
+// and the newest two are kept so that a newest backup found corrupted later still has a
+// fallback. Stray temporary files and weights without a JSON (from a writer that was
+// killed, or that hit a full disk) are ignored by readers and removed by the next
+// writer. tests/backup/backup_faults_test.cc injects each fault (ENOSPC, EIO on fsync,
+// a failed rename, a crash between the two files) and checks exactly that.
+//
+// Files: every call goes through an env::Env (env/env.h), env::Default() unless a
+// test passes another; it must outlive the call (the BackupWriter: the writer).
+// Errors: a file that cannot be written, listed, read or deleted, and a backup that is
+// refused, are tagged Subject::kStorage (exit code 6) and say what to do.
 #pragma once
 
 #include <condition_variable>
@@ -32,6 +39,7 @@
 #include "backup/train_state.h"
 #include "common/deadline.h"
 #include "common/status.h"
+#include "env/env.h"
 
 namespace ringtrain::backup {
 
@@ -77,7 +85,8 @@ StatusOr<TrainState> DecodeBackup(const BackupIdentity& identity, const EncodedB
 // newer than the one being written belongs to an abandoned timeline (training resumed
 // from an older backup because that one was corrupted, or rolled back) and is deleted,
 // so that readers find the one just written.
-Status WriteBackup(const std::string& dir, const BackupIdentity& identity, const TrainState& state);
+Status WriteBackup(const std::string& dir, const BackupIdentity& identity, const TrainState& state,
+                   env::Env* env = env::Default());
 
 struct LoadedBackup {
   TrainState state;
@@ -89,23 +98,28 @@ struct LoadedBackup {
 // one"). nullopt when the directory is missing or holds no good backup. An intact
 // backup from a different configuration or worker count is an error
 // (FAILED_PRECONDITION, naming the directory and what differs: "delete it or point
-// backup_dir elsewhere"), never skipped silently and never loaded.
+// backup_dir elsewhere"), never skipped silently and never loaded; so is a file the
+// system refuses to read (PERMISSION_DENIED, an I/O error), which says nothing about
+// the backup in it.
 StatusOr<std::optional<LoadedBackup>> LoadNewestBackup(const std::string& dir, const BackupIdentity& identity,
-                                                       std::vector<std::string>* warnings);
+                                                       std::vector<std::string>* warnings,
+                                                       env::Env* env = env::Default());
 
 // Deletes every backup file (and stray temporary file) of ours in `dir`, then the
 // directory itself if it is left empty. Other files are left alone.
-Status DeleteBackups(const std::string& dir);
+Status DeleteBackups(const std::string& dir, env::Env* env = env::Default());
 
 // Writes backups on a background thread so that training does not wait for the disk.
 // Submit() copies nothing more than the caller hands over (the state is moved in); at
 // most one backup is written at a time and at most one waits: a newer submission
 // replaces a waiting older one. Errors are kept and returned by the next Submit() or
 // Flush(): Submit() reports the first unreported error and clears it (its own state is
-// queued regardless); Flush() reports it without clearing it. Threading: Submit/Flush/destructor from one owner thread.
+// queued regardless); Flush() reports it without clearing it. The errors are
+// WriteBackup's (kStorage). Threading: Submit/Flush/destructor from one owner thread.
 class BackupWriter {
  public:
-  BackupWriter(std::string dir, BackupIdentity identity);
+  // `env` is not owned and must outlive the writer.
+  BackupWriter(std::string dir, BackupIdentity identity, env::Env* env = env::Default());
   ~BackupWriter();  // finishes the backup being written (bounded by the disk), never throws
 
   // Queues `state`; returns at once. Returns the error of an earlier write, if any.
@@ -127,6 +141,7 @@ class BackupWriter {
 
   const std::string dir_;
   const BackupIdentity identity_;
+  env::Env* const env_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::optional<TrainState> pending_;  // guarded by mu_

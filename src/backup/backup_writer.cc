@@ -9,8 +9,8 @@
 
 namespace ringtrain::backup {
 
-BackupWriter::BackupWriter(std::string dir, BackupIdentity identity)
-    : dir_(std::move(dir)), identity_(std::move(identity)) {
+BackupWriter::BackupWriter(std::string dir, BackupIdentity identity, env::Env* env)
+    : dir_(std::move(dir)), identity_(std::move(identity)), env_(env) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -41,7 +41,8 @@ Status BackupWriter::Flush(Deadline deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   if (!cv_.wait_until(lock, deadline.when(), [this] { return !pending_ && !writing_; })) {
     return DeadlineExceededError("the backup to '" + dir_ +
-                                 "' is still being written at the deadline; the disk may be slow or stalled");
+                                 "' is still being written at the deadline; the disk may be slow or stalled")
+        .About(Subject::kStorage);
   }
   // Kept, not cleared: the next Submit() reports it too, so a caller that only
   // submits still learns of it.
@@ -71,7 +72,7 @@ void BackupWriter::Loop() {
     Status s;
     const auto start = std::chrono::steady_clock::now();
     try {
-      s = WriteBackup(dir_, identity_, state);
+      s = WriteBackup(dir_, identity_, state, env_);
     } catch (const std::exception& e) {  // bad_alloc: keep the thread (and the process) alive
       s = InternalError(std::string("writing a backup failed: ") + e.what());
     }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "common/file.h"  // ReadFile
 #include "common/status.h"
+#include "env/env.h"
 
 namespace ringtrain::checkpoint {
 
@@ -41,19 +41,14 @@ std::string EncodeSafetensors(const std::vector<TensorView>& tensors,
 Status DecodeSafetensors(const std::string& bytes, std::map<std::string, Tensor>* tensors,
                          std::map<std::string, std::string>* metadata);
 
-// Crash-safe write: a temporary file "<path>.tmp.<pid>" in the same directory, fsync,
-// rename over path, fsync the directory. Creates missing parent directories. On
-// failure the temporary file is removed and the error names the path and errno text;
-// an existing file at `path` is either untouched or wholly replaced. Blocks on disk
-// I/O. Two threads of one process must not write the same path at once (they would
-// share the temporary name); different paths are fine.
-Status WriteFileAtomically(const std::string& path, const std::string& bytes);
-// The whole file; NOT_FOUND if it does not exist.
-
-// Encode + WriteFileAtomically / ReadFile + Decode; errors name the path.
+// Encode + env::WriteFileAtomically (crash-safe: a temporary file, fsync, rename, fsync
+// of the directory) / env->ReadFile + Decode, through `env` (env/env.h). Errors name
+// the path; failures to write or read the file, and a corrupt file, are tagged
+// Subject::kStorage (exit code 6); bad tensors (the preconditions above) are
+// INVALID_ARGUMENT, untagged: a bug of the caller's.
 Status SaveSafetensors(const std::string& path, const std::vector<TensorView>& tensors,
-                       const std::map<std::string, std::string>& metadata);
+                       const std::map<std::string, std::string>& metadata, env::Env* env = env::Default());
 Status LoadSafetensors(const std::string& path, std::map<std::string, Tensor>* tensors,
-                       std::map<std::string, std::string>* metadata);
+                       std::map<std::string, std::string>* metadata, env::Env* env = env::Default());
 
 }  // namespace ringtrain::checkpoint

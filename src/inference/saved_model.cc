@@ -79,7 +79,8 @@ StatusOr<std::unique_ptr<nn::Model>> LoadModel(const config::JobConfig& job, con
   if (!st.ok()) {
     if (st.code() == Code::kNotFound) {
       return NotFoundError("model file '" + weights_path +
-                           "' does not exist; pass the file the job's save_model or model_checkpoint wrote");
+                           "' does not exist; pass the file the job's save_model or model_checkpoint wrote")
+          .About(Subject::kStorage);
     }
     return st.WithContext("cannot load the model file (pass a safetensors file that save_model or "
                           "model_checkpoint wrote)");

@@ -93,7 +93,7 @@ Status TrainingRun::RunGeneration(collective::Communicator* comm) {
   RT_RETURN_IF_ERROR(trainer_->SyncState(comm).About(Subject::kPeers));
   snapshot_ = trainer_->Snapshot();
   if (!writer_ && options_.backup.enabled() && session_->is_chief()) {
-    writer_ = std::make_unique<backup::BackupWriter>(options_.backup.backup_dir, trainer_->Identity());
+    writer_ = std::make_unique<backup::BackupWriter>(options_.backup.backup_dir, trainer_->Identity(), options_.env);
   }
   RT_RETURN_IF_ERROR(trainer_->Fit(comm, [this](const backup::TrainState& s) { return OnBackup(s); }));
   if (options_.evaluate) return trainer_->Evaluate(comm).status();
@@ -103,7 +103,7 @@ Status TrainingRun::RunGeneration(collective::Communicator* comm) {
 Status TrainingRun::LoadFromDisk() {
   if (!options_.backup.enabled()) return Status::Ok();
   std::vector<std::string> warnings;
-  auto loaded = backup::LoadNewestBackup(options_.backup.backup_dir, trainer_->Identity(), &warnings);
+  auto loaded = backup::LoadNewestBackup(options_.backup.backup_dir, trainer_->Identity(), &warnings, options_.env);
   if (!loaded.ok()) return loaded.status().About(Subject::kStorage);
   if (!loaded->has_value()) {
     RT_LOG(INFO) << "no backup in " << options_.backup.backup_dir
@@ -122,8 +122,9 @@ Status TrainingRun::OnBackup(const backup::TrainState& state) {
   if (!writer_) return Status::Ok();
   Status st = writer_->Submit(state);
   if (st.ok()) return st;
-  // The disk's problem, not a peer's: recovering would not help.
-  return st.WithContext("writing a backup to " + options_.backup.backup_dir).About(Subject::kStorage);
+  // The disk's problem, not a peer's: recovering would not help (kStorage: exit code 6).
+  // The message (WriteBackup's) names the directory and what to do.
+  return st.About(Subject::kStorage);
 }
 
 void TrainingRun::Finish(bool cluster_done) {
@@ -139,7 +140,7 @@ void TrainingRun::Finish(bool cluster_done) {
                << static_cast<int>(fit * 1000) << " ms of training)";
   writer_.reset();
   if (cluster_done && options_.backup.delete_checkpoint) {
-    st = backup::DeleteBackups(options_.backup.backup_dir);
+    st = backup::DeleteBackups(options_.backup.backup_dir, options_.env);
     if (st.ok()) {
       RT_LOG(INFO) << "deleted the backups in " << options_.backup.backup_dir << " (delete_checkpoint)";
     } else {

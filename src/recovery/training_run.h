@@ -22,6 +22,7 @@
 #include "collective/communicator.h"
 #include "common/status.h"
 #include "config/job_config.h"
+#include "env/env.h"
 #include "train/trainer.h"
 
 namespace ringtrain::recovery {
@@ -32,6 +33,9 @@ struct RunOptions {
   config::BackupConfig backup;
   bool evaluate = false;  // run the job's evaluation after training
   double shutdown_timeout_s = 60;
+  // The backups' files go through it (the trainer's through TrainerOptions::env); not
+  // owned, must outlive the run.
+  env::Env* env = env::Default();
 };
 
 struct RunResult {

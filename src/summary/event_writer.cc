@@ -1,14 +1,10 @@
 #include "summary/event_writer.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <system_error>
 
 #include "common/logging.h"
 #include "summary/record.h"
@@ -44,42 +40,41 @@ std::string FileName(int64_t seconds, const std::string& host, long pid, uint64_
 
 }  // namespace
 
-StatusOr<std::unique_ptr<EventWriter>> EventWriter::Open(const std::string& dir) {
+StatusOr<std::unique_ptr<EventWriter>> EventWriter::Open(const std::string& dir, env::Env* env) {
   if (dir.empty()) {
     return InvalidArgumentError("event file directory is empty; pass the log directory, e.g. <logdir>/train");
   }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return ErrnoError("cannot create event file directory '" + dir + "'", ec.value());
+  if (Status s = env->CreateDirectories(dir); !s.ok()) {
+    return s.WithContext("cannot create the event file directory").About(Subject::kStorage);
   }
   const double now = WallTimeSeconds();
   const std::string host = Hostname();
   const long pid = static_cast<long>(::getpid());
-  // O_EXCL: never append to another writer's file. A clash is only possible with a file
-  // left by an earlier process with the same pid in the same second; take the next counter.
+  // An exclusive create: never append to another writer's file. A clash is only possible
+  // with a file left by an earlier process with the same pid in the same second; take
+  // the next counter.
   for (int attempt = 0; attempt < 100; ++attempt) {
     const std::string path =
         dir + "/" + FileName(static_cast<int64_t>(now), host, pid, g_file_counter.fetch_add(1));
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      const int err = errno;
-      if (err == EEXIST) continue;
-      return ErrnoError("cannot create event file '" + path + "'", err);
+    auto file = env->NewExclusiveFile(path);
+    if (!file.ok()) {
+      if (file.status().code() == Code::kFailedPrecondition) continue;  // it exists
+      return file.status().WithContext("cannot create an event file").About(Subject::kStorage);
     }
-    std::unique_ptr<EventWriter> writer(new EventWriter(path, fd));
+    std::unique_ptr<EventWriter> writer(new EventWriter(path, std::move(file).value()));
     RT_RETURN_IF_ERROR(writer->AddEvent(EncodeFileVersionEvent(now)));
     return writer;
   }
   return InternalError("cannot create an event file in '" + dir +
-                       "': 100 names in a row already exist; clean the directory");
+                       "': 100 names in a row already exist; clean the directory")
+      .About(Subject::kStorage);
 }
 
 EventWriter::~EventWriter() {
-  if (fd_ < 0) return;
+  if (!file_) return;
   const Status s = Flush();
   if (!s.ok()) RT_LOG(WARNING) << "event file not fully written: " << s.ToString();
-  ::close(fd_);
+  // file_'s destructor closes it.
 }
 
 Status EventWriter::AddScalars(int64_t step, const Scalars& values) {
@@ -94,37 +89,30 @@ Status EventWriter::AddScalars(int64_t step, const Scalars& values) {
 }
 
 Status EventWriter::AddEvent(const std::string& event) {
-  if (fd_ < 0) return FailedPreconditionError("event file '" + path_ + "' is closed");
+  if (!file_) return FailedPreconditionError("event file '" + path_ + "' is closed");
   if (!error_.ok()) return error_;
   buffer_ += FrameRecord(event);
   return Flush();
 }
 
 Status EventWriter::Flush() {
-  if (fd_ < 0) return FailedPreconditionError("event file '" + path_ + "' is closed");
+  if (!file_) return FailedPreconditionError("event file '" + path_ + "' is closed");
   if (!error_.ok()) return error_;
-  size_t done = 0;
-  while (done < buffer_.size()) {
-    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error_ = ErrnoError("cannot write event file '" + path_ + "'", errno);
-      buffer_.clear();
-      return error_;
-    }
-    done += static_cast<size_t>(n);
-  }
+  Status s = file_->Append(buffer_);
+  if (s.ok()) s = file_->Flush();
   buffer_.clear();
-  return Status::Ok();
+  if (!s.ok()) error_ = s.About(Subject::kStorage);
+  return error_;
 }
 
 Status EventWriter::Close() {
-  if (fd_ < 0) return FailedPreconditionError("event file '" + path_ + "' is already closed");
+  if (!file_) return FailedPreconditionError("event file '" + path_ + "' is already closed");
   Status s = Flush();
-  if (s.ok() && ::fsync(fd_) != 0) s = ErrnoError("cannot fsync event file '" + path_ + "'", errno);
-  if (::close(fd_) != 0 && s.ok()) s = ErrnoError("cannot close event file '" + path_ + "'", errno);
-  fd_ = -1;
-  return s;
+  if (s.ok()) s = file_->Sync();
+  const Status closed = file_->Close();
+  if (s.ok()) s = closed;
+  file_.reset();
+  return s.About(Subject::kStorage);
 }
 
 }  // namespace ringtrain::summary

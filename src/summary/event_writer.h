@@ -11,6 +11,10 @@
 // Blocking: every call writes to the local file system and returns; nothing waits on a
 // peer. Each AddScalars is flushed to the kernel before it returns (epochs are seconds
 // apart, and TensorBoard should see them while the job runs); Close() also fsyncs.
+// Files: through an env::Env (env/env.h; env::Default() unless a test passes another),
+// which must outlive the writer. Errors: a file or directory that cannot be created or
+// written is tagged Subject::kStorage (exit code 6); errors carry the path and errno's
+// text.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "env/env.h"
 #include "summary/event.h"
 
 namespace ringtrain::summary {
@@ -26,9 +31,9 @@ class EventWriter {
  public:
   // Creates `dir` (and its parents) if missing and a new event file in it, then writes
   // the file-version record. Errors carry the path and errno's text.
-  static StatusOr<std::unique_ptr<EventWriter>> Open(const std::string& dir);
+  static StatusOr<std::unique_ptr<EventWriter>> Open(const std::string& dir, env::Env* env = env::Default());
 
-  // Flushes what is buffered and closes the file without fsync; logs, never throws.
+  // Writes what is buffered and closes the file without fsync; logs, never throws.
   ~EventWriter();
   EventWriter(const EventWriter&) = delete;
   EventWriter& operator=(const EventWriter&) = delete;
@@ -52,10 +57,11 @@ class EventWriter {
   const std::string& path() const { return path_; }
 
  private:
-  EventWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  EventWriter(std::string path, std::unique_ptr<env::WritableFile> file)
+      : path_(std::move(path)), file_(std::move(file)) {}
 
   std::string path_;
-  int fd_;              // -1 once closed
+  std::unique_ptr<env::WritableFile> file_;  // null once closed
   std::string buffer_;  // framed records not yet written
   Status error_;        // the first write error; sticky
 };

@@ -1,6 +1,7 @@
 #include "train/history.h"
 
-#include "checkpoint/safetensors.h"
+#include "env/file_util.h"
+#include "env/storage_error.h"
 
 namespace ringtrain::train {
 
@@ -24,7 +25,7 @@ Status HistoryFile::Write() {
   std::string text;
   for (const auto& l : lines_) text += l.dump() + "\n";
   if (!evaluation_.is_null()) text += nlohmann::json{{"evaluation", evaluation_}}.dump() + "\n";
-  return checkpoint::WriteFileAtomically(path_, text).WithContext("writing the history file").About(Subject::kStorage);
+  return env::StorageError(env::WriteFileAtomically(env_, path_, text), "writing the history file", "history_file");
 }
 
 }  // namespace ringtrain::train

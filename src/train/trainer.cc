@@ -7,6 +7,8 @@
 #include "checkpoint/safetensors.h"
 #include "common/fingerprint.h"
 #include "common/logging.h"
+#include "env/file_util.h"
+#include "env/storage_error.h"
 #include "nn/loss.h"
 #include "train/gradient_sync.h"
 
@@ -58,12 +60,14 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
     return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but the model's last layer has " +
                                 std::to_string(t->model_->num_classes()) + " units");
   }
-  if (options.is_chief && !job.history_file.empty()) t->history_file_ = std::make_unique<HistoryFile>(job.history_file);
+  if (options.is_chief && !job.history_file.empty()) {
+    t->history_file_ = std::make_unique<HistoryFile>(job.history_file, options.env);
+  }
   if (options.is_chief && !job.tensorboard_dir.empty()) {
     // Opened here so that a bad directory fails before any network work; the validation
     // writer waits for the first validation (Keras creates it only when validation runs).
-    auto w = summary::EventWriter::Open((std::filesystem::path(job.tensorboard_dir) / "train").string());
-    if (!w.ok()) return w.status().WithContext("tensorboard_dir").About(Subject::kStorage);
+    auto w = summary::EventWriter::Open((std::filesystem::path(job.tensorboard_dir) / "train").string(), options.env);
+    if (!w.ok()) return env::StorageError(w.status(), "tensorboard_dir", "tensorboard_dir");
     t->tb_train_ = std::move(w).value();
     RT_LOG(INFO) << "tensorboard: " << t->tb_train_->path();
   }
@@ -243,7 +247,8 @@ Status Trainer::SaveModel() {
   std::vector<checkpoint::TensorView> views = WeightViews();
   std::map<std::string, std::string> metadata = {{"format", "ringtrain"}, {"layout", "channels_last"}};
   if (options_.is_chief) {
-    RT_RETURN_IF_ERROR(checkpoint::SaveSafetensors(job_.save_model, views, metadata));
+    RT_RETURN_IF_ERROR(env::StorageError(checkpoint::SaveSafetensors(job_.save_model, views, metadata, options_.env),
+                                         "save_model", "save_model"));
     RT_LOG(INFO) << "saved the model to " << job_.save_model;
     return Status::Ok();
   }
@@ -252,10 +257,11 @@ Status Trainer::SaveModel() {
   std::filesystem::path target(job_.save_model);
   std::filesystem::path tmp_dir =
       target.parent_path() / (".workertemp_" + std::to_string(options_.rank));
-  Status st = checkpoint::SaveSafetensors((tmp_dir / target.filename()).string(), views, metadata);
-  std::error_code ec;
-  std::filesystem::remove_all(tmp_dir, ec);
-  return st;
+  Status st = checkpoint::SaveSafetensors((tmp_dir / target.filename()).string(), views, metadata, options_.env);
+  // Debris, not a failure: the chief's copy is the model.
+  Status removed = env::DeleteRecursively(options_.env, tmp_dir.string());
+  if (!removed.ok()) RT_LOG(WARNING) << "cannot delete the temporary model directory: " << removed.message();
+  return env::StorageError(st, "save_model", "save_model");
 }
 
 uint64_t Trainer::WeightsFingerprint() const {

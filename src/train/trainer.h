@@ -48,6 +48,7 @@
 #include "config/job_config.h"
 #include "data/dataset.h"
 #include "engine/engine.h"
+#include "env/env.h"
 #include "nn/lr_schedule.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
@@ -70,6 +71,9 @@ struct TrainerOptions {
   // How long a step may wait for gradient communication to make progress.
   std::chrono::milliseconds collective_timeout{std::chrono::seconds(300)};
   FILE* out = stdout;
+  // Every file the trainer writes (save_model, model_checkpoint, history_file,
+  // tensorboard_dir) goes through it; not owned, must outlive the Trainer.
+  env::Env* env = env::Default();
 };
 
 struct EpochResult {
@@ -93,7 +97,8 @@ class Trainer {
   // Builds the model, optimizer and learning-rate schedule and loads this worker's
   // shards; the chief opens <tensorboard_dir>/train. Starts nothing on the network.
   // INVALID_ARGUMENT for a bad job; NOT_FOUND / DATA_LOSS for data files; the event
-  // file's error (with "tensorboard_dir" in it) when it cannot be created.
+  // file's error (with "tensorboard_dir" in it, Subject::kStorage) when it cannot be
+  // created.
   static StatusOr<std::unique_ptr<Trainer>> Create(const config::JobConfig& job, const TrainerOptions& options);
 
   // Called at every backup point with the state (on every worker, at the same steps).
@@ -125,6 +130,8 @@ class Trainer {
   StatusOr<EvalResult> Evaluate(collective::Communicator* comm);
   // The chief writes job.save_model; other workers write to a temporary directory
   // beside it and delete it (as the seed tutorial does). No-op without save_model.
+  // Errors are Subject::kStorage, as are Fit's when the history file, a model
+  // checkpoint or a TensorBoard file cannot be written.
   Status SaveModel();
 
   const std::vector<EpochResult>& history() const { return history_; }

@@ -7,10 +7,16 @@
 #include "backup/backup.h"
 #include "checkpoint/safetensors.h"
 #include "common/logging.h"
+#include "env/storage_error.h"
 #include "nn/loss.h"
 #include "train/trainer.h"
 
 namespace ringtrain::train {
+namespace {
+
+Status TensorBoardError(const Status& s) { return env::StorageError(s, "tensorboard_dir", "tensorboard_dir"); }
+
+}  // namespace
 
 Status Trainer::EndEpoch(collective::Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line) {
   // The epoch's metrics over the global batch, as Keras reports them under this strategy.
@@ -71,29 +77,28 @@ Status Trainer::WriteTensorBoard(const EpochResult& r) {
   if (!tb_train_) return Status::Ok();
   // Keras' TensorBoard callback: epoch summaries at step = the 0-based epoch index.
   const int64_t step = r.epoch - 1;
-  RT_RETURN_IF_ERROR(tb_train_
-                         ->AddScalars(step, {{"epoch_loss", static_cast<float>(r.loss)},
-                                             {"epoch_accuracy", static_cast<float>(r.accuracy)},
-                                             {"epoch_learning_rate", static_cast<float>(r.learning_rate)},
-                                             {"epoch_images_per_sec", static_cast<float>(r.images_per_sec)}})
-                         .WithContext("tensorboard_dir"));
+  RT_RETURN_IF_ERROR(TensorBoardError(
+      tb_train_->AddScalars(step, {{"epoch_loss", static_cast<float>(r.loss)},
+                                   {"epoch_accuracy", static_cast<float>(r.accuracy)},
+                                   {"epoch_learning_rate", static_cast<float>(r.learning_rate)},
+                                   {"epoch_images_per_sec", static_cast<float>(r.images_per_sec)}})));
   if (!r.has_val) return Status::Ok();
   if (!tb_validation_) {
-    auto w = summary::EventWriter::Open((std::filesystem::path(job_.tensorboard_dir) / "validation").string());
-    if (!w.ok()) return w.status().WithContext("tensorboard_dir");
+    auto w = summary::EventWriter::Open((std::filesystem::path(job_.tensorboard_dir) / "validation").string(),
+                                        options_.env);
+    if (!w.ok()) return TensorBoardError(w.status());
     tb_validation_ = std::move(w).value();
   }
-  return tb_validation_
-      ->AddScalars(step, {{"epoch_loss", static_cast<float>(r.val_loss)},
-                          {"epoch_accuracy", static_cast<float>(r.val_accuracy)}})
-      .WithContext("tensorboard_dir");
+  return TensorBoardError(tb_validation_->AddScalars(step, {{"epoch_loss", static_cast<float>(r.val_loss)},
+                                                             {"epoch_accuracy", static_cast<float>(r.val_accuracy)}}));
 }
 
 Status Trainer::WriteModelCheckpoint(int epoch) {
   RT_ASSIGN_OR_RETURN(std::string path, backup::FormatCheckpointPath(job_.model_checkpoint, epoch));
   std::map<std::string, std::string> metadata = {{"format", "ringtrain"}, {"layout", "channels_last"},
                                                  {"epoch", std::to_string(epoch)}};
-  RT_RETURN_IF_ERROR(checkpoint::SaveSafetensors(path, WeightViews(), metadata).WithContext("model_checkpoint"));
+  RT_RETURN_IF_ERROR(env::StorageError(checkpoint::SaveSafetensors(path, WeightViews(), metadata, options_.env),
+                                       "model_checkpoint", "model_checkpoint.filepath"));
   RT_LOG(INFO) << "model checkpoint: " << path;
   return Status::Ok();
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "checkpoint/safetensors.h"
+#include "env/file_util.h"
 #include "testing/temp_dir.h"
 
 namespace ringtrain::inference {
@@ -93,15 +94,17 @@ TEST(SavedModelTest, MissingFileIsNotFoundAndNamesThePath) {
   ASSERT_EQ(r.status().code(), Code::kNotFound) << r.status().ToString();
   EXPECT_NE(r.status().message().find("nope.safetensors"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("save_model"), std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().subject(), Subject::kStorage) << "a model file that cannot be read: exit code 6";
 }
 
 TEST(SavedModelTest, CorruptFileIsDataLossAndNamesThePath) {
   TempDir tmp;
   const std::string path = tmp.path() + "/bad.safetensors";
-  ASSERT_TRUE(checkpoint::WriteFileAtomically(path, "this is not a safetensors file").ok());
+  ASSERT_TRUE(env::WriteFileAtomically(env::Default(), path, "this is not a safetensors file").ok());
   auto r = LoadModel(Job(), path);
   ASSERT_EQ(r.status().code(), Code::kDataLoss) << r.status().ToString();
   EXPECT_NE(r.status().message().find("bad.safetensors"), std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().subject(), Subject::kStorage);
 }
 
 TEST(SavedModelTest, BadModelSectionIsInvalidArgument) {

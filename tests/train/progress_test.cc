@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "train/history.h"
-#include "checkpoint/safetensors.h"
+#include "common/file.h"
 
 namespace ringtrain::train {
 namespace {
