@@ -191,7 +191,7 @@ TEST_F(NcclGpuTest, HostBuffersAreStagedThroughTheGpu) {
 }
 
 TEST_F(NcclGpuTest, NullBuffersAreRejectedAndLeaveTheCommunicatorUsable) {
-  Status s = comm_->AllReduce(nullptr, 4, collective::ReduceOp::kSum);
+  Status s = comm_->AllReduce(static_cast<float*>(nullptr), 4, collective::ReduceOp::kSum);
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
   EXPECT_NE(s.message().find("null"), std::string::npos) << s.message();
   EXPECT_TRUE(comm_->Barrier().ok());
