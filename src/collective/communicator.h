@@ -13,14 +13,16 @@
 // Blocking: every operation returns within the communicator's timeout; a dead or
 // hung peer makes it fail with an error that names the peer.
 // Errors: a bad argument (null buffer with count > 0, root out of range, unknown type,
-// kMean on an integer type, a byte size that overflows size_t) is INVALID_ARGUMENT and
-// leaves the communicator usable. Any other failure breaks it: every later operation
-// returns that first failure at once (ABORTED: reason once Abort() was called).
+// kMean on an integer type, a byte size that overflows size_t) is INVALID_ARGUMENT,
+// found before anything is sent, and leaves this rank's communicator usable (ranks that
+// did issue the collective then fail on their own: timeout or mismatch). Any other
+// failure breaks it: every later operation returns that first failure at once
+// (ABORTED: reason once Abort() was called).
 // Buffers: host memory, unless accepts_device_memory() (NCCL): then device pointers on
 // its rank's GPU go straight to the backend, and host pointers are staged through the
 // GPU (two extra copies) so that the same calling code works on every backend.
-// (communicator_base.h holds what every backend shares: the checks, the abort and
-// broken state, and the one reduction routine.)
+// (communicator_base.h holds what every backend shares: the checks and the abort and
+// broken state; reduce.h the one reduction routine.)
 #pragma once
 
 #include <chrono>

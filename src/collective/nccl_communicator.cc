@@ -91,6 +91,10 @@ void NcclCommunicator::OnAbort() {
   if (!op_running_) AbortCommLocked();
 }
 
+std::string NcclCommunicator::Where(const char* op) const {
+  return std::string(op) + " (rank " + std::to_string(rank()) + " of " + std::to_string(size()) + ")";
+}
+
 template <typename Enqueue>
 Status NcclCommunicator::Run(const char* op, Copy in, Enqueue enqueue, Copy out) {
   {
@@ -102,7 +106,7 @@ Status NcclCommunicator::Run(const char* op, Copy in, Enqueue enqueue, Copy out)
     op_running_ = true;
   }
   const Deadline deadline = Deadline::After(timeout_);
-  const std::string where = std::string(op) + " (rank " + std::to_string(rank()) + " of " + std::to_string(size()) + ")";
+  const std::string where = Where(op);
   auto copy = [this](const Copy& c, cudaMemcpyKind kind) {
     return c.bytes == 0 ? cudaSuccess : cudaMemcpyAsync(c.dst, c.src, c.bytes, kind, stream_);
   };
@@ -130,7 +134,7 @@ Status NcclCommunicator::Run(const char* op, Copy in, Enqueue enqueue, Copy out)
 }
 
 Status NcclCommunicator::Wait(const char* op, Deadline deadline) {
-  const std::string where = std::string(op) + " (rank " + std::to_string(rank()) + " of " + std::to_string(size()) + ")";
+  const std::string where = Where(op);
   for (int polls = 0;; ++polls) {
     if (aborted()) return AbortStatus();
     ncclResult_t async = ncclSuccess;

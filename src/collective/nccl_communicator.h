@@ -75,6 +75,8 @@ class NcclCommunicator : public CommunicatorBase {
   // deadline and error handling are in one place.
   template <typename Enqueue>
   Status Run(const char* op, Copy in, Enqueue enqueue, Copy out);
+  // "AllReduce (rank 1 of 4)": where a failure happened, for messages.
+  std::string Where(const char* op) const;
   // Polls until the stream is done, NCCL reports an error, Abort() is called or
   // the deadline passes.
   Status Wait(const char* op, Deadline deadline);

@@ -27,8 +27,9 @@ StatusOr<std::unique_ptr<Communicator>> ShmCommunicator::Create(const Communicat
                                 std::to_string(size) + " ranks is out of range");
   }
   if (size > shm::kMaxRanks) {
-    return InvalidArgumentError("shared-memory communicator: " + std::to_string(size) + " ranks on one host; it " +
-                                "supports at most " + std::to_string(shm::kMaxRanks) + " (set RINGTRAIN_TRANSPORT=tcp)");
+    return InvalidArgumentError("shared-memory communicator: " + std::to_string(size) +
+                                " ranks on one host; it supports at most " + std::to_string(shm::kMaxRanks) +
+                                " (set RINGTRAIN_TRANSPORT=tcp)");
   }
   if (store == nullptr && size > 1) return InvalidArgumentError("shared-memory communicator: no store to meet in");
   if (options.timeout.count() <= 0) {
