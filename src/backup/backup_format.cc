@@ -119,13 +119,30 @@ Status ReadDouble(const json& obj, const std::string& key, const std::string& fi
   return BadField(field, "a number");
 }
 
+// A count: an integer, or (backups written before counts were integers) a float with
+// an integral value; never negative.
+Status ReadCount(const json& obj, const std::string& key, const std::string& field, int64_t* out) {
+  const json* v = Member(obj, key);
+  if (v && v->is_number_float()) {
+    const double d = v->get<double>();
+    // 2^63 is the first double above int64's range.
+    if (!(d >= 0 && d < 9223372036854775808.0) || std::floor(d) != d) return BadField(field, "a count");
+    *out = static_cast<int64_t>(d);
+    return Status::Ok();
+  }
+  RT_RETURN_IF_ERROR(ReadInt(obj, key, field, out));
+  if (*out < 0) return BadField(field, "a count");
+  return Status::Ok();
+}
+
 struct Metadata {
   std::string job_fingerprint;
   int64_t num_workers = 0, steps_per_epoch = 0, global_step = 0, epoch = 0, step_in_epoch = 0;
   std::string optimizer_name;
   int64_t iterations = 0;
   std::vector<std::string> slots;
-  double loss_sum = 0, correct = 0, examples = 0;
+  double loss_sum = 0;
+  int64_t correct = 0, examples = 0;
   json history;
   std::vector<std::pair<std::string, std::vector<int64_t>>> params;
   std::string weights_file;
@@ -172,8 +189,8 @@ Status ParseMetadata(const std::string& text, Metadata* m) {
   const json* metrics = Member(doc, "metrics");
   if (!metrics || !metrics->is_object()) return BadField("metrics", "an object");
   RT_RETURN_IF_ERROR(ReadDouble(*metrics, "loss_sum", "metrics.loss_sum", &m->loss_sum));
-  RT_RETURN_IF_ERROR(ReadDouble(*metrics, "correct", "metrics.correct", &m->correct));
-  RT_RETURN_IF_ERROR(ReadDouble(*metrics, "examples", "metrics.examples", &m->examples));
+  RT_RETURN_IF_ERROR(ReadCount(*metrics, "correct", "metrics.correct", &m->correct));
+  RT_RETURN_IF_ERROR(ReadCount(*metrics, "examples", "metrics.examples", &m->examples));
 
   const json* history = Member(doc, "history");
   if (!history || !history->is_array()) return BadField("history", "an array");
@@ -398,8 +415,8 @@ StatusOr<EncodedBackup> EncodeImpl(const BackupIdentity& id, const TrainState& s
   m["step_in_epoch"] = state.global_step % id.steps_per_epoch;
   m["optimizer"] = {{"name", id.optimizer_name}, {"iterations", state.optimizer_iterations}, {"slots", slots}};
   m["metrics"] = {{"loss_sum", DoubleToJson(state.epoch_loss_sum)},
-                  {"correct", DoubleToJson(state.epoch_correct)},
-                  {"examples", DoubleToJson(state.epoch_examples)}};
+                  {"correct", state.epoch_correct},
+                  {"examples", state.epoch_examples}};
   m["history"] = state.history;
   m["params"] = std::move(params);
   m["weights_file"] = BackupStem(state.global_step) + ".safetensors";

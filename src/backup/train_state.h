@@ -24,8 +24,10 @@ struct TrainState {
   // ("momentum"; "m", "v"), each as long as params; empty before the first update.
   std::vector<std::pair<std::string, std::vector<float>>> optimizer_slots;
   int64_t optimizer_iterations = 0;
-  // The current epoch's metrics so far, summed over every worker (0 at an epoch start).
-  double epoch_loss_sum = 0, epoch_correct = 0, epoch_examples = 0;
+  // The current epoch's metrics so far, summed over every worker (0 at an epoch start):
+  // the loss sum in float64, the counts exactly.
+  double epoch_loss_sum = 0;
+  int64_t epoch_correct = 0, epoch_examples = 0;
   // Completed epochs' records, as the history file holds them (a JSON array).
   nlohmann::json history = nlohmann::json::array();
 };

@@ -1,14 +1,28 @@
 // The collective-communication interface every backend implements, and the factory
 // that picks a backend at run time (CommunicationImplementation: AUTO, RING, NCCL).
 //
+// Data: every collective takes a buffer, an element count and a DataType (data_type.h:
+// float32, float64, int32, int64, uint8), as NCCL does; the typed conveniences below
+// (comm->AllReduce(totals, 3, ReduceOp::kSum) with a double* or int64_t*) fill the type
+// in. kSum on integers wraps modulo 2^bits; kMean on integers is INVALID_ARGUMENT.
+// Results are bit-identical on every rank, and across runs with the same sizes.
+//
 // Threading: one thread at a time may call the collective operations of a
 // Communicator (they are issued in the same order on every rank). Abort() may be
 // called from any thread at any time, e.g. by a heartbeat watcher.
 // Blocking: every operation returns within the communicator's timeout; a dead or
 // hung peer makes it fail with an error that names the peer.
-// Buffers: host memory for RING and LOCAL. The NCCL backend (backend_name() "NCCL")
-// works on device pointers on its rank's GPU; host pointers given to it are staged
-// through the GPU (two extra copies) so that the same calling code works on every backend.
+// Errors: a bad argument (null buffer with count > 0, root out of range, unknown type,
+// kMean on an integer type, a byte size that overflows size_t) is INVALID_ARGUMENT,
+// found before anything is sent, and leaves this rank's communicator usable (ranks that
+// did issue the collective then fail on their own: timeout or mismatch). Any other
+// failure breaks it: every later operation returns that first failure at once
+// (ABORTED: reason once Abort() was called).
+// Buffers: host memory, unless accepts_device_memory() (NCCL): then device pointers on
+// its rank's GPU go straight to the backend, and host pointers are staged through the
+// GPU (two extra copies) so that the same calling code works on every backend.
+// (communicator_base.h holds what every backend shares: the checks and the abort and
+// broken state; reduce.h the one reduction routine.)
 #pragma once
 
 #include <chrono>
@@ -16,6 +30,7 @@
 #include <memory>
 #include <string>
 
+#include "collective/data_type.h"
 #include "common/status.h"
 #include "security/cluster_secret.h"
 #include "store/store.h"
@@ -38,20 +53,43 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // "RING", "NCCL", "LOCAL": for logs and reports. Code decides by capabilities
+  // (accepts_device_memory), never by this name.
   virtual const char* backend_name() const = 0;
+  // True when device pointers (on this rank's GPU) go straight to the backend, so a GPU
+  // trainer should hand it its device gradients; false: host memory only.
+  virtual bool accepts_device_memory() const { return false; }
 
   // In place: data[0..count) becomes the element-wise sum (or mean) over all ranks.
-  // The result is bit-for-bit identical on every rank and across runs with the same size.
-  virtual Status AllReduce(float* data, size_t count, ReduceOp op) = 0;
+  virtual Status AllReduce(void* data, size_t count, DataType type, ReduceOp op) = 0;
   // data[0..count) on every rank becomes root's data.
-  virtual Status Broadcast(float* data, size_t count, int root) = 0;
-  // out[r*count .. (r+1)*count) becomes rank r's in[0..count). out holds count*size() floats.
-  virtual Status AllGather(const float* in, size_t count, float* out) = 0;
+  virtual Status Broadcast(void* data, size_t count, DataType type, int root) = 0;
+  // out[r*count .. (r+1)*count) becomes rank r's in[0..count). out holds count*size()
+  // elements; in may be this rank's block of out.
+  virtual Status AllGather(const void* in, size_t count, DataType type, void* out) = 0;
   // Returns once every rank has entered the barrier.
   virtual Status Barrier() = 0;
-  // Makes every in-flight and later operation fail promptly with ABORTED: reason.
+  // Makes every in-flight and later operation fail promptly with ABORTED: reason. The
+  // first reason stays; later calls change nothing.
   virtual void Abort(const std::string& reason) = 0;
+
+  // Typed conveniences: T is float, double, int32_t, int64_t or uint8_t (DataTypeOf).
+  template <typename T>
+  Status AllReduce(T* data, size_t count, ReduceOp op) {
+    return AllReduce(static_cast<void*>(data), count, DataTypeOf<T>(), op);
+  }
+  template <typename T>
+  Status Broadcast(T* data, size_t count, int root) {
+    return Broadcast(static_cast<void*>(data), count, DataTypeOf<T>(), root);
+  }
+  template <typename T>
+  Status AllGather(const T* in, size_t count, T* out) {
+    return AllGather(static_cast<const void*>(in), count, DataTypeOf<T>(), static_cast<void*>(out));
+  }
 };
+
+// "sum" | "mean".
+const char* ReduceOpName(ReduceOp op);
 
 struct CommunicatorOptions {
   Implementation implementation = Implementation::kAuto;

@@ -23,4 +23,12 @@ const char* ImplementationName(Implementation impl) {
   return "UNKNOWN";
 }
 
+const char* ReduceOpName(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kMean: return "mean";
+  }
+  return "unknown";
+}
+
 }  // namespace ringtrain::collective

@@ -1,35 +1,24 @@
 // The communicator for a job of one rank: every collective is local arithmetic, no
-// sockets. It still validates arguments and honours Abort(), so code written against
-// Communicator behaves the same at size 1 as at size n.
+// sockets. It still validates arguments and honours Abort() (CommunicatorBase), so code
+// written against Communicator behaves the same at size 1 as at size n.
 // Threading: as Communicator; Abort() may be called from any thread.
 #pragma once
 
-#include <atomic>
-#include <mutex>
-#include <string>
-
-#include "collective/communicator.h"
+#include "collective/communicator_base.h"
 
 namespace ringtrain::collective {
 
-class LocalCommunicator : public Communicator {
+class LocalCommunicator : public CommunicatorBase {
  public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
+  LocalCommunicator() : CommunicatorBase(0, 1) {}
+
   const char* backend_name() const override { return "LOCAL"; }
 
-  Status AllReduce(float* data, size_t count, ReduceOp op) override;
-  Status Broadcast(float* data, size_t count, int root) override;
-  Status AllGather(const float* in, size_t count, float* out) override;
-  Status Barrier() override;
-  void Abort(const std::string& reason) override;
-
- private:
-  Status CheckAborted() const;
-
-  std::atomic<bool> aborted_{false};
-  mutable std::mutex mu_;
-  std::string abort_reason_;  // guarded by mu_
+ protected:
+  Status DoAllReduce(void* data, size_t count, DataType type, ReduceOp op) override;
+  Status DoBroadcast(void* data, size_t count, DataType type, int root) override { return Status::Ok(); }
+  Status DoAllGather(const void* in, size_t count, DataType type, void* out) override;
+  Status DoBarrier() override { return Status::Ok(); }
 };
 
 }  // namespace ringtrain::collective

@@ -23,11 +23,27 @@ std::string PointerText(const void* p) {
   return buf;
 }
 
+ncclDataType_t NcclType(DataType type) {
+  switch (type) {
+    case DataType::kFloat32: return ncclFloat32;
+    case DataType::kFloat64: return ncclFloat64;
+    case DataType::kInt32: return ncclInt32;
+    case DataType::kInt64: return ncclInt64;
+    case DataType::kUint8: return ncclUint8;
+  }
+  return ncclFloat32;  // unreachable: CommunicatorBase checked the type
+}
+
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(int rank, int size, int device, std::chrono::milliseconds timeout,
                                    ncclComm_t comm, cudaStream_t stream, float* scratch)
-    : rank_(rank), size_(size), device_(device), timeout_(timeout), comm_(comm), stream_(stream), scratch_(scratch) {}
+    : CommunicatorBase(rank, size),
+      device_(device),
+      timeout_(timeout),
+      comm_(comm),
+      stream_(stream),
+      scratch_(scratch) {}
 
 NcclCommunicator::~NcclCommunicator() {
   // The destructor may run on a thread whose current GPU is another one.
@@ -38,7 +54,7 @@ NcclCommunicator::~NcclCommunicator() {
       if (FinalizeWithin(std::min(timeout_, kFinalizeBound))) {
         ncclCommDestroy(comm_);
       } else {
-        RT_LOG(WARNING) << "NCCL communicator (rank " << rank_ << " of " << size_
+        RT_LOG(WARNING) << "NCCL communicator (rank " << rank() << " of " << size()
                         << ") did not finalise in time; aborting it";
         ncclCommAbort(comm_);
       }
@@ -64,36 +80,33 @@ bool NcclCommunicator::FinalizeWithin(std::chrono::milliseconds bound) {
   }
 }
 
-void NcclCommunicator::AbortCommLocked(const std::string& why) {
+void NcclCommunicator::AbortCommLocked() {
   if (!comm_live_) return;
   ncclCommAbort(comm_);
   comm_live_ = false;
-  broken_ = why;
 }
 
-void NcclCommunicator::Abort(const std::string& reason) {
+void NcclCommunicator::OnAbort() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (abort_requested_.load()) return;
-  abort_reason_ = reason.empty() ? "the NCCL communicator was aborted" : reason;
-  abort_requested_.store(true);
-  // A running operation sees the flag in Wait() and aborts the communicator itself,
-  // so that ncclCommAbort never races with that thread's own NCCL calls.
-  if (!op_running_) AbortCommLocked(abort_reason_);
+  if (!op_running_) AbortCommLocked();
+}
+
+std::string NcclCommunicator::Where(const char* op) const {
+  return std::string(op) + " (rank " + std::to_string(rank()) + " of " + std::to_string(size()) + ")";
 }
 
 template <typename Enqueue>
 Status NcclCommunicator::Run(const char* op, Copy in, Enqueue enqueue, Copy out) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (abort_requested_.load()) return AbortedError(abort_reason_);
+    if (aborted()) return AbortStatus();  // Abort() came after the base's check
     if (!comm_live_) {
-      return FailedPreconditionError(std::string(op) + ": the NCCL communicator was aborted after an earlier failure (" +
-                                     broken_ + "); create a new communicator");
+      return FailedPreconditionError(std::string(op) + ": the NCCL communicator was aborted; create a new one");
     }
     op_running_ = true;
   }
   const Deadline deadline = Deadline::After(timeout_);
-  const std::string where = std::string(op) + " (rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ")";
+  const std::string where = Where(op);
   auto copy = [this](const Copy& c, cudaMemcpyKind kind) {
     return c.bytes == 0 ? cudaSuccess : cudaMemcpyAsync(c.dst, c.src, c.bytes, kind, stream_);
   };
@@ -116,21 +129,14 @@ Status NcclCommunicator::Run(const char* op, Copy in, Enqueue enqueue, Copy out)
   }
   std::lock_guard<std::mutex> lock(mu_);
   op_running_ = false;
-  if (abort_requested_.load()) {
-    AbortCommLocked(abort_reason_);
-  } else if (!status.ok()) {
-    AbortCommLocked(status.message());
-  }
+  if (aborted() || !status.ok()) AbortCommLocked();
   return status;
 }
 
 Status NcclCommunicator::Wait(const char* op, Deadline deadline) {
-  const std::string where = std::string(op) + " (rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ")";
+  const std::string where = Where(op);
   for (int polls = 0;; ++polls) {
-    if (abort_requested_.load()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      return AbortedError(abort_reason_);
-    }
+    if (aborted()) return AbortStatus();
     ncclResult_t async = ncclSuccess;
     if (ncclResult_t r = ncclCommGetAsyncError(comm_, &async); r != ncclSuccess) {
       return NcclStatus(where + ": asking NCCL for its state", r, comm_);
@@ -171,83 +177,85 @@ StatusOr<bool> NcclCommunicator::OnDevice(const char* op, const char* name, cons
   return true;
 }
 
-StatusOr<float*> NcclCommunicator::Staging(const char* op, size_t count) {
-  if (count <= staging_count_) return staging_;
+StatusOr<char*> NcclCommunicator::Staging(const char* op, size_t bytes) {
+  if (bytes <= staging_bytes_) return staging_;
   if (staging_ != nullptr) cudaFree(staging_);
   staging_ = nullptr;
-  staging_count_ = 0;
+  staging_bytes_ = 0;
   if (cudaError_t e = cudaSetDevice(device_); e != cudaSuccess) {
     return CudaStatus(std::string(op) + ": selecting GPU " + std::to_string(device_), e);
   }
-  if (cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&staging_), count * sizeof(float)); e != cudaSuccess) {
+  if (cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&staging_), bytes); e != cudaSuccess) {
     staging_ = nullptr;
-    return CudaStatus(std::string(op) + ": allocating " + std::to_string(count * sizeof(float)) +
-                          " bytes on GPU " + std::to_string(device_) + " to stage a host buffer",
+    return CudaStatus(std::string(op) + ": allocating " + std::to_string(bytes) + " bytes on GPU " +
+                          std::to_string(device_) + " to stage a host buffer",
                       e);
   }
-  staging_count_ = count;
+  staging_bytes_ = bytes;
   return staging_;
 }
 
-Status NcclCommunicator::AllReduce(float* data, size_t count, ReduceOp op) {
+Status NcclCommunicator::DoAllReduce(void* data, size_t count, DataType type, ReduceOp op) {
   if (count == 0) return Run("AllReduce", {}, [] { return ncclSuccess; }, {});
   RT_ASSIGN_OR_RETURN(const bool on_device, OnDevice("AllReduce", "data", data));
-  float* buf = data;
+  const size_t bytes = count * DataTypeSize(type);
+  void* buf = data;
   Copy in, out;
   if (!on_device) {
-    RT_ASSIGN_OR_RETURN(buf, Staging("AllReduce", count));
-    in = {buf, data, count * sizeof(float)};
-    out = {data, buf, count * sizeof(float)};
+    RT_ASSIGN_OR_RETURN(buf, Staging("AllReduce", bytes));
+    in = {buf, data, bytes};
+    out = {data, buf, bytes};
   }
   const ncclRedOp_t nccl_op = op == ReduceOp::kMean ? ncclAvg : ncclSum;
+  const ncclDataType_t nccl_type = NcclType(type);
   return Run(
-      "AllReduce", in, [&] { return ncclAllReduce(buf, buf, count, ncclFloat32, nccl_op, comm_, stream_); }, out);
+      "AllReduce", in, [&] { return ncclAllReduce(buf, buf, count, nccl_type, nccl_op, comm_, stream_); }, out);
 }
 
-Status NcclCommunicator::Broadcast(float* data, size_t count, int root) {
-  if (root < 0 || root >= size_) {
-    return InvalidArgumentError("Broadcast: root " + std::to_string(root) + " is not a rank of this job (0.." +
-                                std::to_string(size_ - 1) + ")");
-  }
+Status NcclCommunicator::DoBroadcast(void* data, size_t count, DataType type, int root) {
   if (count == 0) return Run("Broadcast", {}, [] { return ncclSuccess; }, {});
   RT_ASSIGN_OR_RETURN(const bool on_device, OnDevice("Broadcast", "data", data));
-  float* buf = data;
+  const size_t bytes = count * DataTypeSize(type);
+  void* buf = data;
   Copy in, out;
   if (!on_device) {
-    RT_ASSIGN_OR_RETURN(buf, Staging("Broadcast", count));
-    if (rank_ == root) in = {buf, data, count * sizeof(float)};  // the others' data is overwritten
-    out = {data, buf, count * sizeof(float)};
+    RT_ASSIGN_OR_RETURN(buf, Staging("Broadcast", bytes));
+    if (rank() == root) in = {buf, data, bytes};  // the others' data is overwritten
+    out = {data, buf, bytes};
   }
+  const ncclDataType_t nccl_type = NcclType(type);
   return Run(
-      "Broadcast", in, [&] { return ncclBroadcast(buf, buf, count, ncclFloat32, root, comm_, stream_); }, out);
+      "Broadcast", in, [&] { return ncclBroadcast(buf, buf, count, nccl_type, root, comm_, stream_); }, out);
 }
 
-Status NcclCommunicator::AllGather(const float* in, size_t count, float* out) {
+Status NcclCommunicator::DoAllGather(const void* in, size_t count, DataType type, void* out) {
   if (count == 0) return Run("AllGather", {}, [] { return ncclSuccess; }, {});
   RT_ASSIGN_OR_RETURN(const bool in_on_device, OnDevice("AllGather", "in", in));
   RT_ASSIGN_OR_RETURN(const bool out_on_device, OnDevice("AllGather", "out", out));
-  const size_t out_count = count * static_cast<size_t>(size_);
-  const float* send = in;
-  float* recv = out;
+  const size_t in_bytes = count * DataTypeSize(type);
+  const size_t out_bytes = in_bytes * static_cast<size_t>(size());
+  const void* send = in;
+  void* recv = out;
   Copy copy_in, copy_out;
   if (!in_on_device || !out_on_device) {
-    // One staging buffer: [in's copy (count)] [out's copy (count * size)], each only if needed.
-    const size_t in_part = in_on_device ? 0 : count;
-    RT_ASSIGN_OR_RETURN(float* staging, Staging("AllGather", in_part + (out_on_device ? 0 : out_count)));
+    // One staging buffer: [in's copy] [out's copy], each only if needed.
+    const size_t in_part = in_on_device ? 0 : in_bytes;
+    RT_ASSIGN_OR_RETURN(char* staging, Staging("AllGather", in_part + (out_on_device ? 0 : out_bytes)));
     if (!in_on_device) {
       send = staging;
-      copy_in = {staging, in, count * sizeof(float)};
+      copy_in = {staging, in, in_bytes};
     }
     if (!out_on_device) {
       recv = staging + in_part;
-      copy_out = {out, recv, out_count * sizeof(float)};
+      copy_out = {out, recv, out_bytes};
     }
   }
+  const ncclDataType_t nccl_type = NcclType(type);
   return Run(
-      "AllGather", copy_in, [&] { return ncclAllGather(send, recv, count, ncclFloat32, comm_, stream_); }, copy_out);
+      "AllGather", copy_in, [&] { return ncclAllGather(send, recv, count, nccl_type, comm_, stream_); }, copy_out);
 }
 
-Status NcclCommunicator::Barrier() {
+Status NcclCommunicator::DoBarrier() {
   return Run(
       "Barrier", {}, [&] { return ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm_, stream_); }, {});
 }

@@ -12,13 +12,17 @@
 // bits are the same while NCCL picks the same algorithm (same GPUs, same sizes; pin
 // NCCL_ALGO/NCCL_PROTO to be sure).
 //
+// Every DataType maps to NCCL's own (ncclFloat32, ncclFloat64, ncclInt32, ncclInt64,
+// ncclUint8); NCCL's sums on integers wrap, as the other backends' do. accepts_device_memory()
+// is true: a GPU trainer hands this backend its device gradients.
+//
 // Threading: as Communicator: one thread at a time calls the collectives (any thread;
 // each call selects the GPU itself), Abort() from any thread at any time.
 // After a failed, timed-out or aborted operation the NCCL communicator is aborted
-// (ncclCommAbort) and every later call fails: create a new communicator.
+// (ncclCommAbort) and every later call fails with the first failure (CommunicatorBase):
+// create a new communicator.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -26,12 +30,12 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include "collective/communicator.h"
+#include "collective/communicator_base.h"
 #include "common/deadline.h"
 
 namespace ringtrain::collective::internal {
 
-class NcclCommunicator : public Communicator {
+class NcclCommunicator : public CommunicatorBase {
  public:
   // Takes ownership of comm (initialised: its async state is ncclSuccess), stream
   // (created on `device`) and scratch (one float of device memory on `device`).
@@ -44,17 +48,20 @@ class NcclCommunicator : public Communicator {
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
   const char* backend_name() const override { return "NCCL"; }
+  bool accepts_device_memory() const override { return true; }
   int device() const { return device_; }
 
-  Status AllReduce(float* data, size_t count, ReduceOp op) override;
-  Status Broadcast(float* data, size_t count, int root) override;
-  Status AllGather(const float* in, size_t count, float* out) override;
+ protected:
+  Status DoAllReduce(void* data, size_t count, DataType type, ReduceOp op) override;
+  Status DoBroadcast(void* data, size_t count, DataType type, int root) override;
+  Status DoAllGather(const void* in, size_t count, DataType type, void* out) override;
   // An all-reduce of one float in a device scratch buffer.
-  Status Barrier() override;
-  void Abort(const std::string& reason) override;
+  Status DoBarrier() override;
+  // Aborts the NCCL communicator now, unless an operation is running: that one sees
+  // aborted() in Wait() and aborts it itself, so that ncclCommAbort never races with
+  // its own NCCL calls.
+  void OnAbort() override;
 
  private:
   // A host <-> device copy around a collective on a staged host buffer; bytes == 0: none.
@@ -68,33 +75,30 @@ class NcclCommunicator : public Communicator {
   // deadline and error handling are in one place.
   template <typename Enqueue>
   Status Run(const char* op, Copy in, Enqueue enqueue, Copy out);
+  // "AllReduce (rank 1 of 4)": where a failure happened, for messages.
+  std::string Where(const char* op) const;
   // Polls until the stream is done, NCCL reports an error, Abort() is called or
   // the deadline passes.
   Status Wait(const char* op, Deadline deadline);
   // True if p is device (or managed) memory usable on device_, false if it is host
   // memory (to be staged); INVALID_ARGUMENT if null or on another GPU.
   StatusOr<bool> OnDevice(const char* op, const char* name, const void* p) const;
-  // The staging buffer, grown to at least `count` floats.
-  StatusOr<float*> Staging(const char* op, size_t count);
+  // The staging buffer, grown to at least `bytes`.
+  StatusOr<char*> Staging(const char* op, size_t bytes);
   // ncclCommFinalize, waiting at most `bound`; true if the communicator quiesced.
   bool FinalizeWithin(std::chrono::milliseconds bound);
-  // Under mu_: ncclCommAbort once, recording why the communicator is unusable.
-  void AbortCommLocked(const std::string& why);
+  // Under mu_: ncclCommAbort once.
+  void AbortCommLocked();
 
-  const int rank_;
-  const int size_;
   const int device_;
   const std::chrono::milliseconds timeout_;
   ncclComm_t comm_;      // owned; freed (destroyed or aborted) once, see comm_live_
   cudaStream_t stream_;  // owned
   float* scratch_;       // owned device memory, one float, for Barrier()
-  float* staging_ = nullptr;  // owned device memory for host buffers; only the calling thread uses it
-  size_t staging_count_ = 0;  // floats in staging_
+  char* staging_ = nullptr;   // owned device memory for host buffers; only the calling thread uses it
+  size_t staging_bytes_ = 0;  // bytes in staging_
 
-  std::atomic<bool> abort_requested_{false};  // set once by Abort(); polled by Wait()
   std::mutex mu_;
-  std::string abort_reason_;  // guarded by mu_
-  std::string broken_;        // guarded by mu_: why comm_ was aborted
   bool comm_live_ = true;     // guarded by mu_: false once comm_ was aborted or destroyed
   bool op_running_ = false;   // guarded by mu_: Run() is between enqueue and the end of Wait()
 };

@@ -21,32 +21,34 @@
 // owner's bits, so results are bit-identical on all ranks and across runs with the
 // same size and rank count (the choice depends only on those, not on chunk_bytes).
 //
-// Each operation's stream starts with a 24-byte header (op, count, root, sequence
-// number), sent in the same system call as the first data, so ranks issuing
-// different collectives fail with FAILED_PRECONDITION instead of exchanging garbage,
-// without an extra round trip. (After a failed operation the buffers' contents are
-// unspecified.)
+// Every type moves as bytes; only the reductions look at the type (reduce.h), and
+// sizes, the small/large threshold and chunks are in bytes. A chunk is chunk_bytes
+// rounded down to a whole number of elements, so float32 chunks are what they always were.
+//
+// Each operation's stream starts with a 24-byte header (op, data type, reduction, count,
+// root, sequence number), sent in the same system call as the first data, so ranks
+// issuing different collectives (or the same with another type) fail with
+// FAILED_PRECONDITION naming both, instead of exchanging garbage, without an extra round
+// trip. (After a failed operation the buffers' contents are unspecified.)
 //
 // Threading: one thread at a time runs operations; Abort() may be called from any
 // thread, but not concurrently with the destructor. After any failure the communicator
-// is broken: it shuts its connections down (so neighbours fail promptly rather than
-// time out) and every later operation returns the same error at once.
+// is broken (CommunicatorBase): it shuts its connections down (so neighbours fail
+// promptly rather than time out) and every later operation returns the same error at once.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "collective/communicator.h"
+#include "collective/communicator_base.h"
 #include "collective/socket.h"
 #include "common/deadline.h"
 
 namespace ringtrain::collective {
 
-class RingCommunicator : public Communicator {
+class RingCommunicator : public CommunicatorBase {
  public:
   // AllReduce of at most this many bytes uses the all-gather-and-sum algorithm on a
   // ring of `size` ranks. Depends only on the size, so every rank agrees.
@@ -60,17 +62,19 @@ class RingCommunicator : public Communicator {
 
   ~RingCommunicator() override;  // closes both connections; never blocks
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
   const char* backend_name() const override { return "RING"; }
 
-  Status AllReduce(float* data, size_t count, ReduceOp op) override;
-  Status Broadcast(float* data, size_t count, int root) override;
-  Status AllGather(const float* in, size_t count, float* out) override;
-  Status Barrier() override;
-  // Sets the abort flag, wakes the in-flight operation and shuts both connections
-  // down, so neighbours fail promptly too instead of waiting for their timeout.
-  void Abort(const std::string& reason) override;
+ protected:
+  Status DoAllReduce(void* data, size_t count, DataType type, ReduceOp op) override;
+  Status DoBroadcast(void* data, size_t count, DataType type, int root) override;
+  Status DoAllGather(const void* in, size_t count, DataType type, void* out) override;
+  Status DoBarrier() override;
+  // Wakes the in-flight operation and shuts both connections down, so neighbours fail
+  // promptly too instead of waiting for their timeout.
+  void OnAbort() override;
+  // Shuts both connections down: the ring is unusable, and the neighbours' in-flight
+  // operations fail at once (and theirs, theirs) instead of each waiting out its timeout.
+  void OnBroken(const Status& first) override;
 
  private:
   // One neighbour connection. `name` is "rank 2 (host:port)" for error messages.
@@ -90,39 +94,35 @@ class RingCommunicator : public Communicator {
     int gate = -1;
   };
   // Bytes to receive from prev_, in stream order. A reduce piece adds the incoming
-  // floats into data (then divides by `divisor` if it is not 0), one scratch chunk at a time.
+  // elements into data (then divides by `divide_by` if it is not 0), one scratch chunk
+  // at a time.
   struct RecvPiece {
     char* data = nullptr;
     size_t len = 0;
     bool reduce = false;
-    float divisor = 0.0f;
+    int divide_by = 0;
   };
 
   RingCommunicator(int rank, int size, const CommunicatorOptions& options, Peer next, Peer prev, Fd abort_fd);
 
-  // Checks abort/broken state and resets the piece lists with the header pieces.
-  Status BeginOp(OpKind kind, uint64_t count, uint32_t root);
-  // Runs the operation's pieces to completion; on failure marks the communicator broken.
+  // Starts an operation on elements of `type`: its header, its chunk size, and the
+  // piece lists reset to the header pieces.
+  void BeginOp(OpKind kind, DataType type, ReduceOp op, uint64_t count, uint32_t root);
+  // Runs the operation's pieces to completion (the base breaks the communicator on failure).
   Status Transfer(OpKind kind, Deadline deadline);
-  Status RunTransfer(OpKind kind, Deadline deadline);
   // Appends ring all-gather pieces: blocks[r] (len bytes each) is rank r's block; our
   // own is sent, the others are received and forwarded around the ring.
   void AddRingAllGather(char* const* blocks, size_t len);
-  Status SmallAllReduce(float* data, size_t count, ReduceOp op, OpKind kind, Deadline deadline);
-  Status LargeAllReduce(float* data, size_t count, ReduceOp op, OpKind kind, Deadline deadline);
+  Status SmallAllReduce(char* data, size_t count, ReduceOp op, Deadline deadline);
+  Status LargeAllReduce(char* data, size_t count, ReduceOp op, Deadline deadline);
   Status CheckHeader();
-  // Records a failure so later operations return it; prefers ABORTED once aborted.
-  Status Fail(const Status& status);
-  Status AbortStatus() const;
   Status PeerError(const Peer& peer, OpKind kind, const std::string& what, size_t done, size_t total) const;
   Status TimeoutError(const Peer& peer, OpKind kind, const std::string& what, size_t done, size_t total) const;
-  int Mod(int x) const { return ((x % size_) + size_) % size_; }
+  int Mod(int x) const { return ((x % size()) + size()) % size(); }
 
-  const int rank_;
-  const int size_;
   const std::chrono::milliseconds timeout_;
-  const size_t chunk_bytes_;  // a positive multiple of sizeof(float)
-  // Most bytes one sendmsg/recvmsg moves: max(chunk_bytes_, 64 KiB). Measured: bounding
+  const size_t chunk_option_;  // CommunicatorOptions::chunk_bytes
+  // Most bytes one sendmsg/recvmsg moves: max(float32 chunk, 64 KiB). Measured: bounding
   // each call keeps both ranks' loops alternating, so receive-window updates and
   // forwarded chunks flow while the other side copies; unbounded calls (a whole
   // segment at once) serialised the two directions and cost 10-20% at 64 MiB.
@@ -131,15 +131,12 @@ class RingCommunicator : public Communicator {
   Peer prev_;                 // we receive from it
   Fd abort_fd_;               // eventfd; readable once Abort() was called
 
-  std::atomic<bool> aborted_{false};
-  mutable std::mutex abort_mu_;
-  std::string abort_reason_;  // guarded by abort_mu_; set once, before aborted_
-
   // Touched only by the thread running operations.
-  Status broken_;
   uint64_t next_seq_ = 0;
-  std::vector<float> scratch_;  // chunk_bytes_ bytes: one received chunk awaiting reduction
-  std::vector<float> gather_;   // small AllReduce: the other ranks' vectors; Barrier: tokens
+  DataType type_ = DataType::kFloat32;  // the current operation's elements
+  size_t chunk_bytes_ = 0;  // the current operation's chunk: whole elements, > 0
+  std::vector<uint64_t> scratch_;  // one received chunk awaiting reduction (8-byte aligned)
+  std::vector<uint64_t> gather_;   // small AllReduce: the other ranks' vectors; Barrier: tokens
   std::vector<char*> blocks_;   // ring all-gather: where each rank's block lives
   // The current operation: its header, the peer's, and its pieces (reused, so that
   // small operations do not allocate).

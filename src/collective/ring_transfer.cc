@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "collective/reduce.h"
 #include "collective/ring_communicator.h"
 
 namespace ringtrain::collective {
@@ -30,49 +31,46 @@ const char* OpName(uint32_t kind) {
   return "an unknown operation";
 }
 
-// Header words: kind | root << 32, count, sequence number. Native-endian: every rank
-// runs the same build (the handshake checks the protocol version).
-std::string Describe(const uint64_t h[3]) {
-  const auto kind = static_cast<uint32_t>(h[0]);
-  std::string s = std::string(OpName(kind)) + "(count=" + std::to_string(h[1]);
-  if (kind == 2) s += ", root=" + std::to_string(h[0] >> 32);
-  return s + ") as operation #" + std::to_string(h[2]);
+// Header words: kind | type << 8 | reduction << 16 | root << 32, count, sequence
+// number. Native-endian: every rank runs the same build (the handshake checks the
+// protocol version).
+uint64_t HeaderWord(uint32_t kind, DataType type, ReduceOp op, uint32_t root) {
+  return kind | static_cast<uint64_t>(type) << 8 | static_cast<uint64_t>(op) << 16 | static_cast<uint64_t>(root) << 32;
 }
 
-// dst[i] = dst[i] + src[i], then / divisor when it is not 0. The restrict qualifiers let
-// the compiler vectorise; each element sees the same operations in the same order on
-// every rank, so the result is deterministic.
-void AddInto(float* __restrict dst, const float* __restrict src, size_t n, float divisor) {
-  if (divisor == 0.0f) {
-    for (size_t i = 0; i < n; ++i) dst[i] += src[i];
-  } else {
-    for (size_t i = 0; i < n; ++i) dst[i] = (dst[i] + src[i]) / divisor;
+std::string Describe(const uint64_t h[3]) {
+  const auto kind = static_cast<uint32_t>(h[0] & 0xff);
+  const auto type = static_cast<DataType>((h[0] >> 8) & 0xff);
+  const auto op = static_cast<ReduceOp>((h[0] >> 16) & 0xff);
+  std::string s = std::string(OpName(kind)) + "(";
+  if (kind != 4) {
+    s += "count=" + std::to_string(h[1]) + ", ";
+    s += IsKnownDataType(type) ? DataTypeName(type) : "data type " + std::to_string(static_cast<int>(type));
   }
+  if (kind == 1) s += std::string(", ") + ReduceOpName(op);
+  if (kind == 2) s += ", root=" + std::to_string(h[0] >> 32);
+  return s + ") as operation #" + std::to_string(h[2]);
 }
 
 }  // namespace
 
 RingCommunicator::RingCommunicator(int rank, int size, const CommunicatorOptions& options, Peer next, Peer prev,
                                    Fd abort_fd)
-    : rank_(rank),
-      size_(size),
+    : CommunicatorBase(rank, size),
       timeout_(options.timeout),
-      chunk_bytes_(std::max<size_t>(sizeof(float), options.chunk_bytes / sizeof(float) * sizeof(float))),
-      io_bytes_(std::max(chunk_bytes_, kMinIoBytes)),
+      chunk_option_(options.chunk_bytes),
+      io_bytes_(std::max(std::max<size_t>(sizeof(float), options.chunk_bytes / sizeof(float) * sizeof(float)),
+                         kMinIoBytes)),
       next_(std::move(next)),
       prev_(std::move(prev)),
       abort_fd_(std::move(abort_fd)),
-      scratch_(chunk_bytes_ / sizeof(float)) {}
+      // The largest chunk of any type: chunk_bytes rounded down to whole elements, at
+      // least one element (8 bytes at most).
+      scratch_((std::max(options.chunk_bytes, sizeof(uint64_t)) + sizeof(uint64_t) - 1) / sizeof(uint64_t)) {}
 
 RingCommunicator::~RingCommunicator() = default;  // Fd members close; close(2) without SO_LINGER does not block
 
-void RingCommunicator::Abort(const std::string& reason) {
-  {
-    std::lock_guard<std::mutex> lock(abort_mu_);
-    if (aborted_.load()) return;
-    abort_reason_ = reason.empty() ? "the communicator was aborted" : reason;
-    aborted_.store(true);
-  }
+void RingCommunicator::OnAbort() {
   uint64_t one = 1;
   ssize_t ignored = ::write(abort_fd_.get(), &one, sizeof(one));
   (void)ignored;
@@ -82,19 +80,9 @@ void RingCommunicator::Abort(const std::string& reason) {
   ::shutdown(prev_.fd.get(), SHUT_RDWR);
 }
 
-Status RingCommunicator::AbortStatus() const {
-  std::lock_guard<std::mutex> lock(abort_mu_);
-  return AbortedError(abort_reason_);
-}
-
-Status RingCommunicator::Fail(const Status& status) {
-  broken_ = aborted_.load() ? AbortStatus() : status;
-  // The ring is unusable now. Shutting both connections down makes the neighbours'
-  // in-flight operations fail at once (and theirs, theirs) instead of each rank
-  // waiting out its timeout.
+void RingCommunicator::OnBroken(const Status& first) {
   ::shutdown(next_.fd.get(), SHUT_RDWR);
   ::shutdown(prev_.fd.get(), SHUT_RDWR);
-  return broken_;
 }
 
 Status RingCommunicator::PeerError(const Peer& peer, OpKind kind, const std::string& what, size_t done,
@@ -102,46 +90,41 @@ Status RingCommunicator::PeerError(const Peer& peer, OpKind kind, const std::str
   return UnavailableError("connection to " + peer.name + " " + what + " during " +
                           OpName(static_cast<uint32_t>(kind)) + " (" + std::to_string(done) + " of " +
                           std::to_string(total) + " bytes of the operation transferred) on rank " +
-                          std::to_string(rank_) + "; that rank probably exited, crashed or aborted -- see its log");
+                          std::to_string(rank()) + "; that rank probably exited, crashed or aborted -- see its log");
 }
 
 Status RingCommunicator::TimeoutError(const Peer& peer, OpKind kind, const std::string& what, size_t done,
                                       size_t total) const {
   return DeadlineExceededError(std::string(OpName(static_cast<uint32_t>(kind))) + " on rank " +
-                               std::to_string(rank_) + " timed out after " + std::to_string(timeout_.count()) +
+                               std::to_string(rank()) + " timed out after " + std::to_string(timeout_.count()) +
                                " ms " + what + " " + peer.name + " (" + std::to_string(done) + " of " +
                                std::to_string(total) + " bytes of the operation transferred); that rank may be "
                                "hung, overloaded or not calling the same collective -- check its log, or raise the "
                                "collective timeout");
 }
 
-Status RingCommunicator::BeginOp(OpKind kind, uint64_t count, uint32_t root) {
-  if (aborted_.load()) return AbortStatus();
-  if (!broken_.ok()) return broken_;
-  header_[0] = static_cast<uint64_t>(kind) | static_cast<uint64_t>(root) << 32;
+void RingCommunicator::BeginOp(OpKind kind, DataType type, ReduceOp op, uint64_t count, uint32_t root) {
+  const size_t elem = DataTypeSize(type);
+  type_ = type;
+  chunk_bytes_ = std::max(elem, chunk_option_ / elem * elem);
+  header_[0] = HeaderWord(static_cast<uint32_t>(kind), type, op, root);
   header_[1] = count;
   header_[2] = next_seq_++;
   send_.clear();
   recv_.clear();
   // The header goes first on both streams; it shares a system call with the first data.
   send_.push_back({reinterpret_cast<const char*>(header_), sizeof(header_), -1});
-  recv_.push_back({reinterpret_cast<char*>(peer_header_), sizeof(peer_header_), false, 0.0f});
-  return Status::Ok();
+  recv_.push_back({reinterpret_cast<char*>(peer_header_), sizeof(peer_header_), false, 0});
 }
 
 Status RingCommunicator::CheckHeader() {
   if (std::memcmp(header_, peer_header_, sizeof(header_)) == 0) return Status::Ok();
   return FailedPreconditionError("collective mismatch: " + prev_.name + " issued " + Describe(peer_header_) +
-                                 ", but rank " + std::to_string(rank_) + " issued " + Describe(header_) +
+                                 ", but rank " + std::to_string(rank()) + " issued " + Describe(header_) +
                                  "; every rank must issue the same collectives with the same sizes in the same order");
 }
 
 Status RingCommunicator::Transfer(OpKind kind, Deadline deadline) {
-  Status s = RunTransfer(kind, deadline);
-  return s.ok() ? s : Fail(s);
-}
-
-Status RingCommunicator::RunTransfer(OpKind kind, Deadline deadline) {
   const size_t ns = send_.size();
   const size_t nr = recv_.size();
   recv_done_.assign(nr, 0);
@@ -178,8 +161,10 @@ Status RingCommunicator::RunTransfer(OpKind kind, Deadline deadline) {
         size_t chunk_start = roff - roff % chunk_bytes_;
         roff += take;
         if (take > 0 && (roff % chunk_bytes_ == 0 || roff == p.len)) {
-          AddInto(reinterpret_cast<float*>(p.data + chunk_start), scratch_.data(),
-                  (roff - chunk_start) / sizeof(float), p.divisor);
+          char* dst = p.data + chunk_start;
+          const void* sources[2] = {dst, scratch_.data()};
+          internal::ReduceInOrder(type_, sources, 2, (roff - chunk_start) / DataTypeSize(type_), p.divide_by, dst,
+                                  nullptr);
           recv_done_[ri] = roff;
         }
       } else {
@@ -256,7 +241,7 @@ Status RingCommunicator::RunTransfer(OpKind kind, Deadline deadline) {
   advance_send(0);
   RT_RETURN_IF_ERROR(advance_recv(0));
   while (si < ns || ri < nr) {
-    if (aborted_.load(std::memory_order_relaxed)) return AbortStatus();
+    if (aborted()) return AbortStatus();
     bool progress = false;
     bool send_blocked = false;
     bool recv_blocked = false;

@@ -55,27 +55,29 @@ void FutexWait(std::atomic<uint64_t>* seq, uint32_t expected, Clock::duration ti
   ::syscall(SYS_futex, FutexWord(seq), FUTEX_WAIT, expected, &ts, nullptr, 0);
 }
 
-// kind in bits 60..63, arg in bits 44..59, count in bits 0..43 (16 Ti floats).
+// kind in bits 60..63, type in bits 56..59, arg in bits 44..55, count in bits 0..43.
 uint64_t Pack(const OpDesc& d) {
-  return (static_cast<uint64_t>(d.kind) << 60) | (static_cast<uint64_t>(d.arg & 0xffff) << 44) |
-         (d.count & ((uint64_t{1} << 44) - 1));
+  return (static_cast<uint64_t>(d.kind) << 60) | (static_cast<uint64_t>(d.type) & 0xf) << 56 |
+         (static_cast<uint64_t>(d.arg & 0xfff) << 44) | (d.count & ((uint64_t{1} << 44) - 1));
 }
 
 OpDesc Unpack(uint64_t p) {
   OpDesc d;
   d.kind = static_cast<OpKind>(p >> 60);
-  d.arg = static_cast<uint32_t>((p >> 44) & 0xffff);
+  d.type = static_cast<DataType>((p >> 56) & 0xf);
+  d.arg = static_cast<uint32_t>((p >> 44) & 0xfff);
   d.count = p & ((uint64_t{1} << 44) - 1);
   return d;
 }
 
 std::string DescribeOp(const OpDesc& d) {
+  const std::string data = "count=" + std::to_string(d.count) + ", " +
+                           (IsKnownDataType(d.type) ? DataTypeName(d.type)
+                                                    : "data type " + std::to_string(static_cast<int>(d.type)));
   switch (d.kind) {
-    case OpKind::kAllReduce:
-      return "AllReduce(count=" + std::to_string(d.count) + (d.arg ? ", mean)" : ", sum)");
-    case OpKind::kBroadcast:
-      return "Broadcast(count=" + std::to_string(d.count) + ", root=" + std::to_string(d.arg) + ")";
-    case OpKind::kAllGather: return "AllGather(count=" + std::to_string(d.count) + ")";
+    case OpKind::kAllReduce: return "AllReduce(" + data + (d.arg ? ", mean)" : ", sum)");
+    case OpKind::kBroadcast: return "Broadcast(" + data + ", root=" + std::to_string(d.arg) + ")";
+    case OpKind::kAllGather: return "AllGather(" + data + ")";
     case OpKind::kBarrier: return "Barrier()";
   }
   return "an unknown collective";
@@ -83,12 +85,13 @@ std::string DescribeOp(const OpDesc& d) {
 
 }  // namespace
 
-Group::Group(std::unique_ptr<Segment> segment, int rank, milliseconds timeout)
+Group::Group(std::unique_ptr<Segment> segment, int rank, milliseconds timeout, const AbortSignal* abort)
     : segment_(std::move(segment)),
       rank_(rank),
       size_(segment_->size()),
       timeout_(timeout),
       self_(SelfIdentity()),
+      abort_(abort),
       checked_(static_cast<size_t>(size_), 0) {
   // More ranks than this process may use CPUs: start by sleeping early.
   cpu_set_t cpus;
@@ -110,8 +113,7 @@ std::string Group::PeerName(int q) const {
 std::string Group::Describe() const { return DescribeOp(desc_) + " (collective #" + std::to_string(op_index_) + ")"; }
 
 Status Group::Begin(const OpDesc& desc, uint64_t events) {
-  if (aborted_.load(std::memory_order_relaxed)) return Fail(AbortStatus());
-  if (!broken_.ok()) return broken_;
+  if (abort_->is_set()) return abort_->status();
   Status shared = SharedFailure();
   if (!shared.ok()) return Fail(shared);
   ++op_index_;
@@ -193,7 +195,7 @@ void Group::Sleep(int q, uint64_t target, Clock::time_point now) {
   RankControl* c = segment_->control(q);
   c->waiters.fetch_add(1, std::memory_order_seq_cst);
   const uint64_t s = c->seq.load(std::memory_order_seq_cst);
-  if (s < target && !aborted_.load() && segment_->header()->failure.state.load() == 0) {
+  if (s < target && !abort_->is_set() && segment_->header()->failure.state.load() == 0) {
     auto slice = std::min<Clock::duration>(kSleepSlice, deadline_.when() - now);
     FutexWait(&c->seq, static_cast<uint32_t>(s), slice);
   }
@@ -201,7 +203,7 @@ void Group::Sleep(int q, uint64_t target, Clock::time_point now) {
 }
 
 Status Group::CheckInterrupts(int q, uint64_t target, bool all, Clock::time_point now) {
-  if (aborted_.load(std::memory_order_relaxed)) return AbortStatus();
+  if (abort_->is_set()) return abort_->status();
   Status shared = SharedFailure();
   if (!shared.ok()) return shared;
   const RankControl* c = segment_->control(q);
@@ -293,28 +295,16 @@ void Group::WakeAll() {
   for (int q = 0; q < size_; ++q) FutexWake(&segment_->control(q)->seq);
 }
 
-Status Group::AbortStatus() const {
-  std::lock_guard<std::mutex> lock(abort_mu_);
-  return AbortedError(abort_reason_);
-}
-
 Status Group::Fail(const Status& status) {
-  Status s = aborted_.load() ? AbortStatus() : status;
-  if (broken_.ok()) broken_ = s;
+  if (abort_->is_set()) return abort_->status();  // ShareAbort told the others
   // A failure that came from the shared record is already there; the CAS then no-ops.
-  if (!aborted_.load()) ShareFailure(s.code(), "rank " + std::to_string(rank_) + " failed: " + s.message());
-  return s;
+  ShareFailure(status.code(), "rank " + std::to_string(rank_) + " failed: " + status.message());
+  return status;
 }
 
-void Group::Abort(const std::string& reason) {
-  std::string why = reason.empty() ? "the communicator was aborted" : reason;
-  {
-    std::lock_guard<std::mutex> lock(abort_mu_);
-    if (aborted_.load()) return;
-    abort_reason_ = why;
-    aborted_.store(true);
-  }
-  ShareFailure(Code::kAborted, "rank " + std::to_string(rank_) + " aborted the communicator: " + why);
+void Group::ShareAbort() {
+  ShareFailure(Code::kAborted, "rank " + std::to_string(rank_) + " aborted the communicator: " +
+                                   abort_->status().message());
   WakeAll();  // also wakes this rank's own waiter, sleeping on a peer's counter
 }
 

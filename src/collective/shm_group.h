@@ -15,20 +15,21 @@
 //
 // Failures: the first failure any rank sees is written to the segment's failure record
 // (first writer wins), and every other rank fails with it at its next check, naming the
-// reporter; a failed Group stays failed.
+// reporter. What stays here is only that cross-process record; the abort flag and
+// reason are the communicator's AbortSignal (communicator_base.h, which the Group reads
+// through a pointer), and the sticky broken status is CommunicatorBase's.
 //
-// Threading: one thread runs collectives (Begin/Publish/Wait*/Fail); Abort() may be
-// called from any thread, but not concurrently with the destructor.
+// Threading: one thread runs collectives (Begin/Publish/Wait*/Fail); ShareAbort() runs
+// on the thread that aborts the communicator, but not concurrently with the destructor.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "collective/communicator_base.h"
 #include "collective/shm_segment.h"
 #include "common/deadline.h"
 #include "common/status.h"
@@ -37,16 +38,21 @@ namespace ringtrain::collective::shm {
 
 enum class OpKind : uint32_t { kAllReduce = 1, kBroadcast = 2, kAllGather = 3, kBarrier = 4 };
 
-// A collective as every rank must issue it.
+// A collective as every rank must issue it. Peers compare it packed into 64 bits:
+// kind 4, type 4, arg 12 (so at most kMaxRanks ranks) and count 44 bits (16 Ti
+// elements, more than one host's memory holds).
 struct OpDesc {
   OpKind kind = OpKind::kBarrier;
+  DataType type = DataType::kFloat32;  // Barrier: kFloat32 (it moves no data)
   uint32_t arg = 0;  // Broadcast: root; AllReduce: 0 sum, 1 mean
   uint64_t count = 0;
 };
+inline constexpr int kMaxRanks = 1 << 12;
 
 class Group {
  public:
-  Group(std::unique_ptr<Segment> segment, int rank, std::chrono::milliseconds timeout);
+  // abort: the communicator's signal (not owned; outlives the Group).
+  Group(std::unique_ptr<Segment> segment, int rank, std::chrono::milliseconds timeout, const AbortSignal* abort);
   ~Group();  // marks this rank departed and wakes sleepers; never blocks
 
   int rank() const { return rank_; }
@@ -54,8 +60,8 @@ class Group {
   const Segment& segment() const { return *segment_; }
 
   // Starts a collective in which every rank publishes `events` events: fails at once if
-  // this group already failed or was aborted, else records `desc` for peers' checks and
-  // starts the collective's deadline.
+  // the communicator was aborted or another rank reported a failure, else records `desc`
+  // for peers' checks and starts the collective's deadline.
   Status Begin(const OpDesc& desc, uint64_t events);
   // Events this rank has published so far.
   uint64_t seq() const { return seq_; }
@@ -69,12 +75,12 @@ class Group {
     return WaitSlow(q, target, /*all=*/false);
   }
   Status WaitAll(uint64_t target);
-  // Marks the group failed with `status` (ABORTED wins once aborted), shares it with the
-  // other ranks, and returns what the collective should return.
+  // Shares `status` with the other ranks (unless this rank aborted: then they learn
+  // that instead) and returns what the collective should return (ABORTED once aborted).
   Status Fail(const Status& status);
-  // Thread-safe. Fails every in-flight and later collective here with ABORTED: reason,
-  // and every other rank's with ABORTED naming this rank.
-  void Abort(const std::string& reason);
+  // After the communicator's AbortSignal was set: fails every other rank's in-flight and
+  // later collectives with ABORTED naming this rank, and wakes this rank's own waiter.
+  void ShareAbort();
 
  private:
   Status WaitSlow(int q, uint64_t target, bool all);
@@ -86,7 +92,6 @@ class Group {
   Status SharedFailure() const;
   void ShareFailure(Code code, const std::string& message);
   void WakeAll();
-  Status AbortStatus() const;
   std::string Describe() const;  // "AllReduce(count=..., sum) (collective #n)"
   std::string PeerName(int q) const;
 
@@ -95,13 +100,9 @@ class Group {
   const int size_;
   const std::chrono::milliseconds timeout_;
   const ProcessIdentity self_;
-
-  std::atomic<bool> aborted_{false};
-  mutable std::mutex abort_mu_;
-  std::string abort_reason_;  // guarded by abort_mu_; set once, before aborted_
+  const AbortSignal* const abort_;
 
   // Touched only by the thread running collectives.
-  Status broken_;
   uint64_t seq_ = 0;
   uint64_t op_index_ = 0;
   uint64_t op_start_ = 0;  // seq_ when the current collective began

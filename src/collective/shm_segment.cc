@@ -22,7 +22,7 @@ namespace ringtrain::collective::shm {
 namespace {
 
 constexpr uint64_t kMagic = 0x316d6873676e6972;  // "ringshm1"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: op descriptors carry the data type
 constexpr char kNameKey[] = "shm/name";
 
 size_t PageSize() {

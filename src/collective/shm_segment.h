@@ -59,7 +59,7 @@ struct alignas(128) RankControl {
   // other two change. Lets peers detect ranks that issue different collectives.
   std::atomic<uint64_t> op_index;
   std::atomic<uint64_t> op_start_seq;  // seq when that collective began
-  std::atomic<uint64_t> op_packed;     // kind, root/op and count (see shm_group.cc)
+  std::atomic<uint64_t> op_packed;     // kind, type, root/op and count (see shm_group.cc)
 
   // Written once, when the rank attaches; read by peers to check that it is alive.
   alignas(64) std::atomic<uint32_t> attached;
@@ -92,9 +92,7 @@ class Segment {
   SegmentHeader* header() const { return static_cast<SegmentHeader*>(base_); }
   RankControl* control(int rank) const { return controls_ + rank; }
   // Buffer `b` of rank `rank`'s slot.
-  float* slot(int rank, int b) const {
-    return reinterpret_cast<float*>(slots_ + (static_cast<size_t>(rank) * kBuffers + b) * slot_bytes_);
-  }
+  char* slot(int rank, int b) const { return slots_ + (static_cast<size_t>(rank) * kBuffers + b) * slot_bytes_; }
 
  private:
   Segment(void* base, size_t bytes, int size);

@@ -13,7 +13,6 @@
 // (bounded) for the previous copy out of a pinned slot before handing it out again.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -238,7 +237,7 @@ class GpuEngine final : public engine::Engine {
   }
 
   float* GradientBuffer(const collective::Communicator& comm) override {
-    host_grads_mode_ = std::strcmp(comm.backend_name(), "NCCL") != 0;
+    host_grads_mode_ = !comm.accepts_device_memory();
     return host_grads_mode_ ? host_grads_.get() : grads_.get();
   }
 

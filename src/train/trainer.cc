@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 
 #include "checkpoint/safetensors.h"
 #include "common/fingerprint.h"
@@ -78,15 +79,19 @@ Status Trainer::Prepare(collective::Communicator* comm) {
   int steps = job_.steps_per_epoch;
   if (steps == 0) {
     // One pass over the smallest shard, so that every worker runs the same number of steps.
-    std::vector<float> sizes(static_cast<size_t>(comm->size()));
-    float mine = static_cast<float>(train_.data.size());
-    RT_RETURN_IF_ERROR(comm->AllGather(&mine, 1, sizes.data()).WithContext("agreeing on the steps per epoch"));
-    float smallest = *std::min_element(sizes.begin(), sizes.end());
-    steps = static_cast<int>(smallest) / job_.batch_size_per_worker;
-    if (steps == 0) {
-      return InvalidArgumentError("the smallest worker shard has " + std::to_string(static_cast<int>(smallest)) +
+    auto smallest = SmallestOverWorkers(comm, static_cast<int64_t>(train_.data.size()));
+    if (!smallest.ok()) return smallest.status().WithContext("agreeing on the steps per epoch");
+    const int64_t passes = *smallest / job_.batch_size_per_worker;
+    if (passes == 0) {
+      return InvalidArgumentError("the smallest worker shard has " + std::to_string(*smallest) +
                                   " examples, fewer than batch_size_per_worker; set steps_per_epoch or use more data");
     }
+    if (passes > std::numeric_limits<int>::max()) {
+      return InvalidArgumentError("one pass over the smallest worker shard (" + std::to_string(*smallest) +
+                                  " examples) is " + std::to_string(passes) +
+                                  " steps, more than an epoch can hold; set steps_per_epoch");
+    }
+    steps = static_cast<int>(passes);
   }
   if (steps_per_epoch_ != 0 && steps != steps_per_epoch_) {
     return InvalidArgumentError("the workers now agree on " + std::to_string(steps) + " steps per epoch, but " +
@@ -108,14 +113,13 @@ bool Trainer::IsBackupPoint(bool epoch_end) const {
   return epoch_end;
 }
 
-Status Trainer::ReduceMetrics(collective::Communicator* comm, double out[3]) {
-  float totals[3] = {static_cast<float>(pending_[0]), static_cast<float>(pending_[1]), static_cast<float>(pending_[2])};
-  RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, collective::ReduceOp::kSum).WithContext("reducing the metrics"));
-  for (int i = 0; i < 3; ++i) {
-    out[i] = carried_[i] + totals[i];
-    pending_[i] = 0;
-  }
-  return Status::Ok();
+StatusOr<MetricSums> Trainer::ReduceMetrics(collective::Communicator* comm) {
+  auto totals = SumOverWorkers(comm, pending_);
+  if (!totals.ok()) return totals.status().WithContext("reducing the metrics");
+  MetricSums out = carried_;
+  out += *totals;
+  pending_ = MetricSums();
+  return out;
 }
 
 Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup) {
@@ -178,9 +182,7 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
       const nn::LossStats& s = *stats;
       ++global_step_;
       if (step == first_step + 1 && e == first_epoch) RT_LOG(INFO) << "step " << global_step_ << " completed";
-      pending_[0] += s.loss_sum;
-      pending_[1] += static_cast<double>(s.correct);
-      pending_[2] += batch;
+      pending_ += MetricSums{s.loss_sum, s.correct, batch};
       shown_loss += s.loss_sum;
       shown_correct += s.correct;
       const double shown_n = static_cast<double>(step - first_step) * batch;
@@ -202,9 +204,7 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
       // the same order whether or not the run was interrupted.
       if (IsBackupPoint(epoch_end)) {
         if (!epoch_end) {
-          double totals[3];
-          RT_RETURN_IF_ERROR(ReduceMetrics(comm, totals));
-          std::copy(totals, totals + 3, carried_);
+          RT_ASSIGN_OR_RETURN(carried_, ReduceMetrics(comm));
         }
         if (on_backup) {
           const double t0 = Now();

@@ -52,6 +52,7 @@
 #include "nn/lr_schedule.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
+#include "train/agreement.h"
 #include "summary/event_writer.h"
 #include "train/history.h"
 #include "train/progress.h"
@@ -164,7 +165,8 @@ class Trainer {
   // This worker's eval shard, all-reduced (loss sum, correct, count) in a fixed order.
   StatusOr<EvalResult> EvaluateShards(collective::Communicator* comm);
   Status WriteTensorBoard(const EpochResult& r);
-  Status ReduceMetrics(collective::Communicator* comm, double out[3]);
+  // carried_ plus every worker's pending_ (which it clears).
+  StatusOr<MetricSums> ReduceMetrics(collective::Communicator* comm);
   Status WriteModelCheckpoint(int epoch);
   // One training step on the batch already submitted to the engine; submits the next
   // one (while the step computes) when `prefetch`.
@@ -190,8 +192,8 @@ class Trainer {
   int64_t global_step_ = 0;  // steps completed
   // This epoch's metrics: `carried_` summed over every worker at the last backup point,
   // `pending_` this worker's since then. At a backup point pending_ is all zero.
-  double carried_[3] = {0, 0, 0};  // loss sum, correct, examples
-  double pending_[3] = {0, 0, 0};
+  MetricSums carried_;
+  MetricSums pending_;
   double backup_seconds_ = 0, fit_seconds_ = 0;
 };
 

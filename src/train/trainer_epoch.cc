@@ -20,15 +20,16 @@ Status TensorBoardError(const Status& s) { return env::StorageError(s, "tensorbo
 
 Status Trainer::EndEpoch(collective::Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line) {
   // The epoch's metrics over the global batch, as Keras reports them under this strategy.
-  double totals[3];
-  RT_RETURN_IF_ERROR(ReduceMetrics(comm, totals).WithContext("epoch " + std::to_string(epoch)));
-  std::fill(carried_, carried_ + 3, 0.0);
+  auto reduced = ReduceMetrics(comm);
+  if (!reduced.ok()) return reduced.status().WithContext("epoch " + std::to_string(epoch));
+  const MetricSums totals = *reduced;
+  carried_ = MetricSums();
   EpochResult r;
   r.epoch = epoch;
   r.steps = steps_per_epoch_;
   r.seconds = timing.seconds;
-  r.loss = totals[0] / totals[2];
-  r.accuracy = totals[1] / totals[2];
+  r.loss = totals.loss_sum / static_cast<double>(totals.examples);
+  r.accuracy = static_cast<double>(totals.correct) / static_cast<double>(totals.examples);
   r.images_per_sec = static_cast<double>(timing.steps_run) * job_.batch_size_per_worker * comm->size() / timing.seconds;
   r.learning_rate = timing.learning_rate;
   r.step_ms = timing.seconds * 1000.0 / timing.steps_run;
@@ -107,22 +108,21 @@ StatusOr<EvalResult> Trainer::EvaluateShards(collective::Communicator* comm) {
   if (!has_eval_) return FailedPreconditionError("the job has no data.eval; add one to evaluate");
   const auto& d = eval_.data;
   const int batch = job_.batch_size_per_worker;
-  double loss_sum = 0;
-  int64_t correct = 0;
+  MetricSums mine;
   for (size_t first = 0; first < d.size(); first += static_cast<size_t>(batch)) {
     int b = static_cast<int>(std::min<size_t>(static_cast<size_t>(batch), d.size() - first));
     auto s = engine_->Evaluate(d.images.data() + first * d.example_size, d.labels.data() + first, b);
     if (!s.ok()) return s.status().WithContext("evaluating data.eval on the " + engine_->Describe());
-    loss_sum += s->loss_sum;
-    correct += s->correct;
+    mine += MetricSums{s->loss_sum, s->correct, 0};
   }
-  float totals[3] = {static_cast<float>(loss_sum), static_cast<float>(correct), static_cast<float>(d.size())};
-  RT_RETURN_IF_ERROR(comm->AllReduce(totals, 3, collective::ReduceOp::kSum).WithContext("reducing evaluation metrics"));
+  mine.examples = static_cast<int64_t>(d.size());
+  auto totals = SumOverWorkers(comm, mine);
+  if (!totals.ok()) return totals.status().WithContext("reducing evaluation metrics");
   EvalResult r;
-  r.examples = static_cast<int64_t>(totals[2]);
+  r.examples = totals->examples;
   if (r.examples == 0) return FailedPreconditionError("data.eval is empty on every worker; give it examples");
-  r.loss = totals[0] / totals[2];
-  r.accuracy = totals[1] / totals[2];
+  r.loss = totals->loss_sum / static_cast<double>(totals->examples);
+  r.accuracy = static_cast<double>(totals->correct) / static_cast<double>(totals->examples);
   return r;
 }
 

@@ -6,18 +6,6 @@
 #include "train/trainer.h"
 
 namespace ringtrain::train {
-namespace {
-
-// Integers travel through float collectives in 24-bit halves, each exact in a float.
-void Split(uint64_t v, float* out) {
-  out[0] = static_cast<float>(v >> 24);
-  out[1] = static_cast<float>(v & 0xFFFFFF);
-}
-uint64_t Join(const float* in) {
-  return (static_cast<uint64_t>(in[0]) << 24) + static_cast<uint64_t>(in[1]);
-}
-
-}  // namespace
 
 backup::BackupIdentity Trainer::Identity() const {
   backup::BackupIdentity id;
@@ -38,9 +26,11 @@ backup::TrainState Trainer::Snapshot() const {
     s.optimizer_slots.emplace_back(name, buffer->empty() ? std::vector<float>(n, 0.0f) : *buffer);
   }
   s.optimizer_iterations = optimizer_->iterations();
-  s.epoch_loss_sum = carried_[0] + pending_[0];
-  s.epoch_correct = carried_[1] + pending_[1];
-  s.epoch_examples = carried_[2] + pending_[2];
+  MetricSums epoch = carried_;
+  epoch += pending_;
+  s.epoch_loss_sum = epoch.loss_sum;
+  s.epoch_correct = epoch.correct;
+  s.epoch_examples = epoch.examples;
   s.history = history_json_;
   return s;
 }
@@ -90,10 +80,8 @@ Status Trainer::Restore(const backup::TrainState& s) {
   for (size_t i = 0; i < slots.size(); ++i) *slots[i].second = s.optimizer_slots[i].second;
   optimizer_->set_iterations(s.optimizer_iterations);
   global_step_ = s.global_step;
-  carried_[0] = s.epoch_loss_sum;
-  carried_[1] = s.epoch_correct;
-  carried_[2] = s.epoch_examples;
-  std::fill(pending_, pending_ + 3, 0.0);
+  carried_ = MetricSums{s.epoch_loss_sum, s.epoch_correct, s.epoch_examples};
+  pending_ = MetricSums();
   history_json_ = std::move(history_json);
   history_ = std::move(history);
   if (history_file_) RT_RETURN_IF_ERROR(history_file_->Reset(history_json_));
@@ -101,35 +89,23 @@ Status Trainer::Restore(const backup::TrainState& s) {
 }
 
 Status Trainer::SyncState(collective::Communicator* comm) {
-  const int n = comm->size();
-  float mine[2];
-  Split(static_cast<uint64_t>(global_step_), mine);
-  std::vector<float> all(static_cast<size_t>(2 * n));
-  RT_RETURN_IF_ERROR(comm->AllGather(mine, 2, all.data()).WithContext("comparing the workers' steps"));
-  int root = 0;
-  uint64_t best = 0;
-  for (int r = 0; r < n; ++r) {
-    uint64_t step = Join(&all[2 * static_cast<size_t>(r)]);
-    if (r == 0 || step > best) {
-      best = step;
-      root = r;
-    }
-  }
+  RT_ASSIGN_OR_RETURN(const FurthestWorker furthest, FindFurthestWorker(comm, global_step_));
+  const int root = furthest.rank;
 
   // The root's state, encoded as a backup (checksummed), travels as raw bytes.
   backup::EncodedBackup enc;
-  float sizes[4] = {0, 0, 0, 0};
+  int64_t sizes[2] = {0, 0};
   if (comm->rank() == root) {
     RT_ASSIGN_OR_RETURN(enc, backup::EncodeBackup(Identity(), Snapshot()));
-    Split(enc.weights.size(), sizes);
-    Split(enc.metadata.size(), sizes + 2);
+    sizes[0] = static_cast<int64_t>(enc.weights.size());
+    sizes[1] = static_cast<int64_t>(enc.metadata.size());
   }
-  RT_RETURN_IF_ERROR(comm->Broadcast(sizes, 4, root).WithContext("broadcasting the training state"));
-  const size_t wbytes = Join(sizes), mbytes = Join(sizes + 2);
-  std::vector<float> buf((wbytes + mbytes + sizeof(float) - 1) / sizeof(float), 0.0f);
+  RT_RETURN_IF_ERROR(comm->Broadcast(sizes, 2, root).WithContext("broadcasting the training state"));
+  const size_t wbytes = static_cast<size_t>(sizes[0]), mbytes = static_cast<size_t>(sizes[1]);
+  std::vector<uint8_t> buf(wbytes + mbytes);
   if (comm->rank() == root) {
     std::memcpy(buf.data(), enc.weights.data(), wbytes);
-    std::memcpy(reinterpret_cast<char*>(buf.data()) + wbytes, enc.metadata.data(), mbytes);
+    std::memcpy(buf.data() + wbytes, enc.metadata.data(), mbytes);
   }
   RT_RETURN_IF_ERROR(comm->Broadcast(buf.data(), buf.size(), root).WithContext("broadcasting the training state"));
   if (comm->rank() != root) {
@@ -140,7 +116,7 @@ Status Trainer::SyncState(collective::Communicator* comm) {
     if (!state.ok()) return state.status().WithContext("the training state received from rank " + std::to_string(root));
     RT_RETURN_IF_ERROR(Restore(*state));
   }
-  RT_LOG(INFO) << "training state synchronised from rank " << root << " at step " << best;
+  RT_LOG(INFO) << "training state synchronised from rank " << root << " at step " << furthest.step;
   return Status::Ok();
 }
 

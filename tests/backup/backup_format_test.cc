@@ -57,7 +57,7 @@ TEST(BackupFormatTest, RoundTripWithoutOptimizerSlotsOrHistory) {
   EXPECT_TRUE(decoded->optimizer_slots.empty());
 }
 
-TEST(BackupFormatTest, MetricDoublesRoundTripExactly) {
+TEST(BackupFormatTest, MetricsRoundTripExactly) {
   const BackupIdentity id = MakeIdentity();
   std::mt19937_64 rng(7);
   std::vector<double> values = {0.1,  1.0 / 3.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
@@ -68,14 +68,41 @@ TEST(BackupFormatTest, MetricDoublesRoundTripExactly) {
     std::memcpy(&d, &bits, sizeof(d));
     if (std::isfinite(d)) values.push_back(d);
   }
-  for (size_t i = 0; i + 2 < values.size(); i += 3) {
+  // Counts are integers, exact beyond 2^53 (where doubles skip odd numbers).
+  const std::vector<int64_t> counts = {0, 1, (int64_t{1} << 24) + 1, (int64_t{1} << 53) + 1,
+                                       std::numeric_limits<int64_t>::max()};
+  for (size_t i = 0; i < values.size(); ++i) {
     TrainState s = MakeState(id, 5);
     s.epoch_loss_sum = values[i];
-    s.epoch_correct = values[i + 1];
-    s.epoch_examples = values[i + 2];
+    s.epoch_correct = counts[i % counts.size()];
+    s.epoch_examples = counts[(i + 1) % counts.size()];
     auto decoded = DecodeBackup(id, Encode(id, s));
     ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
     ExpectSameState(s, *decoded);
+  }
+}
+
+// Builds before typed collectives wrote the counts as floats ("correct": 12.0): their
+// backups still load; a count that is not a whole non-negative number is DATA_LOSS.
+TEST(BackupFormatTest, CountsWrittenAsFloatsByOlderBuildsStillLoad) {
+  const BackupIdentity id = MakeIdentity();
+  const EncodedBackup good = Encode(id, MakeState(id, 23));
+  json old = json::parse(good.metadata);
+  old["metrics"]["correct"] = 16777217.0;
+  old["metrics"]["examples"] = 33554432.0;
+  ASSERT_TRUE(old["metrics"]["correct"].is_number_float());
+  auto decoded = DecodeBackup(id, {good.weights, old.dump(2)});
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->epoch_correct, 16777217);
+  EXPECT_EQ(decoded->epoch_examples, 33554432);
+
+  for (const json& bad : {json(1.5), json(-1), json(-2.0), json(1e300), json("nan"), json("12")}) {
+    json m = json::parse(good.metadata);
+    m["metrics"]["examples"] = bad;
+    auto r = DecodeBackup(id, {good.weights, m.dump(2)});
+    ASSERT_FALSE(r.ok()) << bad.dump();
+    EXPECT_EQ(r.status().code(), Code::kDataLoss) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("metrics.examples"), std::string::npos) << r.status().message();
   }
 }
 
@@ -83,13 +110,15 @@ TEST(BackupFormatTest, NonFiniteMetricsRoundTrip) {
   const BackupIdentity id = MakeIdentity();
   TrainState s = MakeState(id, 5);
   s.epoch_loss_sum = std::numeric_limits<double>::quiet_NaN();
-  s.epoch_correct = std::numeric_limits<double>::infinity();
-  s.epoch_examples = -std::numeric_limits<double>::infinity();
   auto decoded = DecodeBackup(id, Encode(id, s));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_TRUE(std::isnan(decoded->epoch_loss_sum));
-  EXPECT_EQ(decoded->epoch_correct, std::numeric_limits<double>::infinity());
-  EXPECT_EQ(decoded->epoch_examples, -std::numeric_limits<double>::infinity());
+  for (double loss : {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
+    s.epoch_loss_sum = loss;
+    decoded = DecodeBackup(id, Encode(id, s));
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(decoded->epoch_loss_sum, loss);
+  }
 }
 
 TEST(BackupFormatTest, EncodingIsDeterministic) {
@@ -124,6 +153,9 @@ TEST(BackupFormatTest, MetadataHoldsTheDocumentedFields) {
   EXPECT_EQ(m["optimizer"]["name"], "adam");
   EXPECT_EQ(m["optimizer"]["iterations"], 23);
   EXPECT_EQ(m["optimizer"]["slots"], json({"m", "v"}));
+  EXPECT_TRUE(m["metrics"]["loss_sum"].is_number_float());
+  EXPECT_TRUE(m["metrics"]["correct"].is_number_integer());
+  EXPECT_TRUE(m["metrics"]["examples"].is_number_integer());
   EXPECT_EQ(m["weights_file"], "ckpt-000000000023.safetensors");
   EXPECT_EQ(m["weights_bytes"], e.weights.size());
   EXPECT_EQ(m["checksums"].size(), 5u);

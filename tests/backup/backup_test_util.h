@@ -52,8 +52,8 @@ inline TrainState MakeState(const BackupIdentity& id, int64_t step) {
   s.optimizer_slots = {{"m", m}, {"v", v}};
   s.optimizer_iterations = step;
   s.epoch_loss_sum = 0.1 + 0.2 + static_cast<double>(step);
-  s.epoch_correct = 1.0 / 3.0;
-  s.epoch_examples = 123456789.0 + 1e-7;
+  s.epoch_correct = (int64_t{1} << 53) + 1 + step;  // not a double: counts are exact
+  s.epoch_examples = 123456789 + step;
   s.history = nlohmann::json::array();
   for (int64_t e = 0; e < step / id.steps_per_epoch; ++e) {
     s.history.push_back({{"epoch", e}, {"loss", 1.0 / static_cast<double>(e + 3)}});
@@ -77,8 +77,8 @@ inline void ExpectSameState(const TrainState& a, const TrainState& b) {
   EXPECT_EQ(a.optimizer_iterations, b.optimizer_iterations);
   // Bitwise, not ==: "exact" includes the last bit.
   EXPECT_EQ(std::memcmp(&a.epoch_loss_sum, &b.epoch_loss_sum, sizeof(double)), 0);
-  EXPECT_EQ(std::memcmp(&a.epoch_correct, &b.epoch_correct, sizeof(double)), 0);
-  EXPECT_EQ(std::memcmp(&a.epoch_examples, &b.epoch_examples, sizeof(double)), 0);
+  EXPECT_EQ(a.epoch_correct, b.epoch_correct);
+  EXPECT_EQ(a.epoch_examples, b.epoch_examples);
   EXPECT_EQ(a.history, b.history);
 }
 

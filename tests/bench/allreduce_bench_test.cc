@@ -18,11 +18,12 @@ class FaultyCommunicator : public collective::LocalCommunicator {
  public:
   FaultyCommunicator(int bad_call, size_t bad_index, Status error = Status::Ok())
       : bad_call_(bad_call), bad_index_(bad_index), error_(std::move(error)) {}
-  Status AllReduce(float* data, size_t count, collective::ReduceOp op) override {
-    RT_RETURN_IF_ERROR(collective::LocalCommunicator::AllReduce(data, count, op));
+  Status DoAllReduce(void* data, size_t count, collective::DataType type, collective::ReduceOp op) override {
+    RT_RETURN_IF_ERROR(collective::LocalCommunicator::DoAllReduce(data, count, type, op));
     if (calls_++ != bad_call_) return Status::Ok();
     if (!error_.ok()) return error_;
-    if (bad_index_ < count) data[bad_index_] += 1;
+    EXPECT_EQ(type, collective::DataType::kFloat32) << "the benchmark moves float32";
+    if (bad_index_ < count) static_cast<float*>(data)[bad_index_] += 1;
     return Status::Ok();
   }
   int calls() const { return calls_; }

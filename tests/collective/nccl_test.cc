@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -97,28 +98,29 @@ TEST(NcclBuildTest, AutoWithoutAGpuIsNeverNccl) {
 #ifdef RINGTRAIN_HAVE_NCCL
 
 // A device copy of a host vector, freed at scope exit.
+template <typename T = float>
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(size_t count) : count_(count) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(float)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr_), std::max<size_t>(1, count) * sizeof(T)), cudaSuccess);
   }
-  explicit DeviceBuffer(const std::vector<float>& host) : DeviceBuffer(host.size()) {
-    EXPECT_EQ(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
+    EXPECT_EQ(cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   }
   ~DeviceBuffer() { cudaFree(ptr_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
-  float* get() { return ptr_; }
-  std::vector<float> ToHost() const {
-    std::vector<float> host(count_);
-    EXPECT_EQ(cudaMemcpy(host.data(), ptr_, count_ * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  T* get() { return ptr_; }
+  std::vector<T> ToHost() const {
+    std::vector<T> host(count_);
+    EXPECT_EQ(cudaMemcpy(host.data(), ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     return host;
   }
 
  private:
   size_t count_;
-  float* ptr_ = nullptr;
+  T* ptr_ = nullptr;
 };
 
 class NcclGpuTest : public ::testing::Test {
@@ -191,10 +193,44 @@ TEST_F(NcclGpuTest, HostBuffersAreStagedThroughTheGpu) {
 }
 
 TEST_F(NcclGpuTest, NullBuffersAreRejectedAndLeaveTheCommunicatorUsable) {
-  Status s = comm_->AllReduce(nullptr, 4, collective::ReduceOp::kSum);
+  Status s = comm_->AllReduce(static_cast<float*>(nullptr), 4, collective::ReduceOp::kSum);
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.ToString();
   EXPECT_NE(s.message().find("null"), std::string::npos) << s.message();
   EXPECT_TRUE(comm_->Barrier().ok());
+}
+
+// Every data type, on device and on staged host buffers; one rank, so a sum keeps the
+// values (an int64 above 2^53 to the last unit), a mean of floats divides by 1.
+TEST_F(NcclGpuTest, EveryDataTypeOnDeviceAndHostBuffers) {
+  EXPECT_TRUE(comm_->accepts_device_memory());
+  const std::vector<int64_t> i64 = {(int64_t{1} << 53) + 1, -5, std::numeric_limits<int64_t>::max()};
+  DeviceBuffer<int64_t> d64(i64);
+  ASSERT_TRUE(comm_->AllReduce(d64.get(), i64.size(), ReduceOp::kSum).ok());
+  EXPECT_EQ(d64.ToHost(), i64);
+  std::vector<int64_t> h64 = i64;
+  ASSERT_TRUE(comm_->AllReduce(h64.data(), h64.size(), ReduceOp::kSum).ok());
+  EXPECT_EQ(h64, i64);
+
+  const std::vector<double> f64 = {0.1, -1e300, 3.0};
+  DeviceBuffer<double> df(f64);
+  ASSERT_TRUE(comm_->AllReduce(df.get(), f64.size(), ReduceOp::kMean).ok());
+  EXPECT_EQ(df.ToHost(), f64);
+
+  const std::vector<uint8_t> u8 = {0, 200, 255, 7};
+  DeviceBuffer<uint8_t> du(u8);
+  ASSERT_TRUE(comm_->Broadcast(du.get(), u8.size(), 0).ok());
+  EXPECT_EQ(du.ToHost(), u8);
+  std::vector<uint8_t> hu = u8;
+  ASSERT_TRUE(comm_->Broadcast(hu.data(), hu.size(), 0).ok());
+  EXPECT_EQ(hu, u8);
+
+  const std::vector<int32_t> i32 = {-1, 2, 1 << 30};
+  std::vector<int32_t> gathered(i32.size(), 0);
+  ASSERT_TRUE(comm_->AllGather(i32.data(), i32.size(), gathered.data()).ok());
+  EXPECT_EQ(gathered, i32);
+
+  EXPECT_EQ(comm_->AllReduce(d64.get(), i64.size(), ReduceOp::kMean).code(), Code::kInvalidArgument);
+  EXPECT_TRUE(comm_->Barrier().ok()) << "an argument error leaves the communicator usable";
 }
 
 TEST_F(NcclGpuTest, AbortMakesLaterOperationsFailWithTheReason) {

@@ -166,9 +166,11 @@ TEST(RingMismatchTest, MismatchMessageNamesBothOperations) {
                          : comms[r]->Broadcast(data.data(), data.size(), 0);
   });
   EXPECT_NE(statuses[0].message().find("rank 1 (127.0.0.1:"), std::string::npos) << statuses[0].ToString();
-  EXPECT_NE(statuses[0].message().find("issued Broadcast(count=10, root=0) as operation #0"), std::string::npos)
+  EXPECT_NE(statuses[0].message().find("issued Broadcast(count=10, float32, root=0) as operation #0"),
+            std::string::npos)
       << statuses[0].ToString();
-  EXPECT_NE(statuses[0].message().find("rank 0 issued AllReduce(count=10) as operation #0"), std::string::npos)
+  EXPECT_NE(statuses[0].message().find("rank 0 issued AllReduce(count=10, float32, sum) as operation #0"),
+            std::string::npos)
       << statuses[0].ToString();
 }
 

@@ -367,7 +367,7 @@ void Train(bool gpu, Opt opt, collective::Implementation impl, TrainResult* out,
     EXPECT_EQ(last_ready, 0u) << "on_ready's last call must be with 0";
     out->steps.push_back(*stats);
     ASSERT_TRUE(comm->AllReduce(grads, n, collective::ReduceOp::kSum).ok());
-    ScaleGradients(grads, n, gpu && std::strcmp(comm->backend_name(), "NCCL") == 0, StepGradientFactor(s));
+    ScaleGradients(grads, n, gpu && comm->accepts_device_memory(), StepGradientFactor(s));
     ASSERT_TRUE(engine->ApplyUpdate().ok());
     if (gpu && s + 1 == reload_after) {
       ASSERT_TRUE(engine->StoreToHost().ok());

@@ -34,15 +34,19 @@ class FaultyCommunicator : public collective::Communicator {
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   const char* backend_name() const override { return inner_->backend_name(); }
-  Status AllReduce(float* data, size_t count, collective::ReduceOp op) override {
+  Status AllReduce(void* data, size_t count, collective::DataType type, collective::ReduceOp op) override {
     if (++all_reduces_ == fail_at_) {
       failed_ = true;
       return fail_with_;
     }
-    return failed_ ? fail_with_ : inner_->AllReduce(data, count, op);
+    return failed_ ? fail_with_ : inner_->AllReduce(data, count, type, op);
   }
-  Status Broadcast(float* data, size_t count, int root) override { return inner_->Broadcast(data, count, root); }
-  Status AllGather(const float* in, size_t count, float* out) override { return inner_->AllGather(in, count, out); }
+  Status Broadcast(void* data, size_t count, collective::DataType type, int root) override {
+    return inner_->Broadcast(data, count, type, root);
+  }
+  Status AllGather(const void* in, size_t count, collective::DataType type, void* out) override {
+    return inner_->AllGather(in, count, type, out);
+  }
   Status Barrier() override { return inner_->Barrier(); }
   void Abort(const std::string& reason) override { inner_->Abort(reason); }
   bool failed() const { return failed_; }

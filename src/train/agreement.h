@@ -1,0 +1,45 @@
+// The values the workers agree on through collectives, each in its own type: which
+// worker is furthest along (int64 steps), the smallest shard (int64 sizes), and the
+// epoch's metric sums (the loss in float64, the counts exactly in int64, so they stay
+// exact past 2^24 examples where float sums did not).
+//
+// Every function is a collective: every worker calls it, in the same order, and gets
+// the same result (bit-identical on every worker). Blocking: the communicator's deadline.
+// Errors: the communicator's, with what was being agreed on as context.
+#pragma once
+
+#include <cstdint>
+
+#include "collective/communicator.h"
+#include "common/status.h"
+
+namespace ringtrain::train {
+
+// The lowest rank among those whose `step` is the highest, and that step.
+struct FurthestWorker {
+  int rank = 0;
+  int64_t step = 0;
+};
+StatusOr<FurthestWorker> FindFurthestWorker(collective::Communicator* comm, int64_t step);
+
+// The smallest of every worker's `value`.
+StatusOr<int64_t> SmallestOverWorkers(collective::Communicator* comm, int64_t value);
+
+// An epoch's metrics so far: Keras reports loss_sum / examples and correct / examples.
+struct MetricSums {
+  double loss_sum = 0;  // per-example losses, summed
+  int64_t correct = 0;
+  int64_t examples = 0;
+
+  MetricSums& operator+=(const MetricSums& o) {
+    loss_sum += o.loss_sum;
+    correct += o.correct;
+    examples += o.examples;
+    return *this;
+  }
+};
+// Every worker's `mine`, summed over the workers (loss sums in a fixed order, so the
+// bits are the same on every worker and across runs).
+StatusOr<MetricSums> SumOverWorkers(collective::Communicator* comm, const MetricSums& mine);
+
+}  // namespace ringtrain::train
