@@ -88,6 +88,8 @@ def main():
     args = ap.parse_args()
     rng = random.Random(args.seed)
 
+    # The MNIST job reads data/mnist in the checkout.
+    subprocess.run([os.path.join(ROOT, "deploy", "get_mnist.sh")], check=True, stdout=subprocess.DEVNULL)
     tmp = tempfile.mkdtemp(prefix="ringtrain-recovery-")
     with open(os.path.join(ROOT, "deploy", "jobs", "mnist_w1.json")) as f:
         job = json.load(f)

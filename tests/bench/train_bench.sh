@@ -38,6 +38,8 @@ for w in $workloads; do
   [ -f "$root/deploy/jobs/mnist_$w.json" ] ||
     die 2 "no job file deploy/jobs/mnist_$w.json for workload $w; \`ringtrain bench train\` needs one per workload (issue 5)"
 done
+# The MNIST jobs read data/mnist in the checkout.
+"$root/deploy/get_mnist.sh" >/dev/null || die 2 "the MNIST test set is missing; run deploy/get_mnist.sh"
 "$python" -c 'import torch' 2>/dev/null ||
   die 2 "$python cannot import torch; install Debian's python3-torch or set PYTHON to a Python that has it"
 

@@ -73,14 +73,15 @@ TEST(TwoWorkersTest, ThreeWorkersAgree) {
   EXPECT_EQ(fp["worker:0"], fp["worker:2"]);
 }
 
-// The seed tutorial's job (deploy/jobs/mnist_w1.json) with its data paths made
-// absolute and its outputs in `dir`, optionally with another seed.
+// The seed tutorial's job (deploy/jobs/mnist_w1.json, which reads data/mnist in the
+// checkout: deploy/get_mnist.sh) reading ../shared/data/mnist instead, with its outputs
+// in `dir`, optionally with another seed.
 std::string WriteMnistW1Job(const std::string& dir, int seed) {
   auto job = nlohmann::json::parse(ReadFileOrEmpty(SourceDir() + "/deploy/jobs/mnist_w1.json"));
   for (const char* split : {"train", "eval"}) {
     for (const char* f : {"images", "labels"}) {
-      std::string rel = job["data"][split][f];
-      job["data"][split][f] = SourceDir() + "/deploy/jobs/" + rel;
+      const std::string rel = job["data"][split][f];
+      job["data"][split][f] = SourceDir() + "/../shared/data/mnist/" + std::filesystem::path(rel).filename().string();
     }
   }
   job["seed"] = seed;

@@ -25,7 +25,12 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared/data/mnist")
+# Where deploy/get_mnist.sh puts the MNIST test set (what deploy/jobs/mnist_w*.json read), else
+# the copy beside the checkout.
+_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..")
+DATA_DIR = next((d for d in (os.path.join(_ROOT, "data/mnist"), os.path.join(_ROOT, "../shared/data/mnist"))
+                 if os.path.exists(os.path.join(d, "t10k-images-idx3-ubyte.gz"))),
+                os.path.join(_ROOT, "data/mnist"))
 BATCH_PER_RANK = 64
 TRAIN_FIRST, TRAIN_COUNT, EVAL_FIRST, EVAL_COUNT = 0, 8000, 8000, 2000
 

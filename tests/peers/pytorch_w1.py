@@ -7,7 +7,8 @@
 import gzip, sys, numpy as np, torch, torch.nn as nn
 torch.set_num_threads(int(sys.argv[3]) if len(sys.argv) > 3 else 1)
 import os
-d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared/data/mnist/")
+r = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../")  # data/mnist: deploy/get_mnist.sh
+d = next((p for p in (r + "data/mnist/", r + "../shared/data/mnist/") if os.path.exists(p)), r + "data/mnist/")
 x = np.frombuffer(gzip.open(d + "t10k-images-idx3-ubyte.gz").read(), np.uint8, offset=16).reshape(-1, 1, 28, 28)
 y = np.frombuffer(gzip.open(d + "t10k-labels-idx1-ubyte.gz").read(), np.uint8, offset=8)
 x = torch.tensor(x[:8000] / np.float32(255)); y = torch.tensor(y[:8000].astype(np.int64))

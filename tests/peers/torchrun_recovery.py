@@ -22,7 +22,8 @@ def worker(ckpt):
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     print("rank %d pid %d" % (rank, os.getpid()), flush=True)
-    d = os.path.join(HERE, "../../../shared/data/mnist/")
+    r = os.path.join(HERE, "../../")  # data/mnist: deploy/get_mnist.sh
+    d = next((p for p in (r + "data/mnist/", r + "../shared/data/mnist/") if os.path.exists(p)), r + "data/mnist/")
     x = np.frombuffer(gzip.open(d + "t10k-images-idx3-ubyte.gz").read(), np.uint8, offset=16).reshape(-1, 1, 28, 28)
     y = np.frombuffer(gzip.open(d + "t10k-labels-idx1-ubyte.gz").read(), np.uint8, offset=8)
     x = torch.tensor(x[rank:8000:world] / np.float32(255)); y = torch.tensor(y[rank:8000:world].astype(np.int64))
