@@ -24,15 +24,10 @@ namespace fs = std::filesystem;
 using ::ringtrain::testing::FaultInjectionEnv;
 using ::ringtrain::testing::TempDir;
 using testing::ExpectSameState;
+using testing::List;
 using testing::MakeIdentity;
 using testing::MakeState;
 
-std::vector<std::string> List(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 std::vector<std::string> Files(const std::vector<int64_t>& steps) {
   std::vector<std::string> names;

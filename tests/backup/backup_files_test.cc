@@ -18,15 +18,10 @@ namespace {
 namespace fs = std::filesystem;
 using ::ringtrain::testing::TempDir;
 using testing::ExpectSameState;
+using testing::List;
 using testing::MakeIdentity;
 using testing::MakeState;
 
-std::vector<std::string> List(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 std::string PathOf(const std::string& dir, int64_t step, const std::string& ext) {
   return dir + "/" + BackupStem(step) + ext;

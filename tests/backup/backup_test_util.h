@@ -2,9 +2,11 @@
 // shared by the backup tests.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <vector>
@@ -80,6 +82,14 @@ inline void ExpectSameState(const TrainState& a, const TrainState& b) {
   EXPECT_EQ(a.epoch_correct, b.epoch_correct);
   EXPECT_EQ(a.epoch_examples, b.epoch_examples);
   EXPECT_EQ(a.history, b.history);
+}
+
+// The names in `dir`, sorted.
+inline std::vector<std::string> List(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace ringtrain::backup::testing
