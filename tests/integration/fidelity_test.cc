@@ -30,14 +30,16 @@ class FidelityTest : public ::testing::Test {
     if (!std::filesystem::exists(data_)) GTEST_SKIP() << "no MNIST data at " << data_;
   }
 
-  // Runs a deploy/jobs file on 2 local workers with the given seed.
+  // Runs a deploy/jobs file on 2 local workers with the given seed, reading
+  // ../shared/data/mnist (a clean clone has no data/mnist until deploy/get_mnist.sh).
   RunResult Run(const std::string& job_name, int seed) {
     const std::string jobs = SourceDir() + "/deploy/jobs/";
+    const std::string shared = std::filesystem::path(data_).parent_path().string() + "/";
     nlohmann::json job = nlohmann::json::parse(ReadFileOrEmpty(jobs + job_name));
     for (const char* split : {"train", "eval"}) {
       for (const char* file : {"images", "labels"}) {
         auto& p = job["data"][split][file];
-        p = jobs + p.get<std::string>();
+        p = shared + std::filesystem::path(p.get<std::string>()).filename().string();
       }
     }
     job.erase("save_model");
