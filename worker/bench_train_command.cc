@@ -13,10 +13,13 @@
 #include "checkpoint/safetensors.h"
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "common/exit_policy.h"
 #include "common/file.h"
 #include "config/job_config.h"
+#include "config/settings.h"
 #include "flags.h"
 #include "local_cluster.h"
+#include "train/memory_bound.h"
 
 namespace ringtrain::cli {
 namespace {
@@ -64,6 +67,11 @@ int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_
   temp.paths = {tmp_job, history};
   auto checked = config::ParseJobConfig(bench_job.dump(), dir.string());
   if (!checked.ok()) return Fail(kExitBadConfig, checked.status());
+  // The workers share this machine: the job must fit the bound that many times over.
+  auto settings = config::LoadSettings();
+  if (!settings.ok()) return Fail(kExitBadConfig, settings.status());
+  Status fits = train::CheckTrainingMemory(*checked, 0, *workers, config::MemoryBoundOf(*settings), *workers);
+  if (!fits.ok()) return Fail(ExitCodeFor(fits), fits);
   Status written = checkpoint::WriteFileAtomically(tmp_job, bench_job.dump(2));
   if (!written.ok()) return Fail(kExitBadData, written);
 

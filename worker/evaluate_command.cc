@@ -10,8 +10,10 @@
 
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "common/exit_policy.h"
 #include "common/logging.h"
 #include "config/job_config.h"
+#include "config/settings.h"
 #include "data/dataset.h"
 #include "flags.h"
 #include "inference/evaluate.h"
@@ -30,11 +32,13 @@ struct Loaded {
 };
 
 int ModelExitCode(const Status& s) {
+  if (s.subject() != Subject::kUnknown) return ExitCodeFor(s);
   // A bad "model" section is the job's fault; anything else concerns the file.
   return s.code() == Code::kInvalidArgument ? kExitBadConfig : kExitCheckpoint;
 }
 
 int DataExitCode(const Status& s) {
+  if (s.subject() != Subject::kUnknown) return ExitCodeFor(s);
   if (s.code() == Code::kNotFound || s.code() == Code::kDataLoss) return kExitBadData;
   return s.code() == Code::kInvalidArgument ? kExitBadConfig : kExitInternal;
 }
@@ -59,6 +63,12 @@ int Load(const Flags& flags, Loaded* out) {
   }
   auto batch = flags.get_int("batch_size", job->batch_size_per_worker, 1, 1 << 20);
   if (!batch.ok()) return Fail(kExitBadConfig, batch.status());
+  auto settings = config::LoadSettings();
+  if (!settings.ok()) return Fail(kExitBadConfig, settings.status());
+  Status fits = inference::CheckInferenceMemory(*job, source, "data." + split, *batch,
+                                                flags.has("batch_size") ? "--batch_size" : "batch_size_per_worker",
+                                                config::MemoryBoundOf(*settings));
+  if (!fits.ok()) return Fail(DataExitCode(fits), fits);
 
   const std::string model_path = flags.get("model");
   auto model = inference::LoadModel(*job, model_path);

@@ -9,6 +9,7 @@
 #include "cluster/cluster_session.h"
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "common/exit_policy.h"
 #include "common/logging.h"
 #include "config/job_config.h"
 #include "config/settings.h"
@@ -26,6 +27,7 @@ namespace {
 std::string g_task;  // for error lines; set once before threads start
 
 int DataExitCode(const Status& s) {
+  if (s.subject() != Subject::kUnknown) return ExitCodeFor(s);
   if (s.code() == Code::kNotFound || s.code() == Code::kDataLoss) return kExitBadData;
   if (s.code() == Code::kInvalidArgument) return kExitBadConfig;
   return kExitInternal;
@@ -132,6 +134,7 @@ int RunWorker(const std::vector<std::string>& args) {
   const double timeout_s = job->communication.timeout_seconds > 0 ? job->communication.timeout_seconds
                                                                   : settings->collective_timeout_s;
   topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  topts.memory_bound = config::MemoryBoundOf(*settings);
   auto trainer = train::Trainer::Create(*job, topts);
   if (!trainer.ok()) return Fail(DataExitCode(trainer.status()), trainer.status());
   if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
