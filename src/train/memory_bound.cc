@@ -1,5 +1,8 @@
 #include "train/memory_bound.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "data/dataset.h"
 #include "data/footprint.h"
 #include "nn/model_memory.h"
@@ -14,6 +17,14 @@ StatusOr<std::vector<MemoryUse>> TrainingMemory(const config::JobConfig& job, in
   if (!optimizer.ok()) return optimizer.status().About(Subject::kConfig);
   const uint64_t batch = static_cast<uint64_t>(job.batch_size_per_worker);
   RT_RETURN_IF_ERROR(model->CheckBatch(batch, "batch_size_per_worker"));
+  // The trainer scales the loss by 1 / (global batch) in int arithmetic.
+  const uint64_t global = SatMul(batch, static_cast<uint64_t>(std::max(num_workers, 1)));
+  if (global > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    return InvalidArgumentError("the global batch, batch_size_per_worker " + std::to_string(batch) + " x " +
+                                std::to_string(num_workers) + " workers = " + std::to_string(global) +
+                                ", exceeds 2^31 - 1; lower batch_size_per_worker")
+        .About(Subject::kConfig);
+  }
 
   std::vector<MemoryUse> uses;
   const uint64_t slots = static_cast<uint64_t>((*optimizer)->state_floats_per_param());

@@ -8,7 +8,8 @@
 //   - data.train and data.eval as this worker loads them (data/footprint.h: from the
 //     spec and the IDX headers, without reading the data).
 // A convolution whose batch x output positions would overflow the kernels' 32-bit row
-// count is refused too (INVALID_ARGUMENT about kConfig).
+// count, and a global batch (batch_size_per_worker x workers) beyond 2^31 - 1, are
+// refused too (INVALID_ARGUMENT about kConfig).
 //
 // Blocking: reads the first bytes of the data files. Threading: any thread.
 #pragma once
