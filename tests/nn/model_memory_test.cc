@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "nn/model.h"
@@ -86,6 +89,17 @@ TEST(HyperParametersTest, ValuesOutsideFloat32AreRefused) {
   EXPECT_EQ((*Optimizer::FromJson(json::parse(R"({"type": "adam"})")))->state_floats_per_param(), 2);
   EXPECT_EQ((*Optimizer::FromJson(json::parse(R"({"type": "sgd"})")))->state_floats_per_param(), 0);
   EXPECT_EQ((*Optimizer::FromJson(json::parse(R"({"type": "sgd", "momentum": 0.9})")))->state_floats_per_param(), 1);
+}
+
+// The extremes the parser accepts are applied without an out-of-range conversion:
+// Adam's step size lr * sqrt(1 - b2^t) / (1 - b1^t) exceeds float's range here; it
+// becomes infinity, as IEEE hardware's conversion gives.
+TEST(HyperParametersTest, ExtremeAcceptedValuesStayDefined) {
+  auto o = Optimizer::FromJson(json::parse(R"({"type": "adam", "learning_rate": 3e38, "beta_1": 0.9999999999})"));
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  std::vector<float> params(4, 1.0f), grads(4, 0.5f);
+  (*o)->Apply(params.data(), grads.data(), params.size());
+  EXPECT_TRUE(std::isinf(params[0])) << params[0];
 }
 
 }  // namespace
