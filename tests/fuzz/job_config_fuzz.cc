@@ -1,11 +1,13 @@
 // The whole job-file path a worker runs before it trains: the job parser, then the
 // parsers the trainer runs on the parsed job (model, optimizer, learning-rate
-// schedule, data sources, shard policy) and the memory estimate. When the job is small
+// schedule, data sources, shard policy, model_checkpoint's file name pattern) and the
+// memory estimate. When the job is small
 // enough, the model is also built and run forward on a batch of two, and a synthetic
 // source is generated, so that shapes the parsers accept are shapes the layers handle.
 #include <cmath>
 #include <string>
 
+#include "backup/backup.h"
 #include "common/memory_bound.h"
 #include "config/job_config.h"
 #include "data/dataset.h"
@@ -119,6 +121,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else {
       CheckError(schedule.status());
     }
+  }
+  if (!job->model_checkpoint.empty()) {
+    auto path = backup::FormatCheckpointPath(job->model_checkpoint, 7);
+    if (!path.ok()) CheckError(path.status());
   }
   RunModel(*job);
   RunData(*job, job->train_data, "data.train");

@@ -20,7 +20,9 @@ command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$BUILD" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRAIN_FUZZ=ON \
       -DRINGTRAIN_CUDA=OFF -DRINGTRAIN_BUILD_TESTS=OFF "${launcher[@]}" > "$BUILD.configure.log" 2>&1 ||
   { cat "$BUILD.configure.log"; exit 1; }
-cmake --build "$BUILD" -j"$JOBS" --target $(printf 'fuzz_%s ' "${TARGETS[@]}")
+build_targets=()
+for t in "${TARGETS[@]}"; do build_targets+=("fuzz_$t"); done
+cmake --build "$BUILD" -j"$JOBS" --target "${build_targets[@]}"
 
 status=0
 for t in "${TARGETS[@]}"; do
