@@ -61,6 +61,12 @@ Status ParseEntry(const std::string& name, const json& info, uint64_t data_size,
   for (const json& d : info["shape"]) {
     if (!d.is_number_unsigned()) return DataLossError(where + ": shape " + info["shape"].dump() + " is not a list of sizes");
     const uint64_t v = d.get<uint64_t>();
+    // Dimensions are int64 in memory (and in the reference implementation's usize on
+    // 64-bit hosts they are used as such); a zero elsewhere in the shape would
+    // otherwise let any size through the check below.
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return DataLossError(where + ": shape " + info["shape"].dump() + " has a dimension beyond 2^63 - 1");
+    }
     if (v > 0 && elements > data_size / v) {  // also catches overflow
       return DataLossError(where + ": shape " + info["shape"].dump() + " is larger than the file's data");
     }
