@@ -68,7 +68,7 @@ Status ShmCommunicator::SmallAllReduce(float* data, size_t count, float divisor)
   const int r = rank();
   const int b = BufferOf(0);
   RT_RETURN_IF_ERROR(AwaitRelease(b, true, true));
-  std::memcpy(Slot(r, b), data, count * sizeof(float));
+  if (count > 0) std::memcpy(Slot(r, b), data, count * sizeof(float));  // data may be null when count is 0
   group_.Publish();
   const uint64_t e = group_.seq();
   RT_RETURN_IF_ERROR(group_.WaitAll(e));
@@ -158,12 +158,12 @@ Status ShmCommunicator::Broadcast(float* data, size_t count, int root) {
     if (rank() == root) {
       s = AwaitRelease(b, true, true);
       if (!s.ok()) break;
-      std::memcpy(Slot(root, b), data + off, len * sizeof(float));
+      if (len > 0) std::memcpy(Slot(root, b), data + off, len * sizeof(float));
       group_.Publish();
     } else {
       s = group_.WaitRank(root, base + k + 1);
       if (!s.ok()) break;
-      std::memcpy(data + off, Slot(root, b), len * sizeof(float));
+      if (len > 0) std::memcpy(data + off, Slot(root, b), len * sizeof(float));
       group_.Publish();  // after the reads: the root may reuse the buffer once all have this
     }
     release_parts_[b] = std::max(release_parts_[b], base + k + 1);
@@ -187,14 +187,15 @@ Status ShmCommunicator::AllGather(const float* in, size_t count, float* out) {
     const size_t len = std::min(slot_floats_, count - off);
     s = AwaitRelease(b, true, true);
     if (!s.ok()) break;
-    std::memcpy(Slot(r, b), in + off, len * sizeof(float));
+    if (len > 0) std::memcpy(Slot(r, b), in + off, len * sizeof(float));
     group_.Publish();
     const uint64_t e = group_.seq();
     s = group_.WaitAll(e);
     if (!s.ok()) break;
     for (int q = 0; q < size(); ++q) {
       float* dst = out + static_cast<size_t>(q) * count + off;
-      if (q != r) {
+      if (len == 0) {
+      } else if (q != r) {
         std::memcpy(dst, Slot(q, b), len * sizeof(float));
       } else if (dst != in + off) {
         std::memmove(dst, in + off, len * sizeof(float));  // in may lie inside out
