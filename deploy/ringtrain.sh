@@ -2,15 +2,21 @@
 # Set-up for a fresh Debian 12 machine (as root, or with sudo): installs the Debian
 # packages ringtrain needs that are missing, builds it, then
 #   deploy/ringtrain.sh demo   runs the two-worker localhost demo
-#   deploy/ringtrain.sh test   runs the whole test suite
+#   deploy/ringtrain.sh test   runs the whole test suite, the fuzz targets for a bounded
+#                              time and the unit tests under ASan+UBSan (what CI runs)
 #   deploy/ringtrain.sh build  only builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
           protobuf-compiler nlohmann-json3-dev libgtest-dev libopenblas-dev zlib1g-dev)
+# `test` also builds the fuzz targets (clang's libFuzzer) and symbolizes sanitizer
+# reports; the image (deploy/docker, which builds with PACKAGES only) does not need them.
+TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14)
+wanted=("${PACKAGES[@]}")
+[ "${1:-demo}" = test ] && wanted+=("${TEST_PACKAGES[@]}")
 missing=()
-for p in "${PACKAGES[@]}"; do
+for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -29,7 +35,18 @@ case "${1:-demo}" in
     mkdir -p build/demo
     exec build/bin/ringtrain launch --workers 2 --job deploy/jobs/demo.json ;;
   test)
-    exec ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 ;;
+    # 1. The whole suite (the fuzz corpora replay in it as FuzzCorpus.*).
+    ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
+    # 2. Every fuzz target for a bounded time, from the committed corpus (README,
+    #    "Fuzzing and sanitizers"; RINGTRAIN_FUZZ_SECONDS=0 skips it).
+    if [ "${RINGTRAIN_FUZZ_SECONDS:-45}" != 0 ]; then
+      tests/fuzz/run_fuzzers.sh "${RINGTRAIN_FUZZ_SECONDS:-45}"
+    fi
+    # 3. The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer
+    #    (RINGTRAIN_CI_SANITIZE=0 skips it; =all runs the whole suite there).
+    if [ "${RINGTRAIN_CI_SANITIZE:-unit}" != 0 ]; then
+      exec tests/sanitize.sh address,undefined "${RINGTRAIN_CI_SANITIZE:-unit}"
+    fi ;;
   build) ;;
   *) echo "usage: $0 [demo|test|build]" >&2; exit 2 ;;
 esac

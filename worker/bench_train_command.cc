@@ -14,9 +14,11 @@
 #include "common/exit_policy.h"
 #include "common/file.h"
 #include "config/job_config.h"
+#include "config/settings.h"
 #include "env/file_util.h"
 #include "flags.h"
 #include "local_cluster.h"
+#include "train/memory_bound.h"
 
 namespace ringtrain::cli {
 namespace {
@@ -64,6 +66,11 @@ int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_
   temp.paths = {tmp_job, history};
   auto checked = config::ParseJobConfig(bench_job.dump(), dir.string());
   if (!checked.ok()) return Fail(checked.status().About(Subject::kConfig));
+  // The workers share this machine: the job must fit the bound that many times over.
+  auto settings = config::LoadSettings();
+  if (!settings.ok()) return Fail(settings.status().About(Subject::kConfig));
+  Status fits = train::CheckTrainingMemory(*checked, 0, *workers, config::MemoryBoundOf(*settings), *workers);
+  if (!fits.ok()) return Fail(fits.About(Subject::kConfig));
   Status written = env::WriteFileAtomically(env::Default(), tmp_job, bench_job.dump(2));
   if (!written.ok()) return Fail(written.WithContext("writing the benchmark's copy of the job").About(Subject::kStorage));
 

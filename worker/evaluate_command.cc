@@ -12,6 +12,7 @@
 #include "common/exit_policy.h"
 #include "common/logging.h"
 #include "config/job_config.h"
+#include "config/settings.h"
 #include "data/dataset.h"
 #include "flags.h"
 #include "inference/evaluate.h"
@@ -59,6 +60,12 @@ int Load(const Flags& flags, Loaded* out) {
   }
   auto batch = flags.get_int("batch_size", job->batch_size_per_worker, 1, 1 << 20);
   if (!batch.ok()) return Fail(batch.status().About(Subject::kConfig));
+  auto settings = config::LoadSettings();
+  if (!settings.ok()) return Fail(settings.status().About(Subject::kConfig));
+  Status fits = inference::CheckInferenceMemory(*job, source, "data." + split, *batch,
+                                                flags.has("batch_size") ? "--batch_size" : "batch_size_per_worker",
+                                                config::MemoryBoundOf(*settings));
+  if (!fits.ok()) return Fail(FileError(fits, Subject::kData));
 
   auto model = inference::LoadModel(*job, model_path);
   if (!model.ok()) return Fail(FileError(model.status(), Subject::kStorage));

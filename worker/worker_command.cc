@@ -149,6 +149,7 @@ int RunWorker(const std::vector<std::string>& args) {
   const double timeout_s = job->communication.timeout_seconds > 0 ? job->communication.timeout_seconds
                                                                   : settings->collective_timeout_s;
   topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  topts.memory_bound = config::MemoryBoundOf(*settings);
   auto trainer = train::Trainer::Create(*job, topts);
   if (!trainer.ok()) return Fail(trainer.status());
   if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);

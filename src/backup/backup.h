@@ -73,7 +73,10 @@ struct EncodedBackup {
 // INVALID_ARGUMENT if the state does not fit the identity (buffer sizes).
 StatusOr<EncodedBackup> EncodeBackup(const BackupIdentity& identity, const TrainState& state);
 // Parses and verifies (format, sizes, every checksum); DATA_LOSS naming what is wrong
-// for anything corrupted or truncated; FAILED_PRECONDITION, saying which field differs
+// for anything corrupted or truncated, and for weights or optimizer state holding NaN
+// or infinity (naming the tensor and index: a diverged run is not one to resume, so
+// LoadNewestBackup skips such a backup like a corrupted one); never throws, whatever
+// the bytes. FAILED_PRECONDITION, saying which field differs
 // and what to do, when the backup is intact but belongs to a different job
 // configuration or worker count (it must never be loaded).
 StatusOr<TrainState> DecodeBackup(const BackupIdentity& identity, const EncodedBackup& encoded);

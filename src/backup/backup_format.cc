@@ -12,6 +12,7 @@
 
 #include "backup/backup.h"
 #include "checkpoint/safetensors.h"
+#include "common/json.h"
 
 namespace ringtrain::backup {
 namespace {
@@ -151,8 +152,10 @@ struct Metadata {
 };
 
 Status ParseMetadata(const std::string& text, Metadata* m) {
-  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return DataLossError("backup metadata is not a JSON object");
+  auto parsed = ParseJson(text, "backup metadata");
+  if (!parsed.ok()) return DataLossError("backup metadata is not a JSON object (" + parsed.status().message() + ")");
+  const json doc = std::move(parsed).value();
+  if (!doc.is_object()) return DataLossError("backup metadata is not a JSON object");
   std::string format;
   int64_t version = 0;
   RT_RETURN_IF_ERROR(ReadString(doc, "format", "format", &format));
@@ -168,8 +171,11 @@ Status ParseMetadata(const std::string& text, Metadata* m) {
   RT_RETURN_IF_ERROR(ReadInt(doc, "global_step", "global_step", &m->global_step));
   RT_RETURN_IF_ERROR(ReadInt(doc, "epoch", "epoch", &m->epoch));
   RT_RETURN_IF_ERROR(ReadInt(doc, "step_in_epoch", "step_in_epoch", &m->step_in_epoch));
-  if (m->global_step < 0 || m->global_step >= kMaxStep || m->steps_per_epoch <= 0 ||
-      m->epoch * m->steps_per_epoch + m->step_in_epoch != m->global_step) {
+  int64_t epoch_steps = 0, step = 0;  // checked arithmetic: the fields may be anything
+  if (m->global_step < 0 || m->global_step >= kMaxStep || m->steps_per_epoch <= 0 || m->epoch < 0 ||
+      m->step_in_epoch < 0 || m->step_in_epoch >= m->steps_per_epoch ||
+      __builtin_mul_overflow(m->epoch, m->steps_per_epoch, &epoch_steps) ||
+      __builtin_add_overflow(epoch_steps, m->step_in_epoch, &step) || step != m->global_step) {
     return DataLossError("backup metadata's global_step " + std::to_string(m->global_step) + ", epoch " +
                          std::to_string(m->epoch) + " and step_in_epoch " + std::to_string(m->step_in_epoch) +
                          " do not agree with steps_per_epoch " + std::to_string(m->steps_per_epoch));
@@ -194,6 +200,15 @@ Status ParseMetadata(const std::string& text, Metadata* m) {
 
   const json* history = Member(doc, "history");
   if (!history || !history->is_array()) return BadField("history", "an array");
+  // The records become the trainer's epoch results: "epoch" is read as an int, so a
+  // float such as 1e30 there would be undefined behaviour, not just a wrong number.
+  for (const json& record : *history) {
+    if (!record.is_object()) return BadField("history[]", "an array of epoch records");
+    const json* epoch = Member(record, "epoch");
+    if (epoch && !JsonInt(*epoch, 0, std::numeric_limits<int32_t>::max())) {
+      return BadField("history[].epoch", "an epoch number");
+    }
+  }
   m->history = *history;
 
   const json* params = Member(doc, "params");
@@ -319,6 +334,17 @@ StatusOr<TrainState> DecodeImpl(const BackupIdentity& id, const EncodedBackup& e
   if (tensors.size() != expected.size()) {
     for (const auto& [name, t] : tensors) {
       if (!expected.count(name)) return DataLossError("the weights file holds an unexpected tensor '" + name + "'");
+    }
+  }
+
+  // Weights or optimizer state that are NaN or infinite cannot be trained from: the run
+  // had diverged when it was backed up, or the file is corrupt in a way the checksums
+  // did not catch. Either way the backup is not one to resume from.
+  for (const auto& [name, t] : tensors) {
+    const auto bad = std::find_if(t.data.begin(), t.data.end(), [](float v) { return !std::isfinite(v); });
+    if (bad != t.data.end()) {
+      return DataLossError("tensor '" + name + "' holds " + (std::isnan(*bad) ? "NaN" : "infinity") + " at index " +
+                           std::to_string(bad - t.data.begin()) + "; the run had diverged or the file is corrupt");
     }
   }
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "common/json.h"
+
 namespace ringtrain::bench {
 namespace {
 
@@ -25,11 +27,12 @@ StatusOr<std::vector<nlohmann::json>> ParseHistory(const std::string& text) {
   while (std::getline(in, line)) {
     ++n;
     if (line.empty()) continue;
-    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object()) {
+    auto j = ParseJson(line, "history line " + std::to_string(n));
+    if (!j.ok()) return j.status();
+    if (!j->is_object()) {
       return InvalidArgumentError("history line " + std::to_string(n) + " is not a JSON object");
     }
-    records.push_back(std::move(j));
+    records.push_back(std::move(j).value());
   }
   return records;
 }

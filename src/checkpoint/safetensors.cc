@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
+
 namespace ringtrain::checkpoint {
 namespace {
 
@@ -19,9 +21,8 @@ using json = nlohmann::json;
 static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes a little-endian host");
 
 constexpr const char* kMetadataKey = "__metadata__";
-// The reference implementation refuses headers above 100 MB; so do we, which also
-// keeps a corrupt length from making us allocate gigabytes.
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+// kMaxHeaderBytes (safetensors.h): the reference implementation refuses headers above
+// 100 MB; so do we, which also keeps a corrupt length from making us allocate gigabytes.
 
 // Types the format defines that ringtrain does not read (it only writes F32).
 bool IsKnownDtype(const std::string& d) {
@@ -60,6 +61,12 @@ Status ParseEntry(const std::string& name, const json& info, uint64_t data_size,
   for (const json& d : info["shape"]) {
     if (!d.is_number_unsigned()) return DataLossError(where + ": shape " + info["shape"].dump() + " is not a list of sizes");
     const uint64_t v = d.get<uint64_t>();
+    // Dimensions are int64 in memory (and in the reference implementation's usize on
+    // 64-bit hosts they are used as such); a zero elsewhere in the shape would
+    // otherwise let any size through the check below.
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return DataLossError(where + ": shape " + info["shape"].dump() + " has a dimension beyond 2^63 - 1");
+    }
     if (v > 0 && elements > data_size / v) {  // also catches overflow
       return DataLossError(where + ": shape " + info["shape"].dump() + " is larger than the file's data");
     }
@@ -95,9 +102,10 @@ Status DecodeImpl(const std::string& bytes, std::map<std::string, Tensor>* tenso
     return DataLossError("header length " + std::to_string(n) + " exceeds the " + std::to_string(bytes.size() - 8) +
                          " bytes after it (truncated or not a safetensors file)");
   }
-  json header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n), nullptr,
-                            /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object()) return DataLossError("header is not a JSON object");
+  auto parsed = ParseJson(std::string_view(bytes.data() + 8, static_cast<size_t>(n)), "header");
+  if (!parsed.ok()) return DataLossError("header is not a JSON object (" + parsed.status().message() + ")");
+  const json header = std::move(parsed).value();
+  if (!header.is_object()) return DataLossError("header is not a JSON object");
   const uint64_t data_size = bytes.size() - 8 - n;
   const char* data = bytes.data() + 8 + n;
 

@@ -14,6 +14,10 @@
 
 namespace ringtrain::checkpoint {
 
+// The largest header DecodeSafetensors accepts (the reference implementation's limit);
+// a file is at most 8 bytes more than this plus its tensors' data.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
 struct TensorView {  // borrowed, for writing
   std::string name;
   std::vector<int64_t> shape;

@@ -76,7 +76,7 @@ Status ShmCommunicator::SmallAllReduce(char* data, size_t count, DataType type, 
   const int r = rank();
   const int b = BufferOf(0);
   RT_RETURN_IF_ERROR(AwaitRelease(b, true, true));
-  std::memcpy(Slot(r, b), data, count * DataTypeSize(type));
+  if (count > 0) std::memcpy(Slot(r, b), data, count * DataTypeSize(type));  // data may be null when count is 0
   group_.Publish();
   const uint64_t e = group_.seq();
   RT_RETURN_IF_ERROR(group_.WaitAll(e));
@@ -168,12 +168,12 @@ Status ShmCommunicator::DoBroadcast(void* data, size_t count, DataType type, int
     if (rank() == root) {
       s = AwaitRelease(b, true, true);
       if (!s.ok()) break;
-      std::memcpy(Slot(root, b), bytes + off, len);
+      if (len > 0) std::memcpy(Slot(root, b), bytes + off, len);
       group_.Publish();
     } else {
       s = group_.WaitRank(root, base + k + 1);
       if (!s.ok()) break;
-      std::memcpy(bytes + off, Slot(root, b), len);
+      if (len > 0) std::memcpy(bytes + off, Slot(root, b), len);
       group_.Publish();  // after the reads: the root may reuse the buffer once all have this
     }
     release_parts_[b] = std::max(release_parts_[b], base + k + 1);
@@ -197,14 +197,15 @@ Status ShmCommunicator::DoAllGather(const void* in, size_t count, DataType type,
     const size_t len = std::min(slot_bytes_, block - off);
     s = AwaitRelease(b, true, true);
     if (!s.ok()) break;
-    std::memcpy(Slot(r, b), src + off, len);
+    if (len > 0) std::memcpy(Slot(r, b), src + off, len);
     group_.Publish();
     const uint64_t e = group_.seq();
     s = group_.WaitAll(e);
     if (!s.ok()) break;
     for (int q = 0; q < size(); ++q) {
       char* dst = dst_base + static_cast<size_t>(q) * block + off;
-      if (q != r) {
+      if (len == 0) {
+      } else if (q != r) {
         std::memcpy(dst, Slot(q, b), len);
       } else if (dst != src + off) {
         std::memmove(dst, src + off, len);  // in may lie inside out

@@ -1,6 +1,8 @@
 #include "common/status.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace ringtrain {
@@ -33,6 +35,29 @@ const char* SubjectName(Subject subject) {
     case Subject::kStorage: return "storage";
   }
   return "unknown";
+}
+
+std::string Status::OneLine(std::string message) {
+  const auto is_control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; };
+  if (std::none_of(message.begin(), message.end(), is_control)) return message;
+  std::string out;
+  out.reserve(message.size() + 16);
+  for (char c : message) {
+    if (!is_control(c)) {
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(c));
+      out += buf;
+    }
+  }
+  return out;
 }
 
 std::string Status::ToString() const {

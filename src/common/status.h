@@ -48,8 +48,11 @@ const char* SubjectName(Subject subject);
 class Status {
  public:
   Status() = default;  // OK
+  // A message is one line: control characters in it (a newline in a JSON key or a
+  // file name, a terminal escape) are written as escapes ("\n", "\x1b"), so that every
+  // error a user sees is exactly one line, whatever the input it quotes.
   Status(Code code, std::string message, Subject subject = Subject::kUnknown)
-      : code_(code), subject_(code == Code::kOk ? Subject::kUnknown : subject), message_(std::move(message)) {}
+      : code_(code), subject_(code == Code::kOk ? Subject::kUnknown : subject), message_(OneLine(std::move(message))) {}
 
   static Status Ok() { return Status(); }
   bool ok() const { return code_ == Code::kOk; }
@@ -64,6 +67,7 @@ class Status {
   Status About(Subject subject) const;
 
  private:
+  static std::string OneLine(std::string message);
   Code code_ = Code::kOk;
   Subject subject_ = Subject::kUnknown;
   std::string message_;

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "common/file.h"
 #include "common/fingerprint.h"
+#include "common/json.h"
 
 namespace ringtrain::config {
 namespace {
@@ -25,11 +25,16 @@ Status CheckKeys(const nlohmann::json& obj, const std::string& where, const std:
   return Status::Ok();
 }
 
+// Integers of the job (batch size, epochs, steps, frequencies) are at most 10^9.
+constexpr int64_t kMaxCount = 1'000'000'000;
+// communication.timeout_seconds: a year is already no deadline at all; beyond that the
+// deadline arithmetic (milliseconds in 64 bits) would overflow.
+constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
+
 StatusOr<int> PositiveInt(const nlohmann::json& j, const std::string& name) {
-  if (!j.is_number_integer() || j.get<long long>() <= 0 || j.get<long long>() > 1000000000) {
-    return Bad("'" + name + "' must be a positive integer, got " + j.dump());
-  }
-  return static_cast<int>(j.get<long long>());
+  const std::optional<int64_t> v = JsonInt(j, 1, kMaxCount);
+  if (!v) return Bad("'" + name + "' must be a positive integer (at most 10^9), got " + JsonBrief(j));
+  return static_cast<int>(*v);
 }
 
 StatusOr<std::string> String(const nlohmann::json& j, const std::string& name) {
@@ -52,7 +57,8 @@ Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
       } else if (f.is_number_integer()) {
         RT_ASSIGN_OR_RETURN(job->backup.save_freq_steps, PositiveInt(f, "backup_and_restore.save_freq"));
       } else {
-        return Bad("'backup_and_restore.save_freq' must be \"epoch\" or a positive number of steps, got " + f.dump());
+        return Bad("'backup_and_restore.save_freq' must be \"epoch\" or a positive number of steps, got " +
+                   JsonBrief(f));
       }
     }
     if (b.contains("delete_checkpoint")) {
@@ -76,7 +82,7 @@ Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
       job->recovery = RecoveryMode::kRestart;
     } else {
       return Bad("'recovery' must be \"in_place\" (survivors wait for the failed task and go on) or \"restart\" "
-                 "(every task exits so that a supervisor restarts them all), got " + r.dump());
+                 "(every task exits so that a supervisor restarts them all), got " + JsonBrief(r));
     }
   }
   return Status::Ok();
@@ -88,7 +94,7 @@ Status ParseFitOptions(const nlohmann::json& j, JobConfig* job) {
   if (j.contains("lr_schedule") && !j["lr_schedule"].is_null()) {
     if (!j["lr_schedule"].is_object()) {
       return Bad("'lr_schedule' must be an object like {\"type\": \"piecewise_constant\", \"unit\": \"epoch\", "
-                 "\"boundaries\": [3, 7], \"values\": [1e-3, 1e-4, 1e-5]}, got " + j["lr_schedule"].dump());
+                 "\"boundaries\": [3, 7], \"values\": [1e-3, 1e-4, 1e-5]}, got " + JsonBrief(j["lr_schedule"]));
     }
     job->lr_schedule = j["lr_schedule"];
   }
@@ -98,21 +104,21 @@ Status ParseFitOptions(const nlohmann::json& j, JobConfig* job) {
         "'validation_freq' must be an integer k >= 0 (evaluate data.eval after every k-th epoch; 0 = never) or a "
         "list of increasing 1-based epoch numbers such as [1, 5, 10], got ";
     if (f.is_number_integer()) {
-      if (f.get<long long>() < 0 || f.get<long long>() > 1000000000) return Bad(usage + f.dump());
-      job->validation_freq = static_cast<int>(f.get<long long>());
+      const std::optional<int64_t> k = JsonInt(f, 0, kMaxCount);
+      if (!k) return Bad(usage + JsonBrief(f));
+      job->validation_freq = static_cast<int>(*k);
     } else if (f.is_array()) {
       for (const auto& e : f) {
-        if (!e.is_number_integer() || e.get<long long>() <= 0 || e.get<long long>() > 1000000000) {
-          return Bad(usage + f.dump() + " (entry " + e.dump() + " is not a positive integer)");
-        }
-        const int epoch1 = static_cast<int>(e.get<long long>());
+        const std::optional<int64_t> epoch = JsonInt(e, 1, kMaxCount);
+        if (!epoch) return Bad(usage + JsonBrief(f) + " (entry " + JsonBrief(e) + " is not a positive integer)");
+        const int epoch1 = static_cast<int>(*epoch);
         if (!job->validation_epochs.empty() && epoch1 <= job->validation_epochs.back()) {
-          return Bad(usage + f.dump() + " (the epochs must be strictly increasing)");
+          return Bad(usage + JsonBrief(f) + " (the epochs must be strictly increasing)");
         }
         job->validation_epochs.push_back(epoch1);
       }
     } else {
-      return Bad(usage + f.dump());
+      return Bad(usage + JsonBrief(f));
     }
     const bool on = job->validation_freq > 0 || !job->validation_epochs.empty();
     if (on && job->eval_data.is_null()) {
@@ -152,10 +158,12 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   job->loss = j.value("loss", nlohmann::json{{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}});
   if (!job->loss.is_object()) return Bad("'loss' must be an object");
   RT_RETURN_IF_ERROR(CheckKeys(job->loss, "loss.", {"type", "from_logits"}));
-  if (job->loss.value("type", "") != "sparse_categorical_crossentropy") {
+  const auto loss_type = job->loss.find("type");
+  if (loss_type == job->loss.end() || *loss_type != "sparse_categorical_crossentropy") {
     return Bad("loss.type must be \"sparse_categorical_crossentropy\" (the only loss this version trains with)");
   }
-  if (!job->loss.value("from_logits", false)) {
+  const auto from_logits = job->loss.find("from_logits");
+  if (from_logits == job->loss.end() || *from_logits != true) {
     return Bad("loss.from_logits must be true: the model's last layer outputs logits (no softmax layer)");
   }
 
@@ -180,27 +188,32 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
     RT_ASSIGN_OR_RETURN(job->steps_per_epoch, PositiveInt(j["steps_per_epoch"], "steps_per_epoch"));
   }
   if (j.contains("seed")) {
-    if (!j["seed"].is_number_integer() || j["seed"].get<long long>() < 0) return Bad("'seed' must be a non-negative integer");
-    job->seed = j["seed"].get<uint64_t>();
+    const std::optional<uint64_t> seed = JsonUint(j["seed"]);
+    if (!seed) return Bad("'seed' must be a non-negative integer below 2^64, got " + JsonBrief(j["seed"]));
+    job->seed = *seed;
   }
   if (j.contains("communication")) {
     const auto& c = j["communication"];
     if (!c.is_object()) return Bad("'communication' must be an object like {\"implementation\": \"AUTO\"}");
     RT_RETURN_IF_ERROR(CheckKeys(c, "communication.", {"implementation", "timeout_seconds", "bytes_per_pack"}));
     if (c.contains("bytes_per_pack")) {
-      if (!c["bytes_per_pack"].is_number_integer() || c["bytes_per_pack"].get<long long>() < 0) {
-        return Bad("'communication.bytes_per_pack' must be an integer >= 0 (0 = one pack)");
+      const std::optional<int64_t> bytes = JsonInt(c["bytes_per_pack"], 0, int64_t{1} << 40);
+      if (!bytes) {
+        return Bad("'communication.bytes_per_pack' must be an integer from 0 (one pack) to 2^40, got " +
+                   JsonBrief(c["bytes_per_pack"]));
       }
-      job->communication.bytes_per_pack = c["bytes_per_pack"].get<size_t>();
+      job->communication.bytes_per_pack = static_cast<size_t>(*bytes);
     }
     if (c.contains("implementation")) {
       RT_ASSIGN_OR_RETURN(job->communication.implementation, String(c["implementation"], "communication.implementation"));
     }
     if (c.contains("timeout_seconds")) {
-      if (!c["timeout_seconds"].is_number() || c["timeout_seconds"].get<double>() < 0) {
-        return Bad("'communication.timeout_seconds' must be a number >= 0 (0 = the default)");
+      const std::optional<double> t = JsonNumber(c["timeout_seconds"]);
+      if (!t || *t < 0 || *t > kMaxTimeoutSeconds) {
+        return Bad("'communication.timeout_seconds' must be a number of seconds from 0 (the default) to 31536000 "
+                   "(a year), got " + JsonBrief(c["timeout_seconds"]));
       }
-      job->communication.timeout_seconds = c["timeout_seconds"].get<double>();
+      job->communication.timeout_seconds = *t;
     }
   }
   if (j.contains("save_model")) {
@@ -253,29 +266,29 @@ std::string JobConfig::TrajectoryFingerprint() const {
 StatusOr<JobConfig> ParseJobConfig(const std::string& text, const std::string& base_dir) {
   JobConfig job;
   job.base_dir = base_dir.empty() ? "." : base_dir;
+  auto parsed = ParseJson(text, "job");
+  if (!parsed.ok()) return parsed.status().About(Subject::kConfig);
+  job.raw = std::move(parsed).value();
+  if (!job.raw.is_object()) return Bad("the job file must hold a JSON object").About(Subject::kConfig);
   try {
-    job.raw = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return Bad(std::string("not valid JSON (") + e.what() + ")");
-  }
-  if (!job.raw.is_object()) return Bad("the job file must hold a JSON object");
-  try {
-    RT_RETURN_IF_ERROR(ParseInto(job.raw, &job));
-  } catch (const nlohmann::json::exception& e) {
-    return Bad(std::string("malformed field (") + e.what() + ")");
+    Status s = ParseInto(job.raw, &job);
+    if (!s.ok()) return s.About(Subject::kConfig);
+  } catch (const std::exception& e) {  // a backstop: the readers above check types first
+    return Bad(std::string("malformed field (") + e.what() + ")").About(Subject::kConfig);
   }
   return job;
 }
 
 StatusOr<JobConfig> LoadJobConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return InvalidArgumentError("job file '" + path + "' cannot be read; check the path given to --job");
+  auto text = ReadFile(path, kMaxJobFileBytes, "a job file");
+  if (!text.ok()) {
+    return InvalidArgumentError("job file '" + path + "' cannot be read (" + text.status().message() +
+                                "); check the path given to --job")
+        .About(Subject::kConfig);
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::filesystem::path dir = std::filesystem::absolute(path).parent_path();
-  auto job = ParseJobConfig(ss.str(), dir.string());
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::absolute(path, ec).parent_path();
+  auto job = ParseJobConfig(*text, dir.string());
   if (!job.ok()) return job.status().WithContext(path);
   return job;
 }

@@ -87,9 +87,17 @@ struct JobConfig {
   std::string Resolve(const std::string& path) const;
 };
 
-// Parses a job from text. `base_dir` anchors relative paths.
+// The largest job file read (LoadJobConfig): real jobs are a few KiB; gRPC carries the
+// job to the chief at Register, so it must stay well inside a message.
+constexpr uint64_t kMaxJobFileBytes = uint64_t{16} << 20;
+
+// Parses a job from text. `base_dir` anchors relative paths. Every error is an
+// INVALID_ARGUMENT about Subject::kConfig, one line naming the field; nothing throws
+// (numbers out of range such as 1e400, integer fields given 2.5, 1e30 or -5 included).
 StatusOr<JobConfig> ParseJobConfig(const std::string& text, const std::string& base_dir);
-// Reads and parses the job file at `path` (INVALID_ARGUMENT if unreadable).
+// Reads (at most kMaxJobFileBytes; only a regular file: not a directory, FIFO or
+// device) and parses the job file at `path`. INVALID_ARGUMENT about kConfig if it
+// cannot be read.
 StatusOr<JobConfig> LoadJobConfig(const std::string& path);
 
 }  // namespace ringtrain::config

@@ -1,29 +1,50 @@
 #include "config/settings.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace ringtrain::config {
 namespace {
 
-Status ReadDouble(const char* name, double min, double* out) {
+// Durations beyond a year are no deadline at all, and would overflow the deadline
+// arithmetic (milliseconds in 64 bits) near 10^16 seconds.
+constexpr double kMaxSeconds = 365.0 * 24 * 3600;
+
+Status ReadDouble(const char* name, double min, double max, double* out) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return Status::Ok();
   char* end = nullptr;
   double d = std::strtod(v, &end);
-  if (end == v || *end != '\0' || d < min) {
-    return InvalidArgumentError(std::string(name) + "='" + v + "' is not a number >= " + std::to_string(min));
+  // !(d >= min) also refuses NaN; strtod gives inf for "inf" and for 1e400.
+  if (end == v || *end != '\0' || !(d >= min) || !(d <= max)) {
+    std::ostringstream range;
+    range << "a number from " << min << " to " << max;
+    return InvalidArgumentError(std::string(name) + "='" + v + "' is not " + range.str()).About(Subject::kConfig);
   }
   *out = d;
   return Status::Ok();
 }
 
-Status ReadInt(const char* name, int min, int* out) {
+Status ReadInt(const char* name, int min, int max, int* out) {
   double d = *out;
-  RT_RETURN_IF_ERROR(ReadDouble(name, min, &d));
-  if (d != static_cast<int>(d)) return InvalidArgumentError(std::string(name) + " must be an integer");
+  RT_RETURN_IF_ERROR(ReadDouble(name, min, max, &d));  // within [min, max]: the cast below is exact
+  if (d != static_cast<int>(d)) {
+    return InvalidArgumentError(std::string(name) + " must be an integer").About(Subject::kConfig);
+  }
   *out = static_cast<int>(d);
   return Status::Ok();
+}
+
+// This machine's physical memory in MiB (sysconf), or 0 when it cannot be told.
+uint64_t PhysicalMemoryMiB() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<uint64_t>(pages) / (uint64_t{1} << 20) * static_cast<uint64_t>(page) +
+         static_cast<uint64_t>(pages) % (uint64_t{1} << 20) * static_cast<uint64_t>(page) / (uint64_t{1} << 20);
 }
 
 Status ReadBool(const char* name, bool* out) {
@@ -35,7 +56,7 @@ Status ReadBool(const char* name, bool* out) {
   } else if (t == "0" || t == "false") {
     *out = false;
   } else {
-    return InvalidArgumentError(std::string(name) + "='" + t + "' must be 1 or 0");
+    return InvalidArgumentError(std::string(name) + "='" + t + "' must be 1 or 0").About(Subject::kConfig);
   }
   return Status::Ok();
 }
@@ -44,13 +65,21 @@ Status ReadBool(const char* name, bool* out) {
 
 StatusOr<Settings> LoadSettings() {
   Settings s;
-  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_RENDEZVOUS_TIMEOUT_S", 0.1, &s.rendezvous_timeout_s));
-  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_HEARTBEAT_INTERVAL_MS", 10, &s.heartbeat_interval_ms));
-  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_HEARTBEAT_TIMEOUT_MS", 50, &s.heartbeat_timeout_ms));
-  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_COLLECTIVE_TIMEOUT_S", 0.1, &s.collective_timeout_s));
-  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_SHUTDOWN_TIMEOUT_S", 0.1, &s.shutdown_timeout_s));
-  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, &s.num_threads));
-  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_CHUNK_BYTES", 4096, &s.chunk_bytes));
+  constexpr int kMaxInt = std::numeric_limits<int>::max();
+  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_RENDEZVOUS_TIMEOUT_S", 0.1, kMaxSeconds, &s.rendezvous_timeout_s));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_HEARTBEAT_INTERVAL_MS", 10, kMaxInt, &s.heartbeat_interval_ms));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_HEARTBEAT_TIMEOUT_MS", 50, kMaxInt, &s.heartbeat_timeout_ms));
+  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_COLLECTIVE_TIMEOUT_S", 0.1, kMaxSeconds, &s.collective_timeout_s));
+  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_SHUTDOWN_TIMEOUT_S", 0.1, kMaxSeconds, &s.shutdown_timeout_s));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, 4096, &s.num_threads));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_CHUNK_BYTES", 4096, 1 << 30, &s.chunk_bytes));
+  s.max_memory_mb = PhysicalMemoryMiB();
+  if (std::getenv("RINGTRAIN_MAX_MEMORY_MB") != nullptr && *std::getenv("RINGTRAIN_MAX_MEMORY_MB") != '\0') {
+    double mb = 0;
+    RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_MAX_MEMORY_MB", 1, 1e12, &mb));
+    s.max_memory_mb = static_cast<uint64_t>(mb);
+    s.max_memory_from_environment = true;
+  }
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_ALLOW_INSECURE", &s.allow_insecure));
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_BIND_ALL", &s.bind_all));
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_CHECK_PEER_ADDRESS", &s.check_peer_address));
@@ -58,19 +87,29 @@ StatusOr<Settings> LoadSettings() {
   if (const char* v = std::getenv("RINGTRAIN_PROGRESS")) {
     s.progress = v;
     if (s.progress != "auto" && s.progress != "bar" && s.progress != "lines") {
-      return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar or lines, not '" + s.progress + "'");
+      return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar or lines, not '" + s.progress + "'")
+          .About(Subject::kConfig);
     }
   }
   if (const char* v = std::getenv("RINGTRAIN_TRANSPORT")) {
     s.transport = v;
     if (s.transport != "auto" && s.transport != "tcp") {
-      return InvalidArgumentError("RINGTRAIN_TRANSPORT must be auto or tcp, not '" + s.transport + "'");
+      return InvalidArgumentError("RINGTRAIN_TRANSPORT must be auto or tcp, not '" + s.transport + "'")
+          .About(Subject::kConfig);
     }
   }
   if (s.heartbeat_timeout_ms <= s.heartbeat_interval_ms) {
-    return InvalidArgumentError("RINGTRAIN_HEARTBEAT_TIMEOUT_MS must be larger than RINGTRAIN_HEARTBEAT_INTERVAL_MS");
+    return InvalidArgumentError("RINGTRAIN_HEARTBEAT_TIMEOUT_MS must be larger than RINGTRAIN_HEARTBEAT_INTERVAL_MS")
+        .About(Subject::kConfig);
   }
   return s;
+}
+
+MemoryBound MemoryBoundOf(const Settings& s) {
+  MemoryBound b;
+  b.bytes = SatMul(s.max_memory_mb, uint64_t{1} << 20);
+  b.from_environment = s.max_memory_from_environment;
+  return b;
 }
 
 std::string Describe(const Settings& s) {
@@ -85,7 +124,9 @@ std::string Describe(const Settings& s) {
     << "' (default: the task's own host), RINGTRAIN_TRANSPORT=" << s.transport
     << " (default auto), RINGTRAIN_CHUNK_BYTES=" << s.chunk_bytes << " (default " << d.chunk_bytes << "), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)"
     << ", RINGTRAIN_ALLOW_INSECURE=" << s.allow_insecure << " (default 0), RINGTRAIN_BIND_ALL=" << s.bind_all
-    << " (default 0), RINGTRAIN_CHECK_PEER_ADDRESS=" << s.check_peer_address << " (default 1)";
+    << " (default 0), RINGTRAIN_CHECK_PEER_ADDRESS=" << s.check_peer_address << " (default 1)"
+    << ", RINGTRAIN_MAX_MEMORY_MB=" << s.max_memory_mb << " (default: this machine's physical memory, "
+    << PhysicalMemoryMiB() << ")";
   return o.str();
 }
 

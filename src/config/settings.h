@@ -2,8 +2,10 @@
 // default, and what it does. Logged once at start-up (Describe()).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
+#include "common/memory_bound.h"
 #include "common/status.h"
 
 namespace ringtrain::config {
@@ -42,10 +44,22 @@ struct Settings {
   // RINGTRAIN_CHECK_PEER_ADDRESS=0: the coordination service admits calls from any
   // address, not only the cluster's hosts (callers behind NAT); the secret still applies.
   bool check_peer_address = true;
+
+  // RINGTRAIN_MAX_MEMORY_MB: the memory (MiB) a job may plan to use on this process --
+  // weights, gradients, optimizer state, activations, input batches and the data set.
+  // A job, or an evaluate/predict batch, that would need more is refused before
+  // anything large is allocated, naming the field to change (train/memory_bound.h).
+  // Default: this machine's physical memory (0 when it cannot be told: no bound).
+  uint64_t max_memory_mb = 0;
+  bool max_memory_from_environment = false;  // set by RINGTRAIN_MAX_MEMORY_MB, not the default
 };
 
-// Defaults overridden by the environment. INVALID_ARGUMENT names a malformed variable.
+// Defaults overridden by the environment. INVALID_ARGUMENT about Subject::kConfig names
+// a malformed or out-of-range variable (NaN, inf and 1e400 are refused, as are
+// timeouts beyond a year).
 StatusOr<Settings> LoadSettings();
+// The memory bound the settings give (common/memory_bound.h).
+MemoryBound MemoryBoundOf(const Settings& s);
 // One line per knob: "NAME=value (default D)".
 std::string Describe(const Settings& s);
 

@@ -1,18 +1,21 @@
 #include "config/tf_config.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "common/file.h"
+#include "common/json.h"
 
 namespace ringtrain::config {
 namespace {
 
 const char kHint[] = " (see README.md, \"TF_CONFIG\")";
 
-Status Bad(const std::string& what) { return InvalidArgumentError("TF_CONFIG: " + what + kHint); }
+Status Bad(const std::string& what) {
+  return InvalidArgumentError("TF_CONFIG: " + what + kHint).About(Subject::kConfig);
+}
 
 }  // namespace
 
@@ -76,12 +79,13 @@ ClusterSpec ClusterSpec::SingleLocalWorker() {
 }
 
 StatusOr<ClusterSpec> ParseTfConfig(const std::string& json_text) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return Bad(std::string("not valid JSON (") + e.what() + ")");
+  if (json_text.size() > kMaxTfConfigBytes) {
+    return Bad("is " + FormatBytes(json_text.size()) + ", more than the " + FormatBytes(kMaxTfConfigBytes) +
+               " a TF_CONFIG may have");
   }
+  auto parsed = ParseJson(json_text, "TF_CONFIG");
+  if (!parsed.ok()) return InvalidArgumentError(parsed.status().message() + kHint).About(Subject::kConfig);
+  const nlohmann::json j = std::move(parsed).value();
   if (!j.is_object()) return Bad("must be a JSON object with \"cluster\" and \"task\"");
   static const std::set<std::string> kTopKeys = {"cluster", "task", "environment", "rpc_layer"};
   for (auto& [key, value] : j.items()) {
@@ -131,10 +135,10 @@ StatusOr<ClusterSpec> ParseTfConfig(const std::string& json_text) {
   if (!task.contains("type") || !task["type"].is_string()) return Bad("task.type must be a string (chief, worker or evaluator)");
   spec.task_.type = task["type"].get<std::string>();
   if (task.contains("index")) {
-    if (!task["index"].is_number_integer()) return Bad("task.index must be an integer");
-    auto idx = task["index"].get<long long>();
-    if (idx < 0 || idx > 1000000) return Bad("task.index " + std::to_string(idx) + " is out of range");
-    spec.task_.index = static_cast<int>(idx);
+    if (!task["index"].is_number_integer()) return Bad("task.index must be an integer, got " + JsonBrief(task["index"]));
+    const std::optional<int64_t> idx = JsonInt(task["index"], 0, 1000000);
+    if (!idx) return Bad("task.index " + JsonBrief(task["index"]) + " is out of range");
+    spec.task_.index = static_cast<int>(*idx);
   } else {
     spec.task_.index = 0;  // TensorFlow's default
   }
@@ -171,20 +175,20 @@ StatusOr<std::string> ReadTfConfigText(const std::string& flag_value) {
   if (!flag_value.empty()) {
     size_t first = flag_value.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && flag_value[first] == '{') return flag_value;
-    std::ifstream in(flag_value);
-    if (!in) {
-      return InvalidArgumentError("--tf_config: cannot read file '" + flag_value +
-                                  "'; pass a readable file or inline JSON starting with '{'");
+    auto text = ReadFile(flag_value, kMaxTfConfigBytes, "a TF_CONFIG file");
+    if (!text.ok()) {
+      return InvalidArgumentError("--tf_config: cannot read file '" + flag_value + "' (" + text.status().message() +
+                                  "); pass a readable file or inline JSON starting with '{'")
+          .About(Subject::kConfig);
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return text;
   }
   const char* env = std::getenv("TF_CONFIG");
   if (env == nullptr || *env == '\0') {
     return InvalidArgumentError(
-        "TF_CONFIG is not set; set it to the cluster/task JSON (or pass --tf_config), or use "
-        "`ringtrain launch --workers N --job JOB` to run local workers");
+               "TF_CONFIG is not set; set it to the cluster/task JSON (or pass --tf_config), or use "
+               "`ringtrain launch --workers N --job JOB` to run local workers")
+        .About(Subject::kConfig);
   }
   return std::string(env);
 }

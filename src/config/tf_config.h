@@ -6,6 +6,7 @@
 // whose message is one line naming it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,10 +59,16 @@ class ClusterSpec {
   std::string environment_;
 };
 
+// The largest TF_CONFIG accepted, inline or in a file: a cluster of thousands of tasks
+// is well under it.
+constexpr uint64_t kMaxTfConfigBytes = uint64_t{1} << 20;
+
+// Every error is an INVALID_ARGUMENT about Subject::kConfig; nothing throws.
 StatusOr<ClusterSpec> ParseTfConfig(const std::string& json_text);
 
 // The TF_CONFIG text: from `flag_value` if non-empty (inline JSON when it starts with
-// '{', else a file path), else from the TF_CONFIG environment variable.
+// '{', else a file path: a regular file of at most kMaxTfConfigBytes, never a FIFO,
+// device or directory), else from the TF_CONFIG environment variable.
 StatusOr<std::string> ReadTfConfigText(const std::string& flag_value);
 
 }  // namespace ringtrain::config

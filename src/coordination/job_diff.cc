@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json.h"
+
 namespace ringtrain::coordination {
 namespace {
 
@@ -10,9 +12,12 @@ using nlohmann::json;
 constexpr const char* kAbsent = "<absent>";
 
 StatusOr<json> Parse(const std::string& text, const std::string& whose) {
-  json parsed = json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    return InvalidArgumentError(whose + " job is not valid JSON; pass the job file's parsed content");
+  const std::string what = whose + " job";
+  auto parsed = ParseJson(text, what);
+  if (!parsed.ok()) {
+    // "<whose> job: not valid JSON (...)" -> "<whose> job is not valid JSON (...)".
+    return InvalidArgumentError(what + " is" + parsed.status().message().substr(what.size() + 1) +
+                                "; pass the job file's parsed content");
   }
   return parsed;
 }

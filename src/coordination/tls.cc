@@ -1,9 +1,7 @@
 #include "coordination/tls.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
+#include "common/file.h"
+
 #include <vector>
 
 #include <grpcpp/security/server_credentials.h>
@@ -11,14 +9,15 @@
 namespace ringtrain::coordination {
 namespace {
 
+// Certificates, keys and CA bundles are a few KiB; a system CA bundle is about 200 KiB.
+constexpr uint64_t kMaxPemFileBytes = uint64_t{1} << 20;
+
 StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return InvalidArgumentError("--" + flag + " '" + path + "': cannot read it: " + std::strerror(errno));
+  auto text = ReadFile(path, kMaxPemFileBytes, "a PEM file");
+  if (!text.ok()) {
+    return InvalidArgumentError("--" + flag + ": cannot read it: " + text.status().message()).About(Subject::kConfig);
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string pem = text.str();
+  std::string pem = std::move(text).value();
   if (pem.find("-----BEGIN ") == std::string::npos) {
     return InvalidArgumentError("--" + flag + " '" + path + "' is not a PEM file (no -----BEGIN line)");
   }

@@ -48,11 +48,12 @@ StatusOr<Resolved> Resolve(const SourceSpec& spec, ShardPolicy policy, int num_w
     case ShardPolicy::kFile:
       if (files < num_workers) {
         return InvalidArgumentError("FILE sharding needs at least " + std::to_string(num_workers) + " files but " +
-                                    spec.field + " has " + std::to_string(files) + "; use DATA or AUTO");
+                                    spec.field + " has " + std::to_string(files) + "; use DATA or AUTO")
+            .About(Subject::kConfig);
       }
       if (has_range) {
-        return InvalidArgumentError(spec.field +
-                                    ": first/count cannot be combined with FILE sharding; use DATA");
+        return InvalidArgumentError(spec.field + ": first/count cannot be combined with FILE sharding; use DATA")
+            .About(Subject::kConfig);
       }
       return Resolved{ShardPolicy::kFile, "FILE " + counts};
     case ShardPolicy::kData:
@@ -76,12 +77,14 @@ Status CheckRange(const SourceSpec& spec, int64_t total) {
   const int64_t first = spec.first.value_or(0);
   if (first >= total) {
     return InvalidArgumentError(spec.field + ".first: " + std::to_string(first) + " is past the end of the " +
-                                std::to_string(total) + " examples in the files");
+                                std::to_string(total) + " examples in the files")
+        .About(Subject::kConfig);
   }
   if (spec.count && *spec.count > total - first) {
     return InvalidArgumentError(spec.field + ".count: first (" + std::to_string(first) + ") + count (" +
                                 std::to_string(*spec.count) + ") exceeds the " + std::to_string(total) +
-                                " examples in the files");
+                                " examples in the files")
+        .About(Subject::kConfig);
   }
   return Status::Ok();
 }
@@ -144,8 +147,10 @@ StatusOr<ShardResult> LoadShard(const nlohmann::json& source_json, const std::st
   return LoadShard(source_json, base_dir, policy, index, num_workers, "source");
 }
 
-StatusOr<ShardResult> LoadShard(const nlohmann::json& source_json, const std::string& base_dir,
-                                ShardPolicy policy, int index, int num_workers, const std::string& field) {
+namespace {
+
+StatusOr<ShardResult> LoadShardImpl(const nlohmann::json& source_json, const std::string& base_dir,
+                                    ShardPolicy policy, int index, int num_workers, const std::string& field) {
   if (num_workers < 1 || index < 0 || index >= num_workers) {
     return InvalidArgumentError("worker index " + std::to_string(index) + " is out of range for " +
                                 Plural(num_workers, "worker"));
@@ -207,9 +212,23 @@ StatusOr<ShardResult> LoadShard(const nlohmann::json& source_json, const std::st
   if (kept == 0) {
     return InvalidArgumentError(field + ": " + who + " of " + std::to_string(num_workers) +
                                 " would get no examples (" + result.description +
-                                "); use more data or fewer workers");
+                                "); use more data or fewer workers")
+        .About(Subject::kConfig);
   }
   return result;
+}
+
+}  // namespace
+
+StatusOr<ShardResult> LoadShard(const nlohmann::json& source_json, const std::string& base_dir,
+                                ShardPolicy policy, int index, int num_workers, const std::string& field) {
+  try {
+    return LoadShardImpl(source_json, base_dir, policy, index, num_workers, field);
+  } catch (const std::bad_alloc&) {
+    // A backstop: the memory bound (data/footprint.h) is checked before loading.
+    return ResourceExhaustedError(field + ": out of memory loading the data; use fewer examples")
+        .About(Subject::kConfig);
+  }
 }
 
 }  // namespace ringtrain::data

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <set>
 
+#include "common/json.h"
+
 namespace ringtrain::data {
 namespace {
 
@@ -15,14 +17,15 @@ constexpr int64_t kMaxSyntheticFloats = int64_t{1} << 30;  // 4 GiB of floats
 constexpr int kMaxSyntheticDim = 4096;
 constexpr int kMaxClasses = 1000;
 
+// Everything wrong with a source spec is the job file's: about kConfig.
 Status Invalid(const std::string& field, const std::string& what) {
-  return InvalidArgumentError(field + ": " + what);
+  return InvalidArgumentError(field + ": " + what).About(Subject::kConfig);
 }
 
 StatusOr<int64_t> GetInt(const json& j, const std::string& field, int64_t lo, int64_t hi) {
-  if (!j.is_number_integer()) return Invalid(field, "must be an integer, got " + j.dump());
+  if (!j.is_number_integer()) return Invalid(field, "must be an integer, got " + JsonBrief(j));
   if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-    return Invalid(field, "must be at most " + std::to_string(hi) + ", got " + j.dump());
+    return Invalid(field, "must be at most " + std::to_string(hi) + ", got " + JsonBrief(j));
   }
   const int64_t v = j.get<int64_t>();
   if (v < lo || v > hi) {
@@ -64,7 +67,7 @@ Status GetSeed(const json& s, const char* key, const std::string& field, uint64_
   if (!s.contains(key)) return Status::Ok();
   const json& v = s[key];
   if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) {
-    return Invalid(field + "." + key, "must be a non-negative integer, got " + v.dump());
+    return Invalid(field + "." + key, "must be a non-negative integer, got " + JsonBrief(v));
   }
   *out = v.get<uint64_t>();
   return Status::Ok();
@@ -118,7 +121,7 @@ Status ParseSynthetic(const json& s, SourceSpec* spec) {
   if (s.contains("shape")) {
     const json& shape = s["shape"];
     if (!shape.is_array() || shape.size() < 2 || shape.size() > 3) {
-      return Invalid(f + ".shape", "must be [rows, cols] or [rows, cols, channels], got " + shape.dump());
+      return Invalid(f + ".shape", "must be [rows, cols] or [rows, cols, channels], got " + JsonBrief(shape));
     }
     p.shape.clear();
     for (size_t i = 0; i < shape.size(); ++i) {
@@ -135,10 +138,11 @@ Status ParseSynthetic(const json& s, SourceSpec* spec) {
   RT_RETURN_IF_ERROR(GetSeed(s, "seed", f, &p.seed));
   RT_RETURN_IF_ERROR(GetSeed(s, "task", f, &p.task));
   if (s.contains("noise")) {
-    if (!s["noise"].is_number() || s["noise"].get<double>() < 0 || s["noise"].get<double>() > 1) {
-      return Invalid(f + ".noise", "must be a number in [0, 1], got " + s["noise"].dump());
+    const std::optional<double> noise = JsonNumber(s["noise"]);
+    if (!noise || *noise < 0 || *noise > 1) {
+      return Invalid(f + ".noise", "must be a number in [0, 1], got " + JsonBrief(s["noise"]));
     }
-    p.noise = s["noise"].get<float>();
+    p.noise = static_cast<float>(*noise);
   }
   if (s.contains("files")) {
     RT_ASSIGN_OR_RETURN(spec->virtual_files, GetInt(s["files"], f + ".files", 1, *spec->count));
@@ -159,7 +163,7 @@ StatusOr<SourceSpec> ParseSourceSpec(const json& source, const std::string& base
   SourceSpec spec;
   spec.field = field;
   try {
-    if (!source.is_object()) return Invalid(field, "must be an object with a \"format\" key, got " + source.dump());
+    if (!source.is_object()) return Invalid(field, "must be an object with a \"format\" key, got " + JsonBrief(source));
     if (!source.contains("format") || !source["format"].is_string()) {
       return Invalid(field + ".format", std::string("missing or not a string; valid formats: ") + kFormats);
     }

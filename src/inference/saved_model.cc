@@ -1,8 +1,13 @@
 #include "inference/saved_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
+
+#include "common/file.h"
+#include "data/footprint.h"
+#include "nn/model_memory.h"
 
 namespace ringtrain::inference {
 namespace {
@@ -71,22 +76,73 @@ Status LoadWeights(nn::Model* model, const std::map<std::string, checkpoint::Ten
   return Status::Ok();
 }
 
+namespace {
+
+// Weights that are NaN or infinite give NaN for every example: refuse them.
+Status CheckFinite(const std::map<std::string, checkpoint::Tensor>& tensors, const std::string& source) {
+  for (const auto& [name, t] : tensors) {
+    for (size_t i = 0; i < t.data.size(); ++i) {
+      if (std::isfinite(t.data[i])) continue;
+      const char* what = std::isnan(t.data[i]) ? "NaN" : t.data[i] > 0 ? "+infinity" : "-infinity";
+      return DataLossError(source + ": tensor '" + name + "' holds " + what + " at index " + std::to_string(i) +
+                           " (of " + std::to_string(t.data.size()) +
+                           " values); the training run diverged or the file is corrupt: use an earlier checkpoint")
+          .About(Subject::kStorage);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<nn::Model>> LoadModel(const config::JobConfig& job, const std::string& weights_path) {
-  auto model = nn::Model::FromJson(job.model, job.seed);
-  if (!model.ok()) return model.status().WithContext("job: model");
-  std::map<std::string, checkpoint::Tensor> tensors;
-  Status st = checkpoint::LoadSafetensors(weights_path, &tensors, nullptr);
-  if (!st.ok()) {
-    if (st.code() == Code::kNotFound) {
+  // The file can be no larger than the model's weights and the format's largest header,
+  // so nothing longer (nor /dev/zero, a FIFO or a directory) is ever read.
+  auto footprint = nn::ModelFootprint::FromJson(job.model);
+  if (!footprint.ok()) return footprint.status().WithContext("job: model").About(Subject::kConfig);
+  const uint64_t max_bytes = SatAdd(SatMul(footprint->num_params(), sizeof(float)), 8 + checkpoint::kMaxHeaderBytes);
+  auto bytes = ReadFile(weights_path, max_bytes, "the model file of this job's model");
+  if (!bytes.ok()) {
+    if (bytes.status().code() == Code::kNotFound) {
       return NotFoundError("model file '" + weights_path +
                            "' does not exist; pass the file the job's save_model or model_checkpoint wrote")
           .About(Subject::kStorage);
     }
-    return st.WithContext("cannot load the model file (pass a safetensors file that save_model or "
-                          "model_checkpoint wrote)");
+    return bytes.status().WithContext("cannot load the model file").About(Subject::kStorage);
   }
-  RT_RETURN_IF_ERROR(LoadWeights(model->get(), tensors, weights_path));
+  std::map<std::string, checkpoint::Tensor> tensors;
+  Status st = checkpoint::DecodeSafetensors(*bytes, &tensors, nullptr);
+  if (!st.ok()) {
+    return st.WithContext("cannot load the model file '" + weights_path +
+                          "' (pass a safetensors file that save_model or model_checkpoint wrote)")
+        .About(Subject::kStorage);
+  }
+  bytes = std::string();  // release the file before the model is allocated
+  RT_RETURN_IF_ERROR(CheckFinite(tensors, "model file '" + weights_path + "'"));
+  auto model = nn::Model::FromJson(job.model, job.seed);
+  if (!model.ok()) return model.status().WithContext("job: model").About(Subject::kConfig);
+  if (Status s = LoadWeights(model->get(), tensors, weights_path); !s.ok()) return s.About(Subject::kStorage);
   return std::move(model).value();
+}
+
+Status CheckInferenceMemory(const config::JobConfig& job, const nlohmann::json& source, const std::string& field,
+                            int batch, const std::string& batch_field, const MemoryBound& bound) {
+  auto model = nn::ModelFootprint::FromJson(job.model);
+  if (!model.ok()) return model.status().WithContext("job: model").About(Subject::kConfig);
+  const uint64_t b = static_cast<uint64_t>(batch);
+  RT_RETURN_IF_ERROR(model->CheckBatch(b, batch_field));
+  std::vector<MemoryUse> uses;
+  // The file's bytes, its decoded tensors, and the model's weights and gradients.
+  uses.push_back({"the model's weights", SatMul(model->num_params(), 4 * sizeof(float)),
+                  "the model's " + std::to_string(model->num_params()) + " parameters (the most in " +
+                      model->largest_layer() + ")",
+                  "make the model smaller (fewer units or filters)"});
+  uses.push_back({"activations", model->ActivationBytes(b, /*training=*/false),
+                  batch_field + " " + std::to_string(batch), "lower " + batch_field});
+  auto data = data::EstimateShard(source, job.base_dir, data::ShardPolicy::kOff, 0, 1, field);
+  if (!data.ok()) return data.status();
+  uses.push_back(std::move(data).value());
+  return CheckMemory(uses, bound);
 }
 
 }  // namespace ringtrain::inference

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "checkpoint/safetensors.h"
+#include "common/memory_bound.h"
 #include "common/status.h"
 #include "config/job_config.h"
 #include "nn/model.h"
@@ -26,10 +27,22 @@ Status LoadWeights(nn::Model* model, const std::map<std::string, checkpoint::Ten
                    const std::string& source);
 
 // Builds the job's model and loads the weights at `weights_path` into it.
-// Errors: INVALID_ARGUMENT for a bad "model" section (as nn::Model::FromJson reports
-// it, prefixed with "job: model"); NOT_FOUND for a missing file; DATA_LOSS for a
-// corrupt one and UNIMPLEMENTED for a dtype other than F32 (both naming the path);
-// FAILED_PRECONDITION when the file's tensors do not fit the job's model (LoadWeights).
+// Errors: INVALID_ARGUMENT about kConfig for a bad "model" section (as nn::Model::FromJson
+// reports it, prefixed with "job: model"); about kStorage (exit 6) everything about the
+// file: NOT_FOUND for a missing file; INVALID_ARGUMENT for a path that is not a regular
+// file (a directory, FIFO, /dev/zero: never read) or longer than the job's model could
+// need; DATA_LOSS for a corrupt one and for a tensor holding NaN or infinity (naming the
+// tensor and the first bad index); UNIMPLEMENTED for a dtype other than F32 (both naming
+// the path); FAILED_PRECONDITION when the file's tensors do not fit the job's model
+// (LoadWeights).
 StatusOr<std::unique_ptr<nn::Model>> LoadModel(const config::JobConfig& job, const std::string& weights_path);
+
+// Checks, before anything is loaded, that running the job's model over the data source
+// `source` (named `field`, e.g. "data.eval") in batches of `batch` fits `bound`: the
+// weights, the activations of one batch and the data as loaded (common/memory_bound.h:
+// RESOURCE_EXHAUSTED about kConfig, naming `batch_field` -- "--batch_size" -- when the
+// batch is what makes it large). Errors of the data files as data::EstimateShard's.
+Status CheckInferenceMemory(const config::JobConfig& job, const nlohmann::json& source, const std::string& field,
+                            int batch, const std::string& batch_field, const MemoryBound& bound);
 
 }  // namespace ringtrain::inference

@@ -10,7 +10,19 @@
 namespace ringtrain::kernels {
 namespace {
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RINGTRAIN_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(RINGTRAIN_TSAN)
+// ThreadSanitizer builds: target_clones' ifunc resolver runs while the dynamic loader
+// relocates the program, before TSan's runtime is set up, and its instrumented entry
+// crashes every binary at start. One clone gives the same bits (no contraction).
+#define RINGTRAIN_CLONES
+#else
 #define RINGTRAIN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 
 RINGTRAIN_CLONES void SgdRange(float* p, const float* g, size_t n, float lr) {
   for (size_t i = 0; i < n; ++i) p[i] -= g[i] * lr;

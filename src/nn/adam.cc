@@ -1,6 +1,7 @@
 #include "nn/adam.h"
 
 #include <cmath>
+#include <limits>
 
 #include "common/logging.h"
 #include "kernels/kernels.h"
@@ -23,10 +24,23 @@ void Adam::Apply(float* params, const float* grads, size_t n) {
   ++iterations_;
 }
 
+namespace {
+
+// The float nearest to `x`, infinity beyond float's range: what IEEE hardware's
+// conversion gives, without relying on a conversion ISO C++ leaves undefined for
+// out-of-range values (a learning rate near 3.4e38 with beta_1 near 1 makes alpha so).
+float ToFloat(double x) {
+  if (x > std::numeric_limits<float>::max()) return std::numeric_limits<float>::infinity();
+  if (x < -std::numeric_limits<float>::max()) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(x);
+}
+
+}  // namespace
+
 Adam::StepScalars Adam::NextStepScalars() const {
   const double t = static_cast<double>(iterations_ + 1);
   StepScalars s;
-  s.alpha = static_cast<float>(lr_ * std::sqrt(1.0 - std::pow(beta_2_, t)) / (1.0 - std::pow(beta_1_, t)));
+  s.alpha = ToFloat(lr_ * std::sqrt(1.0 - std::pow(beta_2_, t)) / (1.0 - std::pow(beta_1_, t)));
   s.one_minus_b1 = static_cast<float>(1.0 - beta_1_);
   s.one_minus_b2 = static_cast<float>(1.0 - beta_2_);
   s.epsilon = static_cast<float>(epsilon_);

@@ -22,6 +22,7 @@ class Adam final : public Optimizer {
 
   void Apply(float* params, const float* grads, size_t n) override;
   double learning_rate() const override { return lr_; }
+  int state_floats_per_param() const override { return 2; }
   void set_learning_rate(double lr) override { lr_ = lr; }
   int64_t iterations() const override { return iterations_; }
   void set_iterations(int64_t it) override { iterations_ = it; }

@@ -119,6 +119,16 @@ StatusOr<double> GetNumber(const nlohmann::json& j, const char* key, double fall
     std::string what = (lo == 0 && lo_open && std::isinf(hi)) ? "a positive number" : "a number in " + range;
     return InvalidArgumentError(ctx + ": '" + key + "' must be " + what + ", got " + BriefDump(*it));
   }
+  // The updates run in float32: the value must be one (converting a larger double to
+  // float is undefined), and a positive one must not round to zero.
+  if (std::abs(v) > std::numeric_limits<float>::max()) {
+    return InvalidArgumentError(ctx + ": '" + key + "' must be at most 3.4e38 in magnitude (the float32 range), got " +
+                                BriefDump(*it));
+  }
+  if (v > 0 && static_cast<float>(v) == 0.0f) {
+    return InvalidArgumentError(ctx + ": '" + key + "' is too small for float32 (it rounds to 0), got " +
+                                BriefDump(*it));
+  }
   return v;
 }
 

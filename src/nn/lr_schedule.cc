@@ -139,9 +139,10 @@ StatusOr<std::unique_ptr<LrSchedule>> ParsePiecewise(const nlohmann::json& j) {
   for (size_t i = 0; i < v->size(); ++i) {
     const auto& e = (*v)[i];
     const double x = e.is_number() ? e.get<double>() : std::nan("");
-    if (!std::isfinite(x) || x <= 0) {
-      return InvalidArgumentError(ctx + ": 'values[" + std::to_string(i) + "]' must be a positive learning rate, got " +
-                                  BriefDump(e));
+    // The optimizers take the rate as float32: it must be one, and not round to 0.
+    if (!std::isfinite(x) || x <= 0 || x > std::numeric_limits<float>::max() || static_cast<float>(x) == 0.0f) {
+      return InvalidArgumentError(ctx + ": 'values[" + std::to_string(i) +
+                                  "]' must be a positive learning rate within float32's range, got " + BriefDump(e));
     }
     values.push_back(x);
   }
@@ -162,7 +163,8 @@ StatusOr<std::unique_ptr<LrSchedule>> ParseExponential(const nlohmann::json& j) 
   // The fallbacks below are never used: the fields were checked present above.
   RT_ASSIGN_OR_RETURN(double initial, GetNumber(j, "initial_learning_rate", 0, 0, true, kInf, false, ctx));
   RT_ASSIGN_OR_RETURN(double decay_steps, GetNumber(j, "decay_steps", 0, 0, true, kInf, false, ctx));
-  RT_ASSIGN_OR_RETURN(double decay_rate, GetNumber(j, "decay_rate", 0, 0, true, kInf, false, ctx));
+  // A rate above 1 would grow the learning rate without bound, to infinity.
+  RT_ASSIGN_OR_RETURN(double decay_rate, GetNumber(j, "decay_rate", 0, 0, true, 1, false, ctx));
   RT_ASSIGN_OR_RETURN(bool staircase, GetBool(j, "staircase", false, ctx));
   return std::unique_ptr<LrSchedule>(new ExponentialDecay(unit, initial, decay_steps, decay_rate, staircase));
 }

@@ -26,6 +26,9 @@ class Optimizer {
   // Named state buffers (e.g. "m", "v"; "momentum") for checkpoints; may be empty before the first Apply.
   virtual std::vector<std::pair<std::string, std::vector<float>*>> state() = 0;
   virtual void set_iterations(int64_t it) = 0;
+  // How many floats of state each parameter gets (Adam 2, SGD with momentum 1, plain
+  // SGD 0), for memory estimates before the state is allocated.
+  virtual int state_floats_per_param() const = 0;
 
   // Errors name the field: "optimizer: 'learning_rate' must be a positive number".
   static StatusOr<std::unique_ptr<Optimizer>> FromJson(const nlohmann::json& optimizer_json);

@@ -1,17 +1,21 @@
 #include "security/cluster_secret.h"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "common/file.h"
+
 namespace ringtrain::security {
+namespace {
+
+// A secret is a line of a few dozen bytes (`openssl rand -hex 32`).
+constexpr uint64_t kMaxSecretFileBytes = uint64_t{64} << 10;
+
+}  // namespace
 
 std::string HmacSha256(std::string_view key, std::string_view message) {
   unsigned char out[EVP_MAX_MD_SIZE];
@@ -64,14 +68,13 @@ StatusOr<ClusterSecret> ClusterSecret::FromEnvironment() {
     return s;
   }
   if (file == nullptr) return ClusterSecret();
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return InvalidArgumentError(std::string("RINGTRAIN_CLUSTER_SECRET_FILE: cannot read '") + file +
-                                "': " + std::strerror(errno));
+  auto text = ReadFile(file, kMaxSecretFileBytes, "a cluster secret file");
+  if (!text.ok()) {
+    return InvalidArgumentError(std::string("RINGTRAIN_CLUSTER_SECRET_FILE: cannot read it: ") +
+                                text.status().message())
+        .About(Subject::kConfig);
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string secret = text.str();
+  std::string secret = std::move(text).value();
   if (!secret.empty() && secret.back() == '\n') secret.pop_back();
   if (!secret.empty() && secret.back() == '\r') secret.pop_back();
   auto s = FromValue(std::move(secret));

@@ -38,7 +38,8 @@ class ClusterSecret {
 
   // The secret from the environment (see above). An empty ClusterSecret when neither
   // variable is set. INVALID_ARGUMENT when both are set, the file cannot be read (names
-  // the path and the errno text, never the contents) or the secret is too short.
+  // the path and the errno text, never the contents; only a regular file of at most
+  // 64 KiB is read, never a FIFO or device) or the secret is too short.
   static StatusOr<ClusterSecret> FromEnvironment();
 
   static constexpr size_t kMinBytes = 16;

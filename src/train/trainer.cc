@@ -12,6 +12,7 @@
 #include "env/storage_error.h"
 #include "nn/loss.h"
 #include "train/gradient_sync.h"
+#include "train/memory_bound.h"
 
 namespace ringtrain::train {
 namespace {
@@ -27,6 +28,8 @@ double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::n
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job, const TrainerOptions& options) {
   std::unique_ptr<Trainer> t(new Trainer(job, options));
+  // Before the model, the batches or the data are allocated: a job that cannot fit is refused up front.
+  RT_RETURN_IF_ERROR(CheckTrainingMemory(job, options.rank, options.num_workers, options.memory_bound));
   RT_ASSIGN_OR_RETURN(t->model_, nn::Model::FromJson(job.model, job.seed));
   RT_ASSIGN_OR_RETURN(t->optimizer_, nn::Optimizer::FromJson(job.optimizer));
   if (options.new_engine) {

@@ -44,6 +44,7 @@
 #include "backup/train_state.h"
 #include "checkpoint/safetensors.h"
 #include "collective/communicator.h"
+#include "common/memory_bound.h"
 #include "common/status.h"
 #include "config/job_config.h"
 #include "data/dataset.h"
@@ -75,6 +76,9 @@ struct TrainerOptions {
   // Every file the trainer writes (save_model, model_checkpoint, history_file,
   // tensorboard_dir) goes through it; not owned, must outlive the Trainer.
   env::Env* env = env::Default();
+  // What the job may plan to use (RINGTRAIN_MAX_MEMORY_MB), checked by Create before
+  // anything large is allocated (train/memory_bound.h). bytes == 0: no bound.
+  MemoryBound memory_bound;
 };
 
 struct EpochResult {
@@ -97,9 +101,10 @@ class Trainer {
  public:
   // Builds the model, optimizer and learning-rate schedule and loads this worker's
   // shards; the chief opens <tensorboard_dir>/train. Starts nothing on the network.
-  // INVALID_ARGUMENT for a bad job; NOT_FOUND / DATA_LOSS for data files; the event
-  // file's error (with "tensorboard_dir" in it, Subject::kStorage) when it cannot be
-  // created.
+  // INVALID_ARGUMENT for a bad job; RESOURCE_EXHAUSTED (about kConfig) for a job that
+  // would need more memory than options.memory_bound; NOT_FOUND / DATA_LOSS for data
+  // files; the event file's error (with "tensorboard_dir" in it, Subject::kStorage)
+  // when it cannot be created.
   static StatusOr<std::unique_ptr<Trainer>> Create(const config::JobConfig& job, const TrainerOptions& options);
 
   // Called at every backup point with the state (on every worker, at the same steps).

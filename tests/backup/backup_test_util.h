@@ -34,8 +34,9 @@ inline float FloatFromBits(uint32_t bits) {
   return f;
 }
 
-// A state distinct for every step, with -0.0, a denormal, a NaN with a payload and an
-// infinity among the parameters, Adam's two slots, metrics that need all 17 digits,
+// A state distinct for every step, with -0.0, a denormal and the largest float among
+// the parameters (NaN and infinity are refused on decode: a diverged run is not one to
+// resume), Adam's two slots, metrics that need all 17 digits,
 // and a history.
 inline TrainState MakeState(const BackupIdentity& id, int64_t step) {
   TrainState s;
@@ -44,8 +45,8 @@ inline TrainState MakeState(const BackupIdentity& id, int64_t step) {
   for (size_t i = 0; i < n; ++i) s.params.push_back(static_cast<float>(step) * 0.001f + static_cast<float>(i) * 0.1f);
   s.params[1] = -0.0f;
   s.params[2] = std::numeric_limits<float>::denorm_min();
-  s.params[3] = FloatFromBits(0x7fc12345u);  // quiet NaN with a payload
-  s.params[4] = -std::numeric_limits<float>::infinity();
+  s.params[3] = FloatFromBits(0x7f7fffffu);  // the largest finite float
+  s.params[4] = -std::numeric_limits<float>::max();
   std::vector<float> m(n), v(n);
   for (size_t i = 0; i < n; ++i) {
     m[i] = std::sin(static_cast<float>(i + step));

@@ -126,6 +126,10 @@ TEST(SafetensorsTest, CorruptFilesAreDataLoss) {
 
   ExpectDataLoss(MakeFile("{not json", ""), "not a JSON object");
   ExpectDataLoss(MakeFile("[1,2]", ""), "not a JSON object");
+  // A zero dimension made any other size pass, and a size beyond int64 read back negative.
+  ExpectDataLoss(MakeFile(R"({"z":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}})", ""),
+                 "beyond 2^63 - 1");
+  ExpectDataLoss(MakeFile(R"({"z":{"dtype":"F32","shape":[1e400],"data_offsets":[0,0]}})", ""), "out of range");
   const std::string d12 = FloatBytes({1, 2, 3});
   ExpectDataLoss(MakeFile(R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", d12), "tensor 't'");
   ExpectDataLoss(MakeFile(R"({"t":{"dtype":"F32","shape":[2],"data_offsets":[0,12]}})", d12), "tensor 't'");

@@ -110,9 +110,9 @@ TEST(ShmFailureTest, DifferentCollectivesAreReportedAsAMismatch) {
   ASSERT_FALSE(HasFailure());
   std::vector<Status> statuses(2);
   RunOnRanks(2, [&](int r) {
-    std::vector<float> data(100, 1.0f);
-    statuses[r] = r == 0 ? comms[r]->AllReduce(data.data(), data.size(), collective::ReduceOp::kSum)
-                         : comms[r]->AllReduce(data.data(), data.size() + 1, collective::ReduceOp::kSum);
+    std::vector<float> data(101, 1.0f);  // rank 1 really has 101 floats: only the counts disagree
+    statuses[r] = r == 0 ? comms[r]->AllReduce(data.data(), 100, collective::ReduceOp::kSum)
+                         : comms[r]->AllReduce(data.data(), 101, collective::ReduceOp::kSum);
   });
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(statuses[r].code(), Code::kFailedPrecondition) << statuses[r].ToString();

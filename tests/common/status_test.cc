@@ -25,6 +25,15 @@ TEST(StatusTest, OkAndErrors) {
   EXPECT_EQ(s.WithContext("loading data").message(), "loading data: no such file 'x'");
 }
 
+// Whatever a message quotes (a JSON key with a newline, a file name with a terminal
+// escape), it stays one line.
+TEST(StatusTest, MessagesAreOneLine) {
+  Status s = InvalidArgumentError("unknown field 'a\nb'\t\x1b[31m");
+  EXPECT_EQ(s.message(), "unknown field 'a\\nb'\\t\\x1b[31m");
+  EXPECT_EQ(s.WithContext("job\r").message(), "job\\r: unknown field 'a\\nb'\\t\\x1b[31m");
+  EXPECT_EQ(InvalidArgumentError("caf\xc3\xa9 ok").message(), "caf\xc3\xa9 ok");  // UTF-8 is not control
+}
+
 TEST(StatusTest, AssignOrReturnPropagates) {
   int out = 0;
   EXPECT_TRUE(Quarter(12, &out).ok());

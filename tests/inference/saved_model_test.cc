@@ -4,8 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cmath>
 #include <cstring>
+#include <fstream>
+#include <limits>
 #include <vector>
+
+#include "common/exit_policy.h"
 
 #include "checkpoint/safetensors.h"
 #include "env/file_util.h"
@@ -161,6 +168,69 @@ TEST(SavedModelTest, AFailedLoadLeavesTheModelUnchanged) {
   tensors["dense/bias"].data.resize(6);
   ASSERT_FALSE(LoadWeights(model.get(), tensors, "m").ok());
   EXPECT_EQ(std::memcmp(model->params(), before.data(), before.size() * sizeof(float)), 0);
+}
+
+// A model file holding NaN or infinity would evaluate to "loss: nan": refused, naming
+// the file, the tensor and the first bad index; a model-file problem (exit 6).
+TEST(SavedModelTest, NonFiniteWeightsAreRefused) {
+  TempDir tmp;
+  auto m = Build(3);
+  Scramble(m.get());
+  const auto& bias = m->param_infos().back();
+  m->params()[bias.offset + 2] = std::nanf("");
+  const std::string path = tmp.path() + "/nan.safetensors";
+  ASSERT_TRUE(checkpoint::SaveSafetensors(path, Views(*m), {}).ok());
+  auto r = LoadModel(Job(), path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kDataLoss);
+  EXPECT_EQ(ExitCodeFor(r.status()), kExitCheckpoint);
+  EXPECT_NE(r.status().message().find("model file '" + path + "': tensor '" + bias.name + "' holds NaN at index 2"),
+            std::string::npos) << r.status().message();
+  m->params()[bias.offset + 2] = -std::numeric_limits<float>::infinity();
+  ASSERT_TRUE(checkpoint::SaveSafetensors(path, Views(*m), {}).ok());
+  EXPECT_NE(LoadModel(Job(), path).status().message().find("holds -infinity at index 2"), std::string::npos);
+}
+
+// /dev/zero, a FIFO or a directory as the model: refused at once, never read.
+TEST(SavedModelTest, SpecialFilesAreRefusedAsModelFileProblems) {
+  TempDir tmp;
+  ASSERT_EQ(::mkfifo((tmp.path() + "/fifo").c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/zero"), tmp.path() + "/fifo", tmp.path()}) {
+    auto r = LoadModel(Job(), path);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(ExitCodeFor(r.status()), kExitCheckpoint) << r.status().message();
+    EXPECT_NE(r.status().message().find("'" + path + "' is a"), std::string::npos) << r.status().message();
+  }
+  EXPECT_EQ(ExitCodeFor(LoadModel(Job(), tmp.path() + "/nope").status()), kExitCheckpoint);
+}
+
+// A file longer than the job's model could need is not read in full.
+TEST(SavedModelTest, AFileLargerThanTheModelCouldNeedIsRefused) {
+  TempDir tmp;
+  const std::string path = tmp.path() + "/huge.safetensors";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.seekp(200'000'000);
+    f.put('x');  // sparse: 200 MB on paper, nothing on disk
+  }
+  auto r = LoadModel(Job(), path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(ExitCodeFor(r.status()), kExitCheckpoint);
+  EXPECT_NE(r.status().message().find("more than the"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("the model file of this job's model may have"), std::string::npos)
+      << r.status().message();
+}
+
+// The memory check of evaluate/predict: the batch flag is named when it is the cause.
+TEST(SavedModelTest, InferenceMemoryNamesTheBatchFlag) {
+  const config::JobConfig job = Job();
+  MemoryBound bound{uint64_t{64} << 20, true};
+  EXPECT_TRUE(CheckInferenceMemory(job, job.train_data, "data.train", 64, "--batch_size", bound).ok());
+  Status s = CheckInferenceMemory(job, job.train_data, "data.train", 1 << 20, "--batch_size", bound);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(ExitCodeFor(s), kExitBadConfig);
+  EXPECT_EQ(s.message().find("--batch_size 1048576 would need about"), 0u) << s.message();
+  EXPECT_NE(s.message().find("; lower --batch_size"), std::string::npos) << s.message();
 }
 
 }  // namespace

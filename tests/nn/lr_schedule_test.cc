@@ -176,7 +176,7 @@ TEST(LrScheduleTest, ValidationErrors) {
   nlohmann::json nan = nlohmann::json::parse(R"({"type": "exponential_decay", "initial_learning_rate": 0.1,
                                                  "decay_steps": 100, "decay_rate": 0.9})");
   nan["decay_rate"] = std::nan("");
-  ExpectBadJson(nan, "'decay_rate' must be a positive number");
+  ExpectBadJson(nan, "'decay_rate' must be a number in (0, 1]");
   ExpectBad(R"({"type": "piecewise_constant", "unit": "batch", "boundaries": [3], "values": [1, 2]})",
             "'unit' must be \"epoch\"");
   ExpectBad(R"({"type": "piecewise_constant", "boundary": [3], "values": [1, 2]})", "unknown field 'boundary'");
@@ -192,7 +192,16 @@ TEST(LrScheduleTest, ValidationErrors) {
   ExpectBad(R"({"type": "exponential_decay", "initial_learning_rate": 0.1, "decay_steps": 0, "decay_rate": 0.96})",
             "'decay_steps' must be a positive number");
   ExpectBad(R"({"type": "exponential_decay", "initial_learning_rate": 0.1, "decay_steps": 100, "decay_rate": -2})",
-            "'decay_rate' must be a positive number");
+            "'decay_rate' must be a number in (0, 1]");
+  // A rate above 1 grows the learning rate to infinity; rates beyond float32 are refused.
+  ExpectBad(R"({"type": "exponential_decay", "initial_learning_rate": 0.1, "decay_steps": 100, "decay_rate": 1.5})",
+            "'decay_rate' must be a number in (0, 1]");
+  ExpectBad(R"({"type": "exponential_decay", "initial_learning_rate": 1e39, "decay_steps": 100, "decay_rate": 0.5})",
+            "'initial_learning_rate' must be at most 3.4e38");
+  ExpectBad(R"({"type": "piecewise_constant", "boundaries": [3], "values": [1e-3, 1e300]})",
+            "'values[1]' must be a positive learning rate within float32's range");
+  ExpectBad(R"({"type": "piecewise_constant", "boundaries": [3], "values": [1e-3, 1e-300]})",
+            "'values[1]' must be a positive learning rate within float32's range");
   ExpectBad(R"({"type": "exponential_decay", "initial_learning_rate": 0.1, "decay_steps": 100, "decay_rate": 0.9,
                 "staircase": "yes"})",
             "'staircase' must be true or false");

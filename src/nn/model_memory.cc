@@ -1,0 +1,122 @@
+#include "nn/model_memory.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+#include "common/memory_bound.h"
+#include "nn/layer.h"
+#include "nn/model_build.h"
+
+namespace ringtrain::nn {
+namespace {
+
+uint64_t U(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
+
+uint64_t Product(const std::vector<int64_t>& shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) n = SatMul(n, U(d));
+  return n;
+}
+
+// The kernels' scratch needs per example (kernels/conv_common.cc), from the window.
+uint64_t PaddedInput(const kernels::Window& g) {
+  const uint64_t ph = U(int64_t{g.out_h - 1} * g.stride_h + g.kh), pw = U(int64_t{g.out_w - 1} * g.stride_w + g.kw);
+  const bool pads = g.pad_top != 0 || g.pad_left != 0 || ph > U(g.h) || pw > U(g.w);
+  return pads ? SatMul(SatMul(ph, pw), U(g.c)) : 0;
+}
+
+}  // namespace
+
+StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_json) {
+  Shape input;
+  std::vector<std::unique_ptr<Layer>> layers;
+  RT_RETURN_IF_ERROR(internal::BuildModelLayers(model_json, &input, &layers));
+  ModelFootprint f;
+  f.input_size_ = U(NumElements(input));
+  f.num_classes_ = U(layers.back()->output_size());
+  uint64_t largest = 0;
+  bool params_before = false;  // an earlier layer has parameters: this one passes a gradient back
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = *layers[i];
+    uint64_t params = 0;
+    for (const ParamSpec& s : l.ParamSpecs()) params = SatAdd(params, Product(s.shape));
+    f.num_params_ = SatAdd(f.num_params_, params);
+    if (params > largest) {
+      largest = params;
+      f.largest_layer_ = "model.layers[" + std::to_string(i) + "] (" + l.name() + ")";
+    }
+    const LayerDesc d = l.Describe();
+    const bool need_din = params_before;
+    LayerCost c;
+    c.name = "model.layers[" + std::to_string(i) + "] (" + l.name() + ")";
+    const uint64_t in = U(l.input_size()), out = U(l.output_size());
+    switch (d.kind) {
+      case LayerDesc::Kind::kView:
+        break;  // the same buffer under another shape
+      case LayerDesc::Kind::kDense:
+        c.forward = out;
+        c.backward = SatAdd(d.relu ? out : 0, need_din ? in : 0);
+        c.dense = need_din;
+        c.dense_units = U(d.units);
+        break;
+      case LayerDesc::Kind::kConv2D: {
+        const kernels::Window& g = d.window;
+        const uint64_t positions = SatMul(U(g.out_h), U(g.out_w));
+        const uint64_t taps = SatMul(SatMul(U(g.kh), U(g.kw)), U(g.c));
+        const uint64_t cols = SatMul(positions, taps);
+        const uint64_t padded = PaddedInput(g);
+        c.forward = out;
+        c.backward = need_din ? SatAdd(out, in) : 0;  // dpre and the input gradient
+        c.scratch_fwd = std::max(cols, padded);
+        const uint64_t filter_grad =
+            std::max(SatAdd(SatAdd(padded, out), SatMul(SatAdd(taps, 1), U(d.units))), SatAdd(cols, out));
+        c.scratch_bwd = std::max(filter_grad, need_din ? cols : 0);
+        c.rows_per_example = positions;
+        break;
+      }
+      case LayerDesc::Kind::kMaxPool2D:
+        c.forward = out;
+        c.backward = need_din ? in : 0;
+        break;
+    }
+    f.layers_.push_back(std::move(c));
+    params_before = params_before || params > 0;
+  }
+  if (f.num_params_ > internal::kMaxParams) {
+    return InvalidArgumentError("model: " + std::to_string(f.num_params_) + " parameters" +
+                                (f.num_params_ == kSaturated ? " or more" : "") + " (" + f.largest_layer_ +
+                                " holds the most); the limit is 2^31 - 1: make the model smaller");
+  }
+  return f;
+}
+
+uint64_t ModelFootprint::ActivationBytes(uint64_t batch, bool training) const {
+  uint64_t floats = training ? SatMul(batch, input_size_) : 0;  // the model's copy of a training input
+  for (const LayerCost& c : layers_) {
+    floats = SatAdd(floats, SatMul(batch, c.forward));
+    // Each layer keeps its own scratch buffer, grown to the largest pass it ran.
+    floats = SatAdd(floats, SatMul(batch, training ? std::max(c.scratch_fwd, c.scratch_bwd) : c.scratch_fwd));
+    if (!training) continue;
+    floats = SatAdd(floats, SatMul(batch, c.backward));
+    if (c.dense) floats = SatAdd(floats, SatMul(SatAdd(batch, 15) / 16 * 16, c.dense_units));
+  }
+  return SatMul(floats, sizeof(float));
+}
+
+Status ModelFootprint::CheckBatch(uint64_t batch, const std::string& batch_field) const {
+  constexpr uint64_t kMaxRows = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+  for (const LayerCost& c : layers_) {
+    if (c.rows_per_example == 0) continue;
+    if (SatMul(batch, c.rows_per_example) > kMaxRows) {
+      return InvalidArgumentError(batch_field + " " + std::to_string(batch) + " x " +
+                                  std::to_string(c.rows_per_example) + " output positions of " + c.name +
+                                  " exceeds the 2^31 - 1 rows a convolution can process at once; lower " +
+                                  batch_field + " to at most " + std::to_string(kMaxRows / c.rows_per_example))
+          .About(Subject::kConfig);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace ringtrain::nn

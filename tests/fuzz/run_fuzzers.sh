@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets with clang into build-fuzz and runs each for SECONDS
+# (default 60), starting from the committed corpus (tests/fuzz/corpus/<target>). New
+# inputs the fuzzer finds go to build-fuzz/corpus/<target>, not into the repository.
+# Fails on the first crash, leak, timeout or out-of-memory, printing the reproducer and
+# the command that replays it. Usage: tests/fuzz/run_fuzzers.sh [SECONDS] [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+SECONDS_EACH=${1:-60}
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(job_config tf_config idx safetensors backup)
+CXX=${FUZZ_CXX:-clang++-14}
+BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
+JOBS=${FUZZ_JOBS:-$(nproc)}
+
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$BUILD" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRAIN_FUZZ=ON \
+      -DRINGTRAIN_CUDA=OFF -DRINGTRAIN_BUILD_TESTS=OFF "${launcher[@]}" > "$BUILD.configure.log" 2>&1 ||
+  { cat "$BUILD.configure.log"; exit 1; }
+build_targets=()
+for t in "${TARGETS[@]}"; do build_targets+=("fuzz_$t"); done
+cmake --build "$BUILD" -j"$JOBS" --target "${build_targets[@]}"
+
+status=0
+for t in "${TARGETS[@]}"; do
+  corpus="$BUILD/corpus/$t"
+  artifacts="$BUILD/artifacts/$t/"
+  mkdir -p "$corpus" "$artifacts"
+  dict=()
+  [ -f "tests/fuzz/dict/$t.dict" ] && dict=(-dict="tests/fuzz/dict/$t.dict")
+  echo "== fuzz_$t for ${SECONDS_EACH}s"
+  # -rss_limit_mb: a target that needs more memory than this for one input has a bug
+  # (every reader is bounded); -timeout: one input that takes 10 s is a hang.
+  if ! "$BUILD/bin/fuzz_$t" "$corpus" "tests/fuzz/corpus/$t" "${dict[@]}" -max_total_time="$SECONDS_EACH" \
+       -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" \
+       > "$BUILD/fuzz_$t.log" 2>&1; then
+    tail -60 "$BUILD/fuzz_$t.log"
+    for f in "$artifacts"*; do
+      [ -f "$f" ] || continue
+      echo "reproducer: $f"
+      echo "replay it:  $BUILD/bin/fuzz_$t $f"
+      echo "bytes (hex, first 256):"
+      head -c 256 "$f" | od -A d -t x1 | head -20
+    done
+    status=1
+    break
+  fi
+  grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ *DONE)" "$BUILD/fuzz_$t.log" || true
+done
+exit $status
