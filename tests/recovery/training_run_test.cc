@@ -11,24 +11,17 @@
 
 #include "common/exit_policy.h"
 #include "recovery/scripted_session.h"
+#include "testing/small_conv_job.h"
 #include "testing/temp_dir.h"
 
 namespace ringtrain::recovery {
 namespace {
 
+// `extra`: fields to add, as JSON text beginning with a comma.
 config::JobConfig Job(const std::string& extra = "") {
-  auto job = config::ParseJobConfig(R"({
-    "model": {"input_shape": [8, 8], "layers": [
-      {"type": "reshape", "target_shape": [8, 8, 1]},
-      {"type": "conv2d", "filters": 3, "kernel_size": 3, "activation": "relu"},
-      {"type": "flatten"},
-      {"type": "dense", "units": 3}]},
-    "optimizer": {"type": "adam", "learning_rate": 0.01},
-    "data": {"train": {"format": "synthetic", "count": 160, "shape": [8, 8], "classes": 3, "seed": 5}},
-    "batch_size_per_worker": 16, "epochs": 3, "seed": 9)" + extra + "}",
-                                    ".");
-  EXPECT_TRUE(job.ok()) << job.status().ToString();
-  return *job;
+  nlohmann::json j = testing::SmallConvJob(160);
+  if (!extra.empty()) j.update(nlohmann::json::parse("{" + extra.substr(1) + "}"));
+  return testing::ParseTestJob(j);
 }
 
 std::unique_ptr<train::Trainer> NewTrainer(const config::JobConfig& job) {

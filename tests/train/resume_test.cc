@@ -5,33 +5,20 @@
 #include "backup/backup.h"
 #include "rank_threads.h"
 #include "store/store.h"
+#include "testing/small_conv_job.h"
 #include "train/trainer.h"
 
 namespace ringtrain::train {
 namespace {
 
 config::JobConfig Job(const std::string& optimizer, int save_freq) {
-  auto job = config::ParseJobConfig(R"({
-    "model": {"input_shape": [8, 8], "layers": [
-      {"type": "reshape", "target_shape": [8, 8, 1]},
-      {"type": "conv2d", "filters": 3, "kernel_size": 3, "activation": "relu"},
-      {"type": "flatten"},
-      {"type": "dense", "units": 3}]},
-    "optimizer": )" + optimizer + R"(,
-    "data": {"train": {"format": "synthetic", "count": 250, "shape": [8, 8], "classes": 3, "seed": 5}},
-    "batch_size_per_worker": 16, "epochs": 3, "seed": 9,
-    "backup_and_restore": {"backup_dir": "unused", "save_freq": )" + std::to_string(save_freq) + "}}",
-                                    ".");
-  EXPECT_TRUE(job.ok()) << job.status().ToString();
-  return *job;
+  nlohmann::json j = testing::SmallConvJob(250);
+  j["optimizer"] = nlohmann::json::parse(optimizer);
+  j["backup_and_restore"] = {{"backup_dir", "unused"}, {"save_freq", save_freq}};
+  return testing::ParseTestJob(j);
 }
 
-std::unique_ptr<collective::Communicator> Local() {
-  store::InMemoryStore store;
-  auto c = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  return std::move(c).value();
-}
+std::unique_ptr<collective::Communicator> Local() { return testing::LocalCommunicator(); }
 
 std::unique_ptr<Trainer> NewTrainer(const config::JobConfig& job, int rank = 0, int n = 1) {
   TrainerOptions o;

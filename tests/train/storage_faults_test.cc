@@ -16,6 +16,7 @@
 #include "env/file_util.h"
 #include "store/store.h"
 #include "testing/fault_injection_env.h"
+#include "testing/small_conv_job.h"
 #include "testing/temp_dir.h"
 #include "train/trainer.h"
 
@@ -29,30 +30,15 @@ constexpr int kSaveFreq = 4;  // 250 / 16 = 15 steps per epoch: backups mid-epoc
 
 // Backups every kSaveFreq steps, and the other outputs under `dir`.
 config::JobConfig Job(const std::string& dir) {
-  nlohmann::json j = nlohmann::json::parse(R"({
-    "model": {"input_shape": [8, 8], "layers": [
-      {"type": "reshape", "target_shape": [8, 8, 1]},
-      {"type": "conv2d", "filters": 3, "kernel_size": 3, "activation": "relu"},
-      {"type": "flatten"},
-      {"type": "dense", "units": 3}]},
-    "optimizer": {"type": "adam", "learning_rate": 0.01},
-    "data": {"train": {"format": "synthetic", "count": 250, "shape": [8, 8], "classes": 3, "seed": 5}},
-    "batch_size_per_worker": 16, "epochs": 3, "seed": 9})");
+  nlohmann::json j = testing::SmallConvJob(250);
   j["backup_and_restore"] = {{"backup_dir", dir + "/backup"}, {"save_freq", kSaveFreq}};
   j["history_file"] = dir + "/history.jsonl";
   j["model_checkpoint"] = {{"filepath", dir + "/ckpt/epoch_{epoch}.safetensors"}};
   j["tensorboard_dir"] = dir + "/logs";
-  auto job = config::ParseJobConfig(j.dump(), ".");
-  EXPECT_TRUE(job.ok()) << job.status().ToString();
-  return *job;
+  return testing::ParseTestJob(j);
 }
 
-std::unique_ptr<collective::Communicator> Local() {
-  store::InMemoryStore store;
-  auto c = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  return std::move(c).value();
-}
+std::unique_ptr<collective::Communicator> Local() { return testing::LocalCommunicator(); }
 
 std::unique_ptr<Trainer> NewTrainer(const config::JobConfig& job, env::Env* env) {
   TrainerOptions o;
