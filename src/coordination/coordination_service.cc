@@ -36,7 +36,8 @@ class CoordinationServiceImpl::FinishList {
 
 CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout,
                                                  CallGuardOptions guard)
-    : failure_check_period_(std::clamp(heartbeat_timeout / 4, std::chrono::milliseconds(10),
+    : heartbeat_timeout_(heartbeat_timeout),
+      failure_check_period_(std::clamp(heartbeat_timeout / 4, std::chrono::milliseconds(10),
                                        std::chrono::milliseconds(1000))),
       guard_(std::move(guard)),
       state_(std::move(state)) {}
@@ -107,9 +108,28 @@ void CoordinationServiceImpl::WakePollsLocked(FinishList* finish) {
 }
 
 void CoordinationServiceImpl::DetectFailuresLocked(Clock::time_point now) {
+  DiscountOwnAbsenceLocked(now);
   for (const auto& f : state_.DetectFailures(now)) {
     RT_LOG(WARNING) << "declaring " << f.task << " failed: " << f.reason;
   }
+}
+
+void CoordinationServiceImpl::DiscountOwnAbsenceLocked(Clock::time_point now) {
+  // The timer checks every failure_check_period_. A longer gap since the last check
+  // means this process did not run (it was stopped, or starved of CPU) and could not
+  // read the heartbeats sent meanwhile: judge liveness on what arrives from now on,
+  // not on the service's own silence.
+  if (last_check_ && now - *last_check_ > 2 * failure_check_period_) {
+    const Clock::duration absent = now - *last_check_ - failure_check_period_;
+    state_.DiscountAbsence(absent);
+    if (absent > heartbeat_timeout_ / 2) {
+      RT_LOG(WARNING) << "the coordination service did not run for "
+                      << std::chrono::duration_cast<std::chrono::milliseconds>(absent).count()
+                      << " ms (this process was stopped or starved of CPU); the tasks' heartbeat deadlines are "
+                         "extended by as much";
+    }
+  }
+  last_check_ = std::max(now, last_check_.value_or(now));
 }
 
 void CoordinationServiceImpl::TimerLoop() {
@@ -216,6 +236,7 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServe
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   Clock::time_point now = Clock::now();
+  DiscountOwnAbsenceLocked(now);  // before this heartbeat counts, so that it is not moved
   Status s = state_.Heartbeat(req->task(), req->incarnation(), now);
   if (s.ok()) {
     DetectFailuresLocked(now);  // do not wait for the timer to notice

@@ -18,6 +18,7 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/deadline.h"
@@ -80,12 +81,18 @@ class CoordinationServiceImpl final : public CoordinationService::CallbackServic
   // After a state change: answers every parked poll that is now satisfied. Requires mu_.
   void WakePollsLocked(FinishList* finish);
   void DetectFailuresLocked(Clock::time_point now);
+  // Extends every task's heartbeat deadline by the time this process did not run.
+  void DiscountOwnAbsenceLocked(Clock::time_point now);
   void TimerLoop();
 
   // Finishes the call with the guard's refusal and returns true if it is refused.
   bool Refused(grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor, std::string_view method);
 
+  const std::chrono::milliseconds heartbeat_timeout_;
   const std::chrono::milliseconds failure_check_period_;
+  // When failures were last checked (guarded by mu_): a gap much longer than the
+  // period is time this process did not run (DetectFailuresLocked).
+  std::optional<Clock::time_point> last_check_;
   CallGuard guard_;  // thread-safe; used without mu_
   std::mutex mu_;
   std::condition_variable timer_cv_;     // wakes the timer: new poll or Stop()

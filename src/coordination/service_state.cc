@@ -140,6 +140,13 @@ std::vector<FailedTaskInfo> ServiceState::DetectFailures(Clock::time_point now) 
   return newly_failed;
 }
 
+void ServiceState::DiscountAbsence(Clock::duration absence) {
+  if (absence <= Clock::duration::zero()) return;
+  for (auto& [name, s] : tasks_) {
+    if (s.last_heartbeat) *s.last_heartbeat += absence;
+  }
+}
+
 Status ServiceState::Shutdown(const std::string& task) {
   RT_RETURN_IF_ERROR(CheckKnownTask(task));
   TaskState& s = *Find(task);

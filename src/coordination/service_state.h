@@ -85,6 +85,12 @@ class ServiceState {
   // drops its rendezvous arrival and breaks the current generation if it was a member.
   // Returns only the tasks newly declared failed by this call (log them once).
   std::vector<FailedTaskInfo> DetectFailures(Clock::time_point now);
+  // The service itself did not run for `absence` (its process was stopped, e.g. by
+  // SIGSTOP or a debugger, or starved of CPU): every watched task's silence is shortened
+  // by as much, so that only time in which the service could read heartbeats counts
+  // against a task. A task that really died in the meantime is still declared failed,
+  // one heartbeat timeout after the service resumed.
+  void DiscountAbsence(Clock::duration absence);
   // The tasks currently declared failed, in the order declared; a task that registered
   // a new incarnation since is no longer listed.
   const std::vector<FailedTaskInfo>& failed_tasks() const { return failed_; }

@@ -80,6 +80,27 @@ TEST(ServiceStateTest, SilentTaskIsDeclaredFailedOnce) {
   ASSERT_EQ(s.failed_tasks().size(), 1u);
 }
 
+// The service was not running (stopped) from 100 ms to 1100 ms: that second does not
+// count against the tasks. A task heard from again is kept; one that stays silent is
+// declared failed one timeout (200 ms in MakeState) after the service resumed, with the
+// silence the service could observe.
+TEST(ServiceStateTest, TheServicesOwnAbsenceDoesNotCountAgainstTasks) {
+  ServiceState s = MakeState();
+  for (const auto& t : kTasks) ASSERT_TRUE(s.Register(t, 1, kJob).ok());
+  Clock::time_point t0 = Clock::now();
+  ASSERT_TRUE(s.Heartbeat("chief:0", 1, t0).ok());
+  ASSERT_TRUE(s.Heartbeat("worker:1", 1, t0).ok());
+  EXPECT_TRUE(s.DetectFailures(t0 + milliseconds(100)).empty());
+  s.DiscountAbsence(milliseconds(1000));
+  EXPECT_TRUE(s.DetectFailures(t0 + milliseconds(1100)).empty()) << "declared failed for the service's own silence";
+  ASSERT_TRUE(s.Heartbeat("chief:0", 1, t0 + milliseconds(1150)).ok());
+  EXPECT_TRUE(s.DetectFailures(t0 + milliseconds(1200)).empty());
+  std::vector<FailedTaskInfo> failed = s.DetectFailures(t0 + milliseconds(1300));
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].task, "worker:1");
+  EXPECT_NE(failed[0].reason.find("no heartbeat from worker:1 for 300 ms"), std::string::npos) << failed[0].reason;
+}
+
 TEST(ServiceStateTest, ShutDownTaskIsNotFailed) {
   ServiceState s = MakeState();
   for (const auto& t : kTasks) ASSERT_TRUE(s.Register(t, 1, kJob).ok());

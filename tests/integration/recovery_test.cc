@@ -196,6 +196,26 @@ TEST(RecoveryTest, HungWorkerIsDetectedAndReplaced) { HangThenReplace(1, 0, "no 
 // its replacement.
 TEST(RecoveryTest, HungChiefIsNoticedAndReplaced) { HangThenReplace(0, 1, "lost contact with the chief"); }
 
+// The chief stopped (SIGSTOP) for twice the heartbeat timeout, then resumed: its own
+// silence does not count against the worker, whose heartbeats it could not read. Nobody
+// is declared failed, nobody exits, and the job ends with the uninterrupted run's model.
+TEST(RecoveryTest, StoppedThenResumedChiefKeepsTheHealthyWorker) {
+  TempDir tmp;
+  auto job = RecoveryJob(tmp.path(), 5);
+  const std::string reference = Reference(RecoveryJob("REF", 5), 2);
+  WriteFile(tmp.path() + "/job.json", job.dump());
+  Cluster c(tmp.path() + "/job.json", 2);
+  ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
+  c.Kill(0, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // the heartbeat timeout is 2000 ms
+  c.Kill(0, SIGCONT);
+  auto results = c.WaitAll(180);
+  ExpectAllOk(results);
+  EXPECT_EQ(results[0].output.find("declaring worker:1 failed"), std::string::npos) << results[0].output;
+  EXPECT_TRUE(ReadFileOrEmpty(tmp.path() + "/model.safetensors") == reference)
+      << "the model differs from the uninterrupted run's";
+}
+
 // Runs a job to the end keeping its backups; returns the backup directory.
 std::string RunKeepingBackups(const std::string& dir, nlohmann::json job) {
   job["backup_and_restore"]["delete_checkpoint"] = false;
