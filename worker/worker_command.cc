@@ -19,6 +19,7 @@
 #include "config/tf_config.h"
 #include "device/device.h"
 #include "engine/factory.h"
+#include "env/descriptors.h"
 #include "flags.h"
 #include "kernels/kernels.h"
 #include "security_setup.h"
@@ -29,6 +30,9 @@ namespace ringtrain::cli {
 namespace {
 
 std::string g_task;  // for error lines; set once before threads start
+
+// Enough for the files open at once while writing a backup, a checkpoint and the history.
+constexpr int kReservedDescriptors = 16;
 
 // No --tf_config, no TF_CONFIG and no other resolver: a single local worker.
 bool RunsAlone(const Flags& flags) {
@@ -131,6 +135,9 @@ int RunWorker(const std::vector<std::string>& args) {
                  << " at " << chief.ToString();
   }
   RT_LOG(INFO) << config::Describe(*settings);
+  // A flood of connections must not leave the chief without descriptors for its backups.
+  RT_LOG(INFO) << env::Describe(env::RaiseOpenFileLimit()) << "; " << env::ReserveDescriptors(kReservedDescriptors)
+               << " descriptors kept in reserve for output files";
 
   // Everything that can be checked locally is checked before anything starts.
   kernels::SetNumThreads(NumThreads(*settings, *spec));

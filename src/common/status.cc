@@ -91,7 +91,9 @@ Status ErrnoError(const std::string& what, int err) {
     case ENOSPC:
     case EDQUOT:
     case EFBIG:
-    case ENOMEM: return ResourceExhaustedError(msg);
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE: return ResourceExhaustedError(msg);
     case EISDIR:
     case ENOTDIR: return FailedPreconditionError(msg);
     default: return InternalError(msg);

@@ -86,7 +86,8 @@ inline Status ResourceExhaustedError(std::string m) { return {Code::kResourceExh
 inline Status InternalError(std::string m) { return {Code::kInternal, std::move(m)}; }
 // "what: strerror(errno)" with a code chosen from errno: NOT_FOUND (ENOENT), UNAVAILABLE
 // (connection errors), PERMISSION_DENIED (EACCES, EPERM, EROFS), RESOURCE_EXHAUSTED
-// (ENOSPC, EDQUOT, EFBIG, ENOMEM), FAILED_PRECONDITION (EISDIR, ENOTDIR: the path names
+// (ENOSPC, EDQUOT, EFBIG, ENOMEM, and EMFILE, ENFILE: out of descriptors),
+// FAILED_PRECONDITION (EISDIR, ENOTDIR: the path names
 // something that is not what it must be), else INTERNAL.
 Status ErrnoError(const std::string& what, int err);
 

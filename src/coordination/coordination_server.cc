@@ -12,6 +12,12 @@
 #include "coordination/service_state.h"
 
 namespace ringtrain::coordination {
+namespace {
+
+// How long an accepted connection may take to complete its handshake.
+constexpr int kHandshakeTimeoutMs = 10000;
+
+}  // namespace
 
 struct CoordinationServer::Impl {
   std::string address;
@@ -68,6 +74,10 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
   // gRPC sets SO_REUSEPORT by default, which would let a second chief bind the same
   // port silently; we want "address in use" instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A connection that has not completed its handshake (TLS, and the HTTP/2 preface and
+  // SETTINGS) within this time is closed, so that connections held open without a word
+  // do not keep descriptors for long (gRPC's default is 120 s).
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kHandshakeTimeoutMs);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(impl.service.get());

@@ -12,6 +12,7 @@
 
 #include "common/file.h"
 #include "common/logging.h"
+#include "env/descriptors.h"
 #include "env/env.h"
 
 namespace ringtrain::env {
@@ -24,6 +25,7 @@ class PosixWritableFile : public WritableFile {
     if (fd_ >= 0 && ::close(fd_) != 0) {
       RT_LOG(WARNING) << "closing '" << path_ << "' failed: " << ErrnoError("close", errno).message();
     }
+    RefillReserve();
   }
 
   Status Append(std::string_view data) override {
@@ -50,6 +52,7 @@ class PosixWritableFile : public WritableFile {
     if (fd_ < 0) return Closed();
     const int rc = ::close(fd_);
     fd_ = -1;  // closed even when close(2) fails: retrying could close another file
+    RefillReserve();
     if (rc != 0) return ErrnoError("cannot close '" + path_ + "'", errno);
     return Status::Ok();
   }
@@ -109,8 +112,15 @@ class PosixEnv : public Env {
   }
 
   StatusOr<std::vector<std::string>> GetChildren(const std::string& dir) override {
-    DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return ErrnoError("cannot list directory '" + dir + "'", errno);
+    const int fd = OpenWithReserve([&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+    if (fd < 0) return ErrnoError("cannot list directory '" + dir + "'", errno);
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+      const int err = errno;
+      ::close(fd);
+      RefillReserve();
+      return ErrnoError("cannot list directory '" + dir + "'", err);
+    }
     std::vector<std::string> names;
     for (;;) {
       errno = 0;
@@ -121,6 +131,7 @@ class PosixEnv : public Env {
     }
     const int err = errno;
     ::closedir(d);
+    RefillReserve();
     if (err != 0) return ErrnoError("cannot list directory '" + dir + "'", err);
     std::sort(names.begin(), names.end());
     return names;
@@ -141,10 +152,11 @@ class PosixEnv : public Env {
   }
 
   Status SyncDir(const std::string& dir) override {
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int fd = OpenWithReserve([&] { return ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
     if (fd < 0) return ErrnoError("cannot open directory '" + dir + "' to fsync it", errno);
     const int rc = ::fsync(fd) == 0 ? 0 : errno;
     ::close(fd);
+    RefillReserve();
     if (rc != 0) return ErrnoError("cannot fsync directory '" + dir + "'", rc);
     return Status::Ok();
   }
@@ -153,7 +165,8 @@ class PosixEnv : public Env {
 
  private:
   static StatusOr<std::unique_ptr<WritableFile>> Open(const std::string& path, int mode) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | mode, 0644);
+    const int fd =
+        OpenWithReserve([&] { return ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | mode, 0644); });
     if (fd < 0) {
       const int err = errno;
       if (err == EEXIST) return FailedPreconditionError("cannot create '" + path + "': it already exists");

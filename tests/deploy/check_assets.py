@@ -296,7 +296,7 @@ def check_systemd_env():
                            "workers": cfg["cluster"]["worker"], "environment": ""})
     with open(os.path.join(root, "deploy/systemd/ringtrain-worker@.service")) as f:
         unit = f.read()
-    for line in ("EnvironmentFile=/etc/ringtrain/%i.env", "Restart=on-failure"):
+    for line in ("EnvironmentFile=/etc/ringtrain/%i.env", "Restart=on-failure", "LimitNOFILE=65536"):
         if line not in unit.splitlines():
             err("deploy/systemd/ringtrain-worker@.service", "has no line " + line)
     prevent = re.search(r"^RestartPreventExitStatus=(.*)$", unit, re.M)
