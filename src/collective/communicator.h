@@ -5,7 +5,8 @@
 // float32, float64, int32, int64, uint8), as NCCL does; the typed conveniences below
 // (comm->AllReduce(totals, 3, ReduceOp::kSum) with a double* or int64_t*) fill the type
 // in. kSum on integers wraps modulo 2^bits; kMean on integers is INVALID_ARGUMENT.
-// Results are bit-identical on every rank, and across runs with the same sizes.
+// Results are bit-identical on every rank, and across runs with the same sizes; RING's
+// all-reduce adds in one order on every transport (sum_order.h), NCCL in its own.
 //
 // Threading: one thread at a time may call the collective operations of a
 // Communicator (they are issued in the same order on every rank). Abort() may be

@@ -10,7 +10,8 @@
 // polling the stream and ncclCommGetAsyncError, so it returns within the timeout
 // and Abort() can stop it. Results: every rank gets the same bits; across runs the
 // bits are the same while NCCL picks the same algorithm (same GPUs, same sizes; pin
-// NCCL_ALGO/NCCL_PROTO to be sure).
+// NCCL_ALGO/NCCL_PROTO to be sure). NCCL's order of additions is its own, not RING's
+// (sum_order.h): a job on NCCL does not give the model bytes of the same job on RING.
 //
 // Every DataType maps to NCCL's own (ncclFloat32, ncclFloat64, ncclInt32, ncclInt64,
 // ncclUint8); NCCL's sums on integers wrap, as the other backends' do. accepts_device_memory()

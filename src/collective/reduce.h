@@ -1,6 +1,7 @@
 // The one reduction routine of every backend: the ring's small (all-gather then sum)
 // and large (reduce-scatter) all-reduce and the shared-memory all-reduce all add through
-// it, each in its own order of sources. Compiled with -ffp-contract=off, plain loops
+// it, each in its own order of sources. Which order that is for an all-reduce is defined
+// once, in sum_order.h, for every RING transport. Compiled with -ffp-contract=off, plain loops
 // over restrict pointers (vectorised at -O3), no -ffast-math.
 #pragma once
 

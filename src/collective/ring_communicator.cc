@@ -6,17 +6,11 @@
 #include <cstring>
 
 #include "collective/reduce.h"
+#include "collective/sum_order.h"
 
 namespace ringtrain::collective {
 
-size_t RingCommunicator::SmallAllReduceBytes(int size) {
-  // Measured on loopback, 2 cores, 2-4 processes: the all-gather needs n-1 hops instead
-  // of 2(n-1) but sends n/2 times the ring's bytes and sums only after everything has
-  // arrived; it is as fast or faster up to 64 KiB for 2 ranks, 32 KiB for 3-4 ranks.
-  if (size <= 2) return 64u << 10;
-  if (size <= 4) return 32u << 10;
-  return 16u << 10;
-}
+size_t RingCommunicator::SmallAllReduceBytes(int size) { return collective::SmallAllReduceBytes(size); }
 
 void RingCommunicator::AddRingAllGather(char* const* blocks, size_t len) {
   // Step k sends block rank-k (our own at k=0, then the one received at step k-1) and
@@ -45,14 +39,12 @@ Status RingCommunicator::SmallAllReduce(char* data, size_t count, ReduceOp op, D
 }
 
 Status RingCommunicator::LargeAllReduce(char* data, size_t count, ReduceOp op, Deadline deadline) {
-  const size_t n = static_cast<size_t>(size());
   const size_t elem = DataTypeSize(type_);
-  const size_t base = count / n;
-  const size_t extra = count % n;
-  // Segment i: base elements, plus one for the first `extra` segments.
-  auto offset = [&](int i) { return static_cast<size_t>(i) * base + std::min<size_t>(i, extra); };
-  auto bytes = [&](int i) { return (base + (static_cast<size_t>(i) < extra ? 1 : 0)) * elem; };
-  auto at = [&](int i) { return data + offset(i) * elem; };
+  // The segments of the one order of additions (sum_order.h): this reduce-scatter is
+  // what defines it.
+  const SumOrder order(size(), count, type_);
+  auto bytes = [&](int i) { return (order.SegmentBegin(i + 1) - order.SegmentBegin(i)) * elem; };
+  auto at = [&](int i) { return data + order.SegmentBegin(i) * elem; };
   const int first = static_cast<int>(recv_.size());
   const int divide_by = op == ReduceOp::kMean ? size() : 0;
 
@@ -81,7 +73,7 @@ Status RingCommunicator::DoAllReduce(void* data, size_t count, DataType type, Re
   Deadline deadline = Deadline::After(timeout_);
   BeginOp(OpKind::kAllReduce, type, op, count, 0);
   char* bytes = static_cast<char*>(data);
-  if (count * DataTypeSize(type) <= SmallAllReduceBytes(size())) return SmallAllReduce(bytes, count, op, deadline);
+  if (SumOrder(size(), count, type).rank_order()) return SmallAllReduce(bytes, count, op, deadline);
   return LargeAllReduce(bytes, count, op, deadline);
 }
 

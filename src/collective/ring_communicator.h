@@ -20,6 +20,8 @@
 // Either way every rank adds in the same fixed order and the all-gather copies the
 // owner's bits, so results are bit-identical on all ranks and across runs with the
 // same size and rank count (the choice depends only on those, not on chunk_bytes).
+// These two orders are the one order of every RING all-reduce (sum_order.h), which
+// shared memory follows too.
 //
 // Every type moves as bytes; only the reductions look at the type (reduce.h), and
 // sizes, the small/large threshold and chunks are in bytes. A chunk is chunk_bytes
@@ -51,7 +53,8 @@ namespace ringtrain::collective {
 class RingCommunicator : public CommunicatorBase {
  public:
   // AllReduce of at most this many bytes uses the all-gather-and-sum algorithm on a
-  // ring of `size` ranks. Depends only on the size, so every rank agrees.
+  // ring of `size` ranks: collective::SmallAllReduceBytes (sum_order.h), part of the
+  // one order of additions. Depends only on the size, so every rank agrees.
   static size_t SmallAllReduceBytes(int size);
 
   // Listens on options.listen_host, publishes "host:port" in `store` under

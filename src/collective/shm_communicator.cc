@@ -5,6 +5,7 @@
 
 #include "collective/backends.h"
 #include "collective/reduce.h"
+#include "collective/sum_order.h"
 
 namespace ringtrain::collective {
 namespace {
@@ -48,7 +49,8 @@ ShmCommunicator::ShmCommunicator(std::unique_ptr<shm::Segment> segment, int rank
       group_(std::move(segment), rank, timeout, abort_signal()),
       slot_bytes_(group_.segment().slot_bytes()),
       part_bytes_(slot_bytes_ / static_cast<size_t>(group_.size()) / kPartAlignBytes * kPartAlignBytes),
-      sources_(static_cast<size_t>(group_.size()), nullptr) {}
+      sources_(static_cast<size_t>(group_.size()), nullptr),
+      ordered_(static_cast<size_t>(group_.size()), nullptr) {}
 
 Status ShmCommunicator::AwaitRelease(int b, bool parts, bool own_part) {
   uint64_t need = 0;
@@ -81,7 +83,8 @@ Status ShmCommunicator::SmallAllReduce(char* data, size_t count, DataType type, 
   const uint64_t e = group_.seq();
   RT_RETURN_IF_ERROR(group_.WaitAll(e));
   for (int q = 0; q < size(); ++q) sources_[q] = q == r ? static_cast<const void*>(data) : Slot(q, b);
-  internal::ReduceInOrder(type, sources_.data(), size(), count, divide_by, data, nullptr);
+  internal::ReduceRangeInSumOrder(SumOrder(size(), count, type), type, sources_.data(), 0, count, divide_by, data,
+                                  nullptr, ordered_.data());
   release_parts_[b] = release_own_[b] = e + 1;  // our next event follows the reads
   return Status::Ok();
 }
@@ -94,6 +97,7 @@ Status ShmCommunicator::ChunkedAllReduce(char* data, size_t count, DataType type
   const size_t cap = part_cap * static_cast<size_t>(n);  // elements per chunk
   const size_t align = kPartAlignBytes / elem;          // parts start on cache lines
   const uint64_t chunks = CeilDiv(count, cap);
+  const SumOrder order(n, count, type);  // each element's sources are added in this order
   // Events of chunk k: base + 2k + 1 after copy-in, base + 2k + 2 after the reduction.
   const uint64_t base = group_.seq();
   auto length = [&](uint64_t k) { return std::min(cap, count - k * cap); };
@@ -136,7 +140,10 @@ Status ShmCommunicator::ChunkedAllReduce(char* data, size_t count, DataType type
     for (int q = 0; q < n; ++q) {
       sources_[q] = q == r ? static_cast<const void*>(chunk + lo * elem) : part_slot(q, b, r);
     }
-    if (hi > lo) internal::ReduceInOrder(type, sources_.data(), n, hi - lo, divide_by, chunk + lo * elem, result);
+    if (hi > lo) {
+      internal::ReduceRangeInSumOrder(order, type, sources_.data(), k * cap + lo, k * cap + hi, divide_by,
+                                      chunk + lo * elem, result, ordered_.data());
+    }
     release_parts_[b] = base + 2 * k + 2;  // every owner has read its part of our buffer
     group_.Publish();
 

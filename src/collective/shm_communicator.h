@@ -9,13 +9,16 @@
 //
 // AllReduce of a large vector, per chunk (n ranks, part p of the chunk owned by rank p):
 //   1. copy-in: rank r copies the parts it does not own into its buffer; event.
-//   2. reduce: rank r sums part r over all ranks in rank order (its own part straight
-//      from the caller's buffer), divides for a mean, and writes the result both to the
-//      caller's buffer and to its own part of its slot buffer; event.
+//   2. reduce: rank r sums part r over all ranks (its own part straight from the
+//      caller's buffer) in the one order of additions (sum_order.h: the TCP ring's, so
+//      both transports give the same bits), divides for a mean, and writes the result
+//      both to the caller's buffer and to its own part of its slot buffer; event.
 //   3. copy-out: rank r copies every other part's result from its owner's slot.
 // Step 1 of the next chunk runs before step 3 of this one, overlapping peers' step 2.
 // Small vectors take one step: every rank publishes its whole vector and sums all of
-// them itself, in rank order. Both give bit-identical results on every rank. Sums go
+// them itself, in that same order. Both give bit-identical results on every rank, and
+// the bits of the TCP ring for the same vectors. (The parts and chunks here are not the
+// ring's segments: a part spanning a segment boundary is summed in two runs.) Sums go
 // through the one reduction routine (reduce.h) for every data type; sizes, slots and
 // parts are in bytes (parts whole cache lines), so float32 chunks are what they were.
 //
@@ -81,7 +84,8 @@ class ShmCommunicator : public CommunicatorBase {
   // before this rank overwrites the other ranks' parts / its own part of that buffer.
   uint64_t release_parts_[shm::kBuffers] = {};
   uint64_t release_own_[shm::kBuffers] = {};
-  std::vector<const void*> sources_;  // size(): reused by every reduction
+  std::vector<const void*> sources_;  // size(): reused by every reduction, in rank order
+  std::vector<const void*> ordered_;  // size(): the same sources in the order of additions
 };
 
 }  // namespace ringtrain::collective

@@ -1,6 +1,8 @@
 // AllReduce over shared memory: exact sums and means for 1..8 ranks and odd lengths
 // (both the one-step and the chunked path, chunk boundaries included), and results that
-// are bit-identical across ranks and runs and equal to a sum taken in rank order.
+// are bit-identical across ranks and runs and equal to the one order of additions
+// (sum_order.h: the TCP ring's).
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -72,9 +74,11 @@ TEST(ShmAllReduceTest, ExactWithDefaultChunksUpToAMillionFloats) {
   }
 }
 
-// Random floats: every rank gets the same bits, equal to ((x0 + x1) + x2) + ... in rank
-// order (divided by n for the mean), and a second run gives them again.
-TEST(ShmAllReduceTest, RandomFloatsAreReducedInRankOrderIdenticallyOnEveryRank) {
+// Random floats: every rank gets the same bits, equal to ((x_s + x_{s+1}) + x_{s+2}) + ...
+// in ring order from the first rank of element i's segment s (divided by n for the
+// mean; a vector this large is in sum_order.h's "large" case), and a second run gives
+// them again.
+TEST(ShmAllReduceTest, RandomFloatsAreReducedInTheRingOrderIdenticallyOnEveryRank) {
   const size_t count = 300007;
   for (int size : {3, 4}) {
     store::InMemoryStore store;
@@ -87,9 +91,14 @@ TEST(ShmAllReduceTest, RandomFloatsAreReducedInRankOrderIdenticallyOnEveryRank) 
       for (float& x : inputs[r]) x = dist(gen);
     }
     for (collective::ReduceOp op : {collective::ReduceOp::kSum, collective::ReduceOp::kMean}) {
-      std::vector<float> reference(inputs[0]);
-      for (int r = 1; r < size; ++r) {
-        for (size_t i = 0; i < count; ++i) reference[i] += inputs[r][i];
+      // Segment s: count / n elements, one more for the first count % n; it starts at rank s.
+      std::vector<float> reference(count);
+      const size_t base = count / static_cast<size_t>(size), extra = count % static_cast<size_t>(size);
+      for (size_t i = 0, s = 0; i < count; ++i) {
+        while (i >= (s + 1) * base + std::min(s + 1, extra)) ++s;
+        float acc = inputs[s][i];
+        for (int j = 1; j < size; ++j) acc += inputs[(static_cast<int>(s) + j) % size][i];
+        reference[i] = acc;
       }
       if (op == collective::ReduceOp::kMean) {
         for (float& x : reference) x /= static_cast<float>(size);

@@ -96,16 +96,16 @@ bool SameBits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 
-// What AllReduce must give. Integers: the sum modulo 2^bits. Floats: the ring's large
-// algorithm adds segment s's elements in ring order s, s+1, ...; every other path
-// (the ring's small one, shared memory, one rank) adds in rank order 0..n-1; the mean
-// divides that sum by n.
+// What AllReduce must give, on every host backend alike (sum_order.h, written out here
+// independently). Integers: the sum modulo 2^bits. Floats: above the small/large switch
+// segment s's elements are added in ring order s, s+1, ...; at or below it (and for
+// one rank) in rank order 0..n-1; the mean divides that sum by n.
 template <typename T>
 std::vector<T> Expected(const std::vector<std::vector<T>>& in, Backend backend, size_t count, ReduceOp op) {
   const int n = static_cast<int>(in.size());
   std::vector<T> out(count);
   const bool ring_order =
-      backend == Backend::kTcp && n > 1 && count * sizeof(T) > RingCommunicator::SmallAllReduceBytes(n);
+      n > 1 && count * sizeof(T) > RingCommunicator::SmallAllReduceBytes(n);
   const size_t base = count / static_cast<size_t>(n), extra = count % static_cast<size_t>(n);
   int segment = 0;
   for (size_t i = 0; i < count; ++i) {
