@@ -282,7 +282,8 @@ TEST(ReplayEndToEndTest, CapturedRegisterReplayedOrRedirectedIsRefusedAndChanges
   EXPECT_EQ(g1->generation, 0);
 }
 
-// Table row 3: worker:1's Rendezvous replayed 8 times: no generation is broken.
+// Table row 3: worker:1's Rendezvous replayed 8 times (as it was, and altered to leave
+// the generation): every one refused, no generation broken.
 TEST(ReplayEndToEndTest, CapturedRendezvousReplayedEightTimesBreaksNoGeneration) {
   auto chief = StartChief();
   ASSERT_NE(chief, nullptr);
@@ -296,8 +297,15 @@ TEST(ReplayEndToEndTest, CapturedRendezvousReplayedEightTimesBreaksNoGeneration)
   std::optional<Captured> rdv = wire.Last(method::kRendezvous);
   ASSERT_TRUE(rdv.has_value());
 
+  // As captured (a no-op for the service even if it were accepted), and with its body
+  // altered to leave the generation worker:1 is in (which broke it before issue 14).
+  RendezvousRequest leave;
+  ASSERT_TRUE(leave.ParseFromString(rdv->body));
+  leave.set_last_generation(0);
+  leave.set_reason("replayed");
   for (int i = 0; i < 8; ++i) {
-    ExpectRefusedUnauthenticated(Send(chief->port(), rdv->method, rdv->token, rdv->body),
+    const std::string body = i % 2 == 0 ? rdv->body : leave.SerializeAsString();
+    ExpectRefusedUnauthenticated(Send(chief->port(), rdv->method, rdv->token, body),
                                  "replay " + std::to_string(i + 1));
   }
 
