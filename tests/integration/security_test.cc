@@ -165,16 +165,14 @@ long StatusKb(int pid, const std::string& field) {
   return -1;
 }
 
-// Sends one request of `bytes` bytes without any proof to the chief's Register (the
-// method with the largest legal message); returns the status.
-grpc::Status SendUnauthenticated(int port, size_t bytes) {
+// Sends `body` as one request without any proof to the chief's Register (the method
+// with the largest legal message); returns the status.
+grpc::Status SendUnauthenticated(int port, const grpc::Slice& body) {
   grpc::ChannelArguments args;
   args.SetMaxSendMessageSize(-1);
   grpc::GenericStub stub(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
                                                    grpc::InsecureChannelCredentials(), args));
-  grpc::Slice slice(bytes);  // filled in place: the test process holds one copy
-  std::memset(const_cast<uint8_t*>(slice.begin()), 'x', slice.size());
-  grpc::ByteBuffer request(&slice, 1), response;
+  grpc::ByteBuffer request(&body, 1), response;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   std::promise<grpc::Status> done;
@@ -187,15 +185,17 @@ grpc::Status SendUnauthenticated(int port, size_t bytes) {
 // (and left it at 611 MB). It is refused on its headers now, before its body is read:
 // the chief's peak memory does not move, and training finishes.
 TEST(SecurityTest, AnUnauthenticatedGigabyteCostsTheChiefNothing) {
+  grpc::Slice gigabyte(size_t{1} << 30);  // filled in place: the test process holds one copy
+  std::memset(const_cast<uint8_t*>(gigabyte.begin()), 'x', gigabyte.size());
   TempDir tmp;
-  std::string job = WriteJob(tmp.path(), 200);
+  std::string job = WriteJob(tmp.path(), 300);  // still training when the message comes
   auto ports = FreePorts(2);
   Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0, kSecret));
   Process worker(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1, kSecret));
-  ASSERT_TRUE(chief.WaitForOutput("Epoch 2/200", 120));
+  ASSERT_TRUE(chief.WaitForOutput("Epoch 2/300", 120));
   const long peak_before = StatusKb(chief.pid(), "VmHWM");
   ASSERT_GT(peak_before, 0);
-  grpc::Status s = SendUnauthenticated(ports[0], size_t{1} << 30);
+  grpc::Status s = SendUnauthenticated(ports[0], gigabyte);
   const long peak_after = StatusKb(chief.pid(), "VmHWM");
   const long rss_after = StatusKb(chief.pid(), "VmRSS");
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
@@ -203,7 +203,7 @@ TEST(SecurityTest, AnUnauthenticatedGigabyteCostsTheChiefNothing) {
   // allocates meanwhile, and is 1/64 of what the message would have cost.
   EXPECT_LT(peak_after - peak_before, 16 * 1024) << "peak RSS " << peak_before << " KiB -> " << peak_after
                                                  << " KiB (now " << rss_after << " KiB)";
-  ProcessResult c = chief.Wait(180);
+  ProcessResult c = chief.Wait(300);
   ProcessResult w = worker.Wait(60);
   EXPECT_EQ(c.exit_code, 0) << c.output;
   EXPECT_EQ(w.exit_code, 0) << w.output;
