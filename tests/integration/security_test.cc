@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <future>
 
 #include <grpcpp/generic/generic_stub.h>
@@ -166,7 +167,8 @@ long StatusKb(int pid, const std::string& field) {
 }
 
 // Sends `body` as one request without any proof to the chief's Register (the method
-// with the largest legal message); returns the status.
+// with the largest legal message), gzip-compressed (a gigabyte of one byte repeated is a
+// few MB on the wire, and a receiver that reads it inflates it); returns the status.
 grpc::Status SendUnauthenticated(int port, const grpc::Slice& body) {
   grpc::ChannelArguments args;
   args.SetMaxSendMessageSize(-1);
@@ -175,6 +177,7 @@ grpc::Status SendUnauthenticated(int port, const grpc::Slice& body) {
   grpc::ByteBuffer request(&body, 1), response;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
   std::promise<grpc::Status> done;
   stub.UnaryCall(&ctx, coordination::method::kRegister, grpc::StubOptions(), &request, &response,
                  [&](grpc::Status s) { done.set_value(std::move(s)); });
@@ -183,31 +186,35 @@ grpc::Status SendUnauthenticated(int port, const grpc::Slice& body) {
 
 // Issue 14: one unauthenticated 1 GB message took the chief from 256 MB to 1,318 MB
 // (and left it at 611 MB). It is refused on its headers now, before its body is read:
-// the chief's peak memory does not move, and training finishes.
+// the chief's peak memory does not move, and it goes on training. (The job is long and
+// stopped by the test: gzip-compressing the gigabyte takes the client seconds.)
 TEST(SecurityTest, AnUnauthenticatedGigabyteCostsTheChiefNothing) {
   grpc::Slice gigabyte(size_t{1} << 30);  // filled in place: the test process holds one copy
   std::memset(const_cast<uint8_t*>(gigabyte.begin()), 'x', gigabyte.size());
   TempDir tmp;
-  std::string job = WriteJob(tmp.path(), 300);  // still training when the message comes
+  std::string job = WriteJob(tmp.path(), 100000);  // training all along; stopped below
   auto ports = FreePorts(2);
   Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0, kSecret));
   Process worker(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1, kSecret));
-  ASSERT_TRUE(chief.WaitForOutput("Epoch 2/300", 120));
+  ASSERT_TRUE(chief.WaitForOutput("Epoch 2/100000", 120));
   const long peak_before = StatusKb(chief.pid(), "VmHWM");
   ASSERT_GT(peak_before, 0);
   grpc::Status s = SendUnauthenticated(ports[0], gigabyte);
   const long peak_after = StatusKb(chief.pid(), "VmHWM");
   const long rss_after = StatusKb(chief.pid(), "VmRSS");
+  std::cout << "chief's peak RSS " << peak_before << " KiB -> " << peak_after << " KiB, RSS after " << rss_after
+            << " KiB\n";
   EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+  ASSERT_GT(peak_after, 0) << "the chief is gone";
   // A refusal costs a few KB of headers; 16 MB leaves room for what training itself
   // allocates meanwhile, and is 1/64 of what the message would have cost.
-  EXPECT_LT(peak_after - peak_before, 16 * 1024) << "peak RSS " << peak_before << " KiB -> " << peak_after
-                                                 << " KiB (now " << rss_after << " KiB)";
-  ProcessResult c = chief.Wait(300);
-  ProcessResult w = worker.Wait(60);
-  EXPECT_EQ(c.exit_code, 0) << c.output;
-  EXPECT_EQ(w.exit_code, 0) << w.output;
-  EXPECT_EQ(Count(c.output, "refused a coordination call"), 1u) << c.output;
+  EXPECT_LT(peak_after - peak_before, 16 * 1024);
+  // Refused and logged; the chief is still there (peak_after > 0) and still training.
+  EXPECT_TRUE(chief.WaitForOutput("refused a coordination call from 127.0.0.1: missing cluster secret proof", 30));
+  chief.Kill(SIGKILL);
+  worker.Kill(SIGKILL);
+  chief.Wait(30);
+  worker.Wait(30);
 }
 
 TEST(SecurityTest, ABadSecretStopsTheWorkerAtStart) {
