@@ -200,7 +200,8 @@ class RecordingProxy final : public grpc::CallbackGenericService {
 
 // Sends `body` as a call of `method` with `token` as its ringtrain-auth header, as an
 // attacker would with what it captured.
-grpc::Status Send(int port, const std::string& method, const std::string& token, const std::string& body) {
+grpc::Status Send(int port, const std::string& method, const std::string& token, const std::string& body,
+                  std::string* answer = nullptr) {
   grpc::GenericStub stub(
       grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
@@ -211,7 +212,13 @@ grpc::Status Send(int port, const std::string& method, const std::string& token,
   std::promise<grpc::Status> done;
   stub.UnaryCall(&ctx, method, grpc::StubOptions(), &request, &response,
                  [&](grpc::Status s) { done.set_value(std::move(s)); });
-  return done.get_future().get();  // bounded by the context's deadline
+  grpc::Status status = done.get_future().get();  // bounded by the context's deadline
+  if (answer != nullptr) {
+    std::vector<grpc::Slice> slices;
+    (void)response.Dump(&slices);
+    for (auto& s : slices) answer->append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return status;
 }
 
 std::unique_ptr<CoordinationServer> StartChief() {
@@ -324,6 +331,19 @@ TEST(ReplayEndToEndTest, CapturedRendezvousReplayedEightTimesBreaksNoGeneration)
   EXPECT_EQ(probe->last_known_generation(), 0);
   std::lock_guard<std::mutex> lock(mu);
   for (const auto& e : events) ADD_FAILURE() << ToString(e.kind) << ": " << e.message;
+}
+
+// Probes need no secret: the standard health check is answered SERVING without a proof
+// (and without reading its request); any other method is UNIMPLEMENTED.
+TEST(ReplayEndToEndTest, HealthCheckIsOpenAndOtherMethodsAreUnimplemented) {
+  auto chief = StartChief();
+  ASSERT_NE(chief, nullptr);
+  std::string answer;
+  grpc::Status health = Send(chief->port(), "/grpc.health.v1.Health/Check", "", "", &answer);
+  ASSERT_TRUE(health.ok()) << health.error_message();
+  EXPECT_EQ(answer, std::string("\x08\x01", 2));  // HealthCheckResponse{status: SERVING}
+  EXPECT_EQ(Send(chief->port(), "/ringtrain.coordination.CoordinationService/Nope", "", "").error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
 }
 
 }  // namespace
