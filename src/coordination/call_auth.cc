@@ -5,12 +5,15 @@
 namespace ringtrain::coordination {
 namespace {
 
-std::string SignedMessage(std::string_view unix_ms, std::string_view task, std::string_view method) {
+constexpr size_t kDigestBytes = 32;  // SHA-256
+
+std::string SignedMessage(std::string_view unix_ms, std::string_view task, std::string_view nonce_hex,
+                          std::string_view body_hex, std::string_view method) {
   std::string m(unix_ms);
-  m += '.';
-  m.append(task.data(), task.size());
-  m += '.';
-  m.append(method.data(), method.size());
+  for (std::string_view part : {task, nonce_hex, body_hex, method}) {
+    m += '.';
+    m.append(part.data(), part.size());
+  }
   return m;
 }
 
@@ -20,7 +23,6 @@ std::optional<std::string> FromHex(std::string_view hex) {
   auto digit = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
   };
   std::string out;
@@ -44,6 +46,15 @@ std::optional<int64_t> ParseMillis(std::string_view text) {
   return v;
 }
 
+// Splits off the last '.'-separated field of *rest; nullopt when there is no dot.
+std::optional<std::string_view> PopLast(std::string_view* rest) {
+  size_t dot = rest->rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  std::string_view field = rest->substr(dot + 1);
+  *rest = rest->substr(0, dot);
+  return field;
+}
+
 }  // namespace
 
 int64_t UnixMillisNow() {
@@ -52,14 +63,24 @@ int64_t UnixMillisNow() {
 }
 
 std::string MakeAuthToken(const security::ClusterSecret& secret, std::string_view task, std::string_view method,
-                          int64_t unix_ms) {
+                          std::string_view body, int64_t unix_ms, std::string_view nonce_hex) {
   if (!secret.configured()) return std::string();
-  std::string ms = std::to_string(unix_ms);
+  std::string nonce(nonce_hex);
+  if (nonce.empty()) {
+    // RAND_bytes fails only on a broken system RNG; then the call goes out with an
+    // all-zero nonce, which the chief accepts at most once, never silently twice.
+    auto random = security::RandomBytes(kAuthNonceBytes);
+    nonce = security::Hex(random.ok() ? *random : std::string(kAuthNonceBytes, '\0'));
+  }
+  const std::string ms = std::to_string(unix_ms);
+  const std::string digest = security::Hex(security::Sha256(body));
   std::string token = ms;
+  for (std::string_view part : {task, std::string_view(nonce), std::string_view(digest)}) {
+    token += '.';
+    token.append(part.data(), part.size());
+  }
   token += '.';
-  token.append(task.data(), task.size());
-  token += '.';
-  token += security::Hex(secret.Proof(kAuthProofContext, SignedMessage(ms, task, method)));
+  token += security::Hex(secret.Proof(kAuthProofContext, SignedMessage(ms, task, nonce, digest, method)));
   return token;
 }
 
@@ -74,27 +95,34 @@ AuthCheck CheckAuthToken(const security::ClusterSecret& secret, const std::optio
     r.reason = "missing cluster secret proof";
     return r;
   }
-  // The task may itself hold dots in principle; the timestamp and the hex proof never do.
-  size_t first = token->find('.');
-  size_t last = token->rfind('.');
-  if (first == std::string_view::npos || last == first) {
+  // <unix_ms>.<task>.<nonce>.<body>.<proof>: the task never holds a dot (checked below),
+  // so the fields split unambiguously from both ends.
+  std::string_view rest = *token;
+  std::optional<std::string_view> proof_hex = PopLast(&rest);
+  std::optional<std::string_view> body_hex = PopLast(&rest);
+  std::optional<std::string_view> nonce_hex = PopLast(&rest);
+  size_t first = rest.find('.');
+  if (!proof_hex || !body_hex || !nonce_hex || first == std::string_view::npos) {
     r.reason = "malformed cluster secret proof";
     return r;
   }
-  std::string_view ms_text = token->substr(0, first);
-  std::string_view task = token->substr(first + 1, last - first - 1);
+  std::string_view ms_text = rest.substr(0, first);
+  std::string_view task = rest.substr(first + 1);
   std::optional<int64_t> ms = ParseMillis(ms_text);
-  std::optional<std::string> proof = FromHex(token->substr(last + 1));
+  std::optional<std::string> proof = FromHex(*proof_hex);
+  std::optional<std::string> nonce = FromHex(*nonce_hex);
+  std::optional<std::string> body = FromHex(*body_hex);
   bool task_ok = !task.empty() && task.size() <= 64;
   for (char c : task) {
     task_ok = task_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == ':' || c == '_' || c == '-');
   }
-  if (!ms || !proof || !task_ok) {
+  if (!ms || !proof || !task_ok || !nonce || nonce->size() != kAuthNonceBytes || !body ||
+      body->size() != kDigestBytes) {
     r.reason = "malformed cluster secret proof";
     return r;
   }
   r.task = std::string(task);
-  if (!secret.Verify(kAuthProofContext, SignedMessage(ms_text, task, method), *proof)) {
+  if (!secret.Verify(kAuthProofContext, SignedMessage(ms_text, task, *nonce_hex, *body_hex, method), *proof)) {
     r.reason = "wrong cluster secret";
     return r;
   }
@@ -106,8 +134,16 @@ AuthCheck CheckAuthToken(const security::ClusterSecret& secret, const std::optio
                (skew > 0 ? "ahead of" : "behind") + " the chief's (synchronise the clocks, e.g. with NTP)";
     return r;
   }
+  r.nonce = std::move(*nonce);
+  r.body_sha256 = std::move(*body);
+  r.unix_ms = *ms;
   r.ok = true;
   return r;
+}
+
+bool BodyMatches(const AuthCheck& check, std::string_view body) {
+  if (check.body_sha256.empty()) return check.ok;  // no secret: nothing was signed
+  return check.ok && security::ConstantTimeEqual(security::Sha256(body), check.body_sha256);
 }
 
 }  // namespace ringtrain::coordination

@@ -2,17 +2,23 @@
 //
 // The client adds one metadata entry to each call:
 //
-//   ringtrain-auth: <unix_ms>.<task>.<hex proof>
-//   proof = secret.Proof("grpc", "<unix_ms>.<task>.<method>")
+//   ringtrain-auth: <unix_ms>.<task>.<nonce>.<body>.<proof>
+//   proof = secret.Proof("grpc", "<unix_ms>.<task>.<nonce>.<body>.<method>")
 //
-// where <method> is the full gRPC method name ("/ringtrain.coordination.
-// CoordinationService/Register"). The server recomputes the proof for the method of the
-// handler it is in, so a proof for one method is useless for another, and refuses a
-// timestamp more than kMaxClockSkew away from its own clock, so a captured header stops
-// working after a few minutes (TLS keeps headers from being captured at all). The secret
-// never travels; the proof is HMAC-SHA256 (security/cluster_secret.h).
+// <nonce> is 16 fresh random bytes (32 hex digits), <body> the SHA-256 of the request
+// message's bytes as sent (64 hex digits), <method> the full gRPC method name
+// ("/ringtrain.coordination.CoordinationService/Register"), <proof> HMAC-SHA256 in hex.
+// So a proof is good for one call only: one method (the server recomputes it for the
+// handler it is in), one body (a changed body no longer matches its digest), one task
+// (the server compares it with the task the request names), once (the server keeps the
+// nonces it has seen for the skew window: replay_cache.h), and within kMaxClockSkew of
+// the server's clock. The secret never travels (security/cluster_secret.h).
 //
-// Pure functions of their inputs (the clock is a parameter): thread-safe, never block.
+// Everything but the body is checked on the metadata alone (CheckAuthToken), before the
+// server reads a byte of the body; BodyMatches is the check once it has been read.
+//
+// Pure functions of their inputs (the clock and the nonce are parameters, or drawn from
+// the system when left out): thread-safe, never block.
 #pragma once
 
 #include <chrono>
@@ -29,6 +35,7 @@ inline constexpr char kAuthMetadataKey[] = "ringtrain-auth";
 inline constexpr std::chrono::milliseconds kMaxClockSkew{std::chrono::minutes(5)};
 // The context string of security::ClusterSecret::Proof for coordination calls.
 inline constexpr char kAuthProofContext[] = "grpc";
+inline constexpr size_t kAuthNonceBytes = 16;
 
 // The full method names of proto/coordination.proto's service, as gRPC puts them on
 // the wire. Each server handler checks the proof against its own.
@@ -45,9 +52,11 @@ inline constexpr char kRendezvous[] = "/ringtrain.coordination.CoordinationServi
 // Milliseconds since the Unix epoch, from the system clock (what the skew is measured on).
 int64_t UnixMillisNow();
 
-// The ringtrain-auth value for one call. Empty when the secret is not configured.
+// The ringtrain-auth value for one call whose serialized request is `body`. Empty when
+// the secret is not configured. `nonce_hex` empty: a fresh random nonce (tests pass
+// their own, 32 hex digits).
 std::string MakeAuthToken(const security::ClusterSecret& secret, std::string_view task, std::string_view method,
-                          int64_t unix_ms);
+                          std::string_view body, int64_t unix_ms, std::string_view nonce_hex = {});
 
 struct AuthCheck {
   bool ok = false;
@@ -55,13 +64,23 @@ struct AuthCheck {
   // "missing cluster secret proof", "malformed cluster secret proof", "wrong cluster
   // secret", "clock more than 5 minutes behind the chief's ...".
   std::string reason;
-  std::string task;  // the task the token names (when it parsed), for the log
+  // What the token names once it parsed (for the server's further checks and the log).
+  std::string task;
+  std::string nonce;        // raw bytes (kAuthNonceBytes)
+  std::string body_sha256;  // raw bytes (32)
+  int64_t unix_ms = 0;
 };
 
 // Whether `token` (nullopt: the header is absent) proves `secret` for `method` at
-// `now_ms`. With no secret configured every call passes (the loopback rule in the
-// worker decides whether that is allowed).
+// `now_ms` -- everything except the body, which the caller checks with BodyMatches once
+// it has it, and the replay, which needs state (replay_cache.h). With no secret
+// configured every call passes (the loopback rule in the worker decides whether that is
+// allowed).
 AuthCheck CheckAuthToken(const security::ClusterSecret& secret, const std::optional<std::string_view>& token,
                          std::string_view method, int64_t now_ms);
+
+// Whether `body` is what a passed check's token was made for. True when no secret is
+// configured (the check carries no digest).
+bool BodyMatches(const AuthCheck& check, std::string_view body);
 
 }  // namespace ringtrain::coordination

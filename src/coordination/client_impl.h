@@ -50,11 +50,15 @@ struct CoordinationClient::Impl {
   Deadline PollDeadline(std::chrono::milliseconds wait) const {
     return Deadline::After(wait + std::min(options.rpc_timeout, client_internal::kMaxPollGrace));
   }
-  // Adds the proof of the cluster secret for `method` (call_auth.h's method::k*) to a
-  // call about to be made; nothing without a secret.
-  void Authorize(grpc::ClientContext* ctx, const char* method) const {
+  // Adds the proof of the cluster secret for a call of `method` (call_auth.h's
+  // method::k*) carrying `request` about to be made: single-use (a fresh nonce), bound to
+  // this task and to the request's bytes. Nothing without a secret. Call it once per
+  // attempt, after the request is complete (a retry gets a new context and a new proof).
+  void Authorize(grpc::ClientContext* ctx, const char* method, const google::protobuf::MessageLite& request) const {
     if (!options.cluster_secret.configured()) return;
-    ctx->AddMetadata(kAuthMetadataKey, MakeAuthToken(options.cluster_secret, options.task, method, UnixMillisNow()));
+    // The stub serializes the same message with the same library: the same bytes.
+    ctx->AddMetadata(kAuthMetadataKey, MakeAuthToken(options.cluster_secret, options.task, method,
+                                                     request.SerializeAsString(), UnixMillisNow()));
   }
   // The current stub; the caller's copy stays valid if another thread replaces it.
   std::shared_ptr<CoordinationService::Stub> Stub() {

@@ -48,7 +48,7 @@ StatusOr<RendezvousResult> CoordinationClient::Rendezvous(int64_t last_generatio
     RendezvousResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
-    impl_->Authorize(&ctx, method::kRendezvous);
+    impl_->Authorize(&ctx, method::kRendezvous, req);
     grpc::Status s = impl_->Stub()->Rendezvous(&ctx, req, &resp);
 
     if (s.ok()) {
@@ -153,7 +153,7 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
     HeartbeatResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(Deadline::After(std::min(options.rpc_timeout, timeout))));
-    Authorize(&ctx, method::kHeartbeat);
+    Authorize(&ctx, method::kHeartbeat, req);
     hb_call = &ctx;
     lock.unlock();
     grpc::Status s = Stub()->Heartbeat(&ctx, req, &resp);

@@ -62,7 +62,7 @@ Status CoordinationClient::Impl::RegisterUntil(const std::string& job, Deadline 
   while (true) {
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(Deadline::Min(deadline, Deadline::After(options.rpc_timeout))));
-    Authorize(&ctx, method::kRegister);
+    Authorize(&ctx, method::kRegister, req);
     RegisterResponse resp;
     grpc::Status s = Stub()->Register(&ctx, req, &resp);
     if (s.ok()) {
@@ -96,7 +96,7 @@ Status CoordinationClient::Set(const std::string& key, const std::string& value)
   KvSetResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(ToSystemDeadline(Deadline::After(impl_->options.rpc_timeout)));
-  impl_->Authorize(&ctx, method::kKvSet);
+  impl_->Authorize(&ctx, method::kKvSet, req);
   return FromGrpcStatus(impl_->Stub()->KvSet(&ctx, req, &resp), impl_->address(), "KvSet('" + key + "')");
 }
 
@@ -109,7 +109,7 @@ StatusOr<std::string> CoordinationClient::Get(const std::string& key, Deadline d
     KvGetResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
-    impl_->Authorize(&ctx, method::kKvGet);
+    impl_->Authorize(&ctx, method::kKvGet, req);
     RT_RETURN_IF_ERROR(FromGrpcStatus(impl_->Stub()->KvGet(&ctx, req, &resp), impl_->address(), "KvGet('" + key + "')"));
     if (resp.found()) return std::move(*resp.mutable_value());
     if (deadline.expired()) {
@@ -130,7 +130,7 @@ Status CoordinationClient::Barrier(const std::string& name, Deadline deadline) {
     BarrierResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(impl_->PollDeadline(wait)));
-    impl_->Authorize(&ctx, method::kBarrier);
+    impl_->Authorize(&ctx, method::kBarrier, req);
     RT_RETURN_IF_ERROR(
         FromGrpcStatus(impl_->Stub()->Barrier(&ctx, req, &resp), impl_->address(), "Barrier('" + name + "')"));
     if (resp.passed()) return Status::Ok();
@@ -149,7 +149,7 @@ Status CoordinationClient::Shutdown(Deadline deadline) {
   ShutdownResponse resp;
   grpc::ClientContext ctx;
   ctx.set_deadline(ToSystemDeadline(Deadline::Min(deadline, Deadline::After(impl_->options.rpc_timeout))));
-  impl_->Authorize(&ctx, method::kShutdown);
+  impl_->Authorize(&ctx, method::kShutdown, req);
   RT_RETURN_IF_ERROR(FromGrpcStatus(impl_->Stub()->Shutdown(&ctx, req, &resp), impl_->address(), "Shutdown"));
   RT_LOG(INFO) << impl_->options.task << " told the chief it is shutting down";
   return Status::Ok();

@@ -9,22 +9,43 @@
 #include "coordination/call_guard.h"
 #include "coordination/coordination_service.h"
 #include "coordination/job_diff.h"
+#include "coordination/service_front.h"
 #include "coordination/service_state.h"
 
 namespace ringtrain::coordination {
 namespace {
 
-// How long an accepted connection may take to complete its handshake.
-constexpr int kHandshakeTimeoutMs = 10000;
+// What gRPC 1.51 offers to bound what connections that are not (yet) members cost. It
+// has no cap on the number of connections (grpc.max_allowed_incoming_connections came
+// later); the descriptors are bounded by the process's RLIMIT_NOFILE, raised at start, and
+// output files have a reserve of their own (env/descriptors.h).
+void AddConnectionBounds(grpc::ServerBuilder* builder) {
+  // A connection that has not finished the HTTP/2 (and TLS) handshake after this is
+  // closed (gRPC's default is 120 s): a flood of silent TCP connections holds
+  // descriptors for seconds, not minutes.
+  builder->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10'000);
+  // A connection with no call in flight for this long is closed (a member always has a
+  // heartbeat or a long poll in flight, and reconnects at once if closed).
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 60'000);
+  // Headers are what a call is judged on before its body is read: a few KB suffice
+  // (the proof is under 250 bytes).
+  builder->AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, 16 << 10);
+  // A member's client has a handful of calls in flight at once.
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 64);
+  // Not used: a ResourceQuota (grpc::ServerBuilder::SetResourceQuota). Under its
+  // pressure gRPC 1.51 closes connections ("destructive reclamation"), members' included,
+  // and what strangers could make it buffer is already bounded by the front.
+}
 
 }  // namespace
 
 struct CoordinationServer::Impl {
   std::string address;
   int port = 0;
-  // Declared before server so that it is destroyed after it: gRPC requires a service
+  // Declared before server so that they are destroyed after it: gRPC requires a service
   // to outlive the server it is registered with.
   std::unique_ptr<CoordinationServiceImpl> service;
+  std::unique_ptr<ServiceFront> front;
   std::unique_ptr<grpc::Server> server;
   std::mutex stop_mu;
   bool stopped = false;  // guarded by stop_mu
@@ -55,7 +76,8 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
   guard.check_peer_address = options.check_peer_address;
   impl.service = std::make_unique<CoordinationServiceImpl>(
       ServiceState(options.expected_tasks, options.reference_job_json, options.heartbeat_timeout),
-      options.heartbeat_timeout, std::move(guard));
+      options.heartbeat_timeout);
+  impl.front = std::make_unique<ServiceFront>(impl.service.get(), std::move(guard));
 
   // Only the given address unless asked: a chief whose TF_CONFIG names one interface
   // must not be reachable through the others.
@@ -66,21 +88,18 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
                  << "), not only on " << options.address;
   }
 
-  // The standard grpc.health.v1 service, so that launchers and probes can ask whether
-  // the chief is serving.
-  grpc::EnableDefaultHealthCheckService(true);
+  // grpc.health.v1.Health/Check is answered by the front (service_front.h) without
+  // reading its request; gRPC's own health service would read any request in full.
+  grpc::EnableDefaultHealthCheckService(false);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, MakeServerCredentials(options.tls), &impl.port);
   // gRPC sets SO_REUSEPORT by default, which would let a second chief bind the same
   // port silently; we want "address in use" instead.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // A connection that has not completed its handshake (TLS, and the HTTP/2 preface and
-  // SETTINGS) within this time is closed, so that connections held open without a word
-  // do not keep descriptors for long (gRPC's default is 120 s).
-  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kHandshakeTimeoutMs);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
-  builder.RegisterService(impl.service.get());
+  AddConnectionBounds(&builder);
+  builder.RegisterCallbackGenericService(impl.front.get());
   impl.server = builder.BuildAndStart();
   if (!impl.server || impl.port == 0) {
     impl.server.reset();

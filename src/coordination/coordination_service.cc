@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "common/logging.h"
-#include "coordination/call_auth.h"
 #include "coordination/grpc_status.h"
 
 namespace ringtrain::coordination {
@@ -16,7 +15,7 @@ const grpc::Status kShuttingDown(grpc::StatusCode::UNAVAILABLE,
 
 }  // namespace
 
-// Reactors to finish once mu_ is released: Finish may run gRPC callbacks, which must not
+// Calls to answer once mu_ is released: answering may run gRPC callbacks, which must not
 // run under our lock. Declare one before taking the lock so it is destroyed after it.
 class CoordinationServiceImpl::FinishList {
  public:
@@ -24,31 +23,19 @@ class CoordinationServiceImpl::FinishList {
   FinishList(const FinishList&) = delete;
   FinishList& operator=(const FinishList&) = delete;
   ~FinishList() {
-    for (auto& [reactor, status] : items_) reactor->Finish(status);
+    for (auto& [call, status] : items_) call->Answer(status);
   }
-  void Add(grpc::ServerUnaryReactor* reactor, grpc::Status status = grpc::Status::OK) {
-    items_.emplace_back(reactor, std::move(status));
-  }
+  void Add(PendingCall* call, grpc::Status status = grpc::Status::OK) { items_.emplace_back(call, std::move(status)); }
 
  private:
-  std::vector<std::pair<grpc::ServerUnaryReactor*, grpc::Status>> items_;
+  std::vector<std::pair<PendingCall*, grpc::Status>> items_;
 };
 
-CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout,
-                                                 CallGuardOptions guard)
+CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout)
     : heartbeat_timeout_(heartbeat_timeout),
       failure_check_period_(std::clamp(heartbeat_timeout / 4, std::chrono::milliseconds(10),
                                        std::chrono::milliseconds(1000))),
-      guard_(std::move(guard)),
       state_(std::move(state)) {}
-
-bool CoordinationServiceImpl::Refused(grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor,
-                                      std::string_view method) {
-  grpc::Status refusal = guard_.Check(*ctx, method);
-  if (refusal.ok()) return false;
-  reactor->Finish(refusal);
-  return true;
-}
 
 CoordinationServiceImpl::~CoordinationServiceImpl() { Stop(); }
 
@@ -62,7 +49,7 @@ void CoordinationServiceImpl::Stop() {
     FinishList finish;
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    for (auto& poll : parked_) finish.Add(poll.reactor, kShuttingDown);
+    for (auto& poll : parked_) finish.Add(poll.call, kShuttingDown);
     parked_.clear();
   }
   timer_cv_.notify_all();
@@ -81,25 +68,25 @@ Status CoordinationServiceImpl::WaitForShutdown(Deadline deadline) {
                                " tasks did not shut down before the deadline: " + JoinTasks(missing));
 }
 
-void CoordinationServiceImpl::PollLocked(grpc::ServerUnaryReactor* reactor, uint32_t wait_ms, PollCheck check,
+void CoordinationServiceImpl::PollLocked(PendingCall* call, uint32_t wait_ms, PollCheck check,
                                          FinishList* finish) {
   if (stopping_) {
-    finish->Add(reactor, kShuttingDown);
+    finish->Add(call, kShuttingDown);
     return;
   }
   auto wait = std::min(std::chrono::milliseconds(wait_ms), kMaxPollWait);
   if (check(/*expired=*/wait.count() == 0)) {
-    finish->Add(reactor);
+    finish->Add(call);
     return;
   }
-  parked_.push_back({reactor, Clock::now() + wait, std::move(check)});
+  parked_.push_back({call, Clock::now() + wait, std::move(check)});
   timer_cv_.notify_all();  // the timer may need to wake earlier
 }
 
 void CoordinationServiceImpl::WakePollsLocked(FinishList* finish) {
   for (auto it = parked_.begin(); it != parked_.end();) {
     if (it->check(/*expired=*/false)) {
-      finish->Add(it->reactor);
+      finish->Add(it->call);
       it = parked_.erase(it);
     } else {
       ++it;
@@ -142,11 +129,11 @@ void CoordinationServiceImpl::TimerLoop() {
 
     Clock::time_point now = Clock::now();
     DetectFailuresLocked(now);
-    std::vector<grpc::ServerUnaryReactor*> expired;
+    std::vector<PendingCall*> expired;
     for (auto it = parked_.begin(); it != parked_.end();) {
       if (it->expiry <= now) {
         it->check(/*expired=*/true);
-        expired.push_back(it->reactor);
+        expired.push_back(it->call);
         it = parked_.erase(it);
       } else {
         ++it;
@@ -154,70 +141,53 @@ void CoordinationServiceImpl::TimerLoop() {
     }
     if (!expired.empty()) {
       lock.unlock();
-      for (auto* reactor : expired) reactor->Finish(grpc::Status::OK);
+      for (auto* call : expired) call->Answer(grpc::Status::OK);
       lock.lock();
     }
   }
 }
 
-grpc::ServerUnaryReactor* CoordinationServiceImpl::Register(grpc::CallbackServerContext* ctx,
-                                                            const RegisterRequest* req,
-                                                            RegisterResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  if (Refused(ctx, reactor, method::kRegister)) return reactor;
+void CoordinationServiceImpl::Register(const RegisterRequest& req, RegisterResponse* resp, PendingCall* call) {
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
-  Status s = state_.Register(req->task(), req->incarnation(), req->job_json());
+  Status s = state_.Register(req.task(), req.incarnation(), req.job_json());
   if (!s.ok()) {
-    RT_LOG(WARNING) << "refused registration of '" << req->task() << "': " << s.message();
+    RT_LOG(WARNING) << "refused registration of '" << req.task() << "': " << s.message();
   } else if (state_.MissingRegistrations().empty()) {
     WakePollsLocked(&finish);
   }
-  finish.Add(reactor, ToGrpcStatus(s));
-  return reactor;
+  finish.Add(call, ToGrpcStatus(s));
 }
 
-grpc::ServerUnaryReactor* CoordinationServiceImpl::KvSet(grpc::CallbackServerContext* ctx,
-                                                         const KvSetRequest* req, KvSetResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  if (Refused(ctx, reactor, method::kKvSet)) return reactor;
+void CoordinationServiceImpl::KvSet(const KvSetRequest& req, KvSetResponse* resp, PendingCall* call) {
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
-  state_.KvSet(req->key(), req->value());
+  state_.KvSet(req.key(), req.value());
   WakePollsLocked(&finish);
-  finish.Add(reactor);
-  return reactor;
+  finish.Add(call);
 }
 
-grpc::ServerUnaryReactor* CoordinationServiceImpl::KvGet(grpc::CallbackServerContext* ctx,
-                                                         const KvGetRequest* req, KvGetResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  if (Refused(ctx, reactor, method::kKvGet)) return reactor;
+void CoordinationServiceImpl::KvGet(const KvGetRequest& req, KvGetResponse* resp, PendingCall* call) {
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
-  PollLocked(reactor, req->wait_ms(), [this, key = req->key(), resp](bool expired) {
+  PollLocked(call, req.wait_ms(), [this, key = req.key(), resp](bool expired) {
     std::optional<std::string> value = state_.KvGet(key);
     resp->set_found(value.has_value());
     if (value) resp->set_value(std::move(*value));
     return resp->found() || expired;
   }, &finish);
-  return reactor;
 }
 
-grpc::ServerUnaryReactor* CoordinationServiceImpl::Barrier(grpc::CallbackServerContext* ctx,
-                                                           const BarrierRequest* req,
-                                                           BarrierResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  if (Refused(ctx, reactor, method::kBarrier)) return reactor;
+void CoordinationServiceImpl::Barrier(const BarrierRequest& req, BarrierResponse* resp, PendingCall* call) {
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
-  Status s = state_.ArriveAtBarrier(req->name(), req->task());
+  Status s = state_.ArriveAtBarrier(req.name(), req.task());
   if (!s.ok()) {
-    finish.Add(reactor, ToGrpcStatus(s));
-    return reactor;
+    finish.Add(call, ToGrpcStatus(s));
+    return;
   }
   WakePollsLocked(&finish);  // this arrival may complete the barrier for the others
-  PollLocked(reactor, req->wait_ms(), [this, name = req->name(), resp](bool expired) {
+  PollLocked(call, req.wait_ms(), [this, name = req.name(), resp](bool expired) {
     std::vector<std::string> missing = state_.MissingAtBarrier(name);
     resp->set_num_tasks(static_cast<uint32_t>(state_.expected_tasks().size()));
     resp->set_passed(missing.empty());
@@ -225,19 +195,14 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Barrier(grpc::CallbackServerC
     for (auto& t : missing) resp->add_missing_tasks(std::move(t));
     return resp->passed() || expired;
   }, &finish);
-  return reactor;
 }
 
-grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServerContext* ctx,
-                                                             const HeartbeatRequest* req,
-                                                             HeartbeatResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  if (Refused(ctx, reactor, method::kHeartbeat)) return reactor;
+void CoordinationServiceImpl::Heartbeat(const HeartbeatRequest& req, HeartbeatResponse* resp, PendingCall* call) {
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
   Clock::time_point now = Clock::now();
   DiscountOwnAbsenceLocked(now);  // before this heartbeat counts, so that it is not moved
-  Status s = state_.Heartbeat(req->task(), req->incarnation(), now);
+  Status s = state_.Heartbeat(req.task(), req.incarnation(), now);
   if (s.ok()) {
     DetectFailuresLocked(now);  // do not wait for the timer to notice
     for (const auto& f : state_.failed_tasks()) {
@@ -249,44 +214,34 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Heartbeat(grpc::CallbackServe
     resp->set_generation_broken(state_.generation_broken());
     if (state_.generation_broken()) resp->set_broken_reason(state_.broken_reason());
   }
-  finish.Add(reactor, ToGrpcStatus(s));
-  return reactor;
+  finish.Add(call, ToGrpcStatus(s));
 }
 
-grpc::ServerUnaryReactor* CoordinationServiceImpl::Shutdown(grpc::CallbackServerContext* ctx,
-                                                            const ShutdownRequest* req,
-                                                            ShutdownResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  if (Refused(ctx, reactor, method::kShutdown)) return reactor;
+void CoordinationServiceImpl::Shutdown(const ShutdownRequest& req, ShutdownResponse* resp, PendingCall* call) {
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
-  Status s = state_.Shutdown(req->task());
+  Status s = state_.Shutdown(req.task());
   if (s.ok()) {
-    RT_LOG(INFO) << req->task() << " shut down; still running: "
+    RT_LOG(INFO) << req.task() << " shut down; still running: "
                  << (state_.MissingShutdowns().empty() ? "none" : JoinTasks(state_.MissingShutdowns()));
     shutdown_cv_.notify_all();
     WakePollsLocked(&finish);  // the job is finished: parked rendezvous calls learn it now
   }
-  finish.Add(reactor, ToGrpcStatus(s));
-  return reactor;
+  finish.Add(call, ToGrpcStatus(s));
 }
 
-grpc::ServerUnaryReactor* CoordinationServiceImpl::Rendezvous(grpc::CallbackServerContext* ctx,
-                                                              const RendezvousRequest* req,
-                                                              RendezvousResponse* resp) {
-  auto* reactor = ctx->DefaultReactor();
-  if (Refused(ctx, reactor, method::kRendezvous)) return reactor;
+void CoordinationServiceImpl::Rendezvous(const RendezvousRequest& req, RendezvousResponse* resp, PendingCall* call) {
   FinishList finish;
   std::lock_guard<std::mutex> lock(mu_);
-  Status s = state_.ArriveAtRendezvous(req->task(), req->incarnation(), req->last_generation(), req->reason());
+  Status s = state_.ArriveAtRendezvous(req.task(), req.incarnation(), req.last_generation(), req.reason());
   if (!s.ok()) {
-    finish.Add(reactor, ToGrpcStatus(s));
-    return reactor;
+    finish.Add(call, ToGrpcStatus(s));
+    return;
   }
   // This arrival may have formed the generation: every parked rendezvous is answered.
   WakePollsLocked(&finish);
-  PollLocked(reactor, req->wait_ms(),
-             [this, task = req->task(), last = req->last_generation(), resp](bool expired) {
+  PollLocked(call, req.wait_ms(),
+             [this, task = req.task(), last = req.last_generation(), resp](bool expired) {
                RendezvousInfo info = state_.RendezvousStatus(task, last);
                resp->set_num_tasks(static_cast<uint32_t>(state_.expected_tasks().size()));
                resp->set_formed(info.formed);
@@ -297,7 +252,6 @@ grpc::ServerUnaryReactor* CoordinationServiceImpl::Rendezvous(grpc::CallbackServ
                return info.formed || info.job_finished || expired;
              },
              &finish);
-  return reactor;
 }
 
 }  // namespace ringtrain::coordination

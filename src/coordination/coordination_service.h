@@ -1,16 +1,14 @@
-// The gRPC side of the coordination service: a callback service whose handlers never
-// block. Long polls (KvGet, Barrier, Rendezvous) that cannot be answered at once are
-// parked in a list and finished when a state change satisfies them or their wait
-// (capped at kMaxPollWait) passes; a timer thread handles expiry and heartbeat
-// failure detection.
-//
-// Every handler starts with guard_.Check (call_guard.h): a refused call is finished at
-// once and touches nothing else.
+// The handlers of the coordination service, whose calls reach them through
+// service_front.h (which has already checked the caller's proof and address and parsed
+// the request). Handlers never block. Long polls (KvGet, Barrier, Rendezvous) that
+// cannot be answered at once are parked in a list and answered when a state change
+// satisfies them or their wait (capped at kMaxPollWait) passes; a timer thread handles
+// expiry and heartbeat failure detection.
 //
 // Threading: handlers run on gRPC's callback threads; state is guarded by mu_.
-// grpc::ServerUnaryReactor::Finish is never called with mu_ held.
-// Lifetime: owned by CoordinationServer; must outlive the grpc::Server it is
-// registered with. Stop() before destroying the grpc::Server.
+// PendingCall::Answer is never called with mu_ held.
+// Lifetime: owned by CoordinationServer; must outlive the grpc::Server whose calls it
+// answers. Stop() before destroying the grpc::Server.
 #pragma once
 
 #include <chrono>
@@ -23,9 +21,10 @@
 
 #include "common/deadline.h"
 #include "common/status.h"
-#include "coordination/call_guard.h"
+#include <grpcpp/support/status.h>
+
 #include "coordination/service_state.h"
-#include "proto/coordination.grpc.pb.h"
+#include "proto/coordination.pb.h"
 
 namespace ringtrain::coordination {
 
@@ -37,10 +36,20 @@ inline constexpr std::chrono::milliseconds kMaxPollWait{2000};
 // before it is read in full.
 inline constexpr int kMaxMessageBytes = 32 << 20;
 
-class CoordinationServiceImpl final : public CoordinationService::CallbackService {
+// One call being served. The handler fills the response it was given and answers the
+// call exactly once, from any thread; the call (and its response) live until then.
+class PendingCall {
  public:
-  CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout, CallGuardOptions guard);
-  ~CoordinationServiceImpl() override;  // Stop()s; never throws
+  virtual void Answer(grpc::Status status) = 0;
+
+ protected:
+  ~PendingCall() = default;
+};
+
+class CoordinationServiceImpl final {
+ public:
+  CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout);
+  ~CoordinationServiceImpl();  // Stop()s; never throws
 
   void StartTimer();
   // Finishes every parked long poll with UNAVAILABLE, answers later ones the same way,
@@ -49,20 +58,13 @@ class CoordinationServiceImpl final : public CoordinationService::CallbackServic
   // Blocks until every expected task called Shutdown, the deadline passes, or Stop().
   Status WaitForShutdown(Deadline deadline);
 
-  grpc::ServerUnaryReactor* Register(grpc::CallbackServerContext* ctx, const RegisterRequest* req,
-                                     RegisterResponse* resp) override;
-  grpc::ServerUnaryReactor* KvSet(grpc::CallbackServerContext* ctx, const KvSetRequest* req,
-                                  KvSetResponse* resp) override;
-  grpc::ServerUnaryReactor* KvGet(grpc::CallbackServerContext* ctx, const KvGetRequest* req,
-                                  KvGetResponse* resp) override;
-  grpc::ServerUnaryReactor* Barrier(grpc::CallbackServerContext* ctx, const BarrierRequest* req,
-                                    BarrierResponse* resp) override;
-  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* ctx, const HeartbeatRequest* req,
-                                      HeartbeatResponse* resp) override;
-  grpc::ServerUnaryReactor* Shutdown(grpc::CallbackServerContext* ctx, const ShutdownRequest* req,
-                                     ShutdownResponse* resp) override;
-  grpc::ServerUnaryReactor* Rendezvous(grpc::CallbackServerContext* ctx, const RendezvousRequest* req,
-                                       RendezvousResponse* resp) override;
+  void Register(const RegisterRequest& req, RegisterResponse* resp, PendingCall* call);
+  void KvSet(const KvSetRequest& req, KvSetResponse* resp, PendingCall* call);
+  void KvGet(const KvGetRequest& req, KvGetResponse* resp, PendingCall* call);
+  void Barrier(const BarrierRequest& req, BarrierResponse* resp, PendingCall* call);
+  void Heartbeat(const HeartbeatRequest& req, HeartbeatResponse* resp, PendingCall* call);
+  void Shutdown(const ShutdownRequest& req, ShutdownResponse* resp, PendingCall* call);
+  void Rendezvous(const RendezvousRequest& req, RendezvousResponse* resp, PendingCall* call);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -71,13 +73,13 @@ class CoordinationServiceImpl final : public CoordinationService::CallbackServic
   // with expired == true it must fill a "not yet" answer and return true.
   using PollCheck = std::function<bool(bool expired)>;
   struct ParkedPoll {
-    grpc::ServerUnaryReactor* reactor;
+    PendingCall* call;
     Clock::time_point expiry;
     PollCheck check;
   };
 
   // Answers the poll now if `check` allows, else parks it. Requires mu_.
-  void PollLocked(grpc::ServerUnaryReactor* reactor, uint32_t wait_ms, PollCheck check, FinishList* finish);
+  void PollLocked(PendingCall* call, uint32_t wait_ms, PollCheck check, FinishList* finish);
   // After a state change: answers every parked poll that is now satisfied. Requires mu_.
   void WakePollsLocked(FinishList* finish);
   void DetectFailuresLocked(Clock::time_point now);
@@ -85,15 +87,11 @@ class CoordinationServiceImpl final : public CoordinationService::CallbackServic
   void DiscountOwnAbsenceLocked(Clock::time_point now);
   void TimerLoop();
 
-  // Finishes the call with the guard's refusal and returns true if it is refused.
-  bool Refused(grpc::CallbackServerContext* ctx, grpc::ServerUnaryReactor* reactor, std::string_view method);
-
   const std::chrono::milliseconds heartbeat_timeout_;
   const std::chrono::milliseconds failure_check_period_;
   // When failures were last checked (guarded by mu_): a gap much longer than the
   // period is time this process did not run (DetectFailuresLocked).
   std::optional<Clock::time_point> last_check_;
-  CallGuard guard_;  // thread-safe; used without mu_
   std::mutex mu_;
   std::condition_variable timer_cv_;     // wakes the timer: new poll or Stop()
   std::condition_variable shutdown_cv_;  // wakes WaitForShutdown

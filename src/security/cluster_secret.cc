@@ -25,6 +25,13 @@ std::string HmacSha256(std::string_view key, std::string_view message) {
   return std::string(reinterpret_cast<const char*>(out), len);
 }
 
+std::string Sha256(std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr);
+  return std::string(reinterpret_cast<const char*>(out), len);
+}
+
 bool ConstantTimeEqual(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }

@@ -23,6 +23,8 @@ namespace ringtrain::security {
 
 // HMAC-SHA256 (RFC 2104) of `message` under `key`: 32 raw bytes.
 std::string HmacSha256(std::string_view key, std::string_view message);
+// SHA-256 of `data`: 32 raw bytes (the digest of a request body a proof covers).
+std::string Sha256(std::string_view data);
 // Equality in time independent of where the strings differ (for proofs).
 bool ConstantTimeEqual(std::string_view a, std::string_view b);
 // n cryptographically random bytes (OpenSSL's RAND_bytes), for challenges.

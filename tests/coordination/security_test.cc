@@ -35,25 +35,33 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 
 // ---- the proof ------------------------------------------------------------------
 
-TEST(CallAuthTest, TokenHasTimestampTaskAndHexProof) {
-  std::string token = MakeAuthToken(Secret(), "worker:1", method::kRegister, kNow);
-  EXPECT_EQ(token.rfind("1700000000000.worker:1.", 0), 0u) << token;
+const std::string kBody = "a request's bytes";
+const std::string kNonce = "00112233445566778899aabbccddeeff";
+
+TEST(CallAuthTest, TokenHasTimestampTaskNonceBodyDigestAndHexProof) {
+  std::string token = MakeAuthToken(Secret(), "worker:1", method::kRegister, kBody, kNow, kNonce);
+  const std::string digest = security::Hex(security::Sha256(kBody));
+  const std::string signed_part = "1700000000000.worker:1." + kNonce + "." + digest;
+  EXPECT_EQ(token.rfind(signed_part + ".", 0), 0u) << token;
   std::string hex = token.substr(token.rfind('.') + 1);
   EXPECT_EQ(hex.size(), 64u);  // HMAC-SHA256
-  EXPECT_EQ(hex, security::Hex(Secret().Proof("grpc", "1700000000000.worker:1." + std::string(method::kRegister))));
+  EXPECT_EQ(hex, security::Hex(Secret().Proof("grpc", signed_part + "." + std::string(method::kRegister))));
   EXPECT_FALSE(Contains(token, kSecretText));
-  EXPECT_TRUE(MakeAuthToken(security::ClusterSecret(), "worker:1", method::kRegister, kNow).empty());
+  EXPECT_TRUE(MakeAuthToken(security::ClusterSecret(), "worker:1", method::kRegister, kBody, kNow).empty());
+  // Without a nonce of its own, every token gets a fresh random one.
+  EXPECT_NE(MakeAuthToken(Secret(), "worker:1", method::kRegister, kBody, kNow),
+            MakeAuthToken(Secret(), "worker:1", method::kRegister, kBody, kNow));
 }
 
 TEST(CallAuthTest, ValidTokenPassesWithinTheSkew) {
-  std::string token = MakeAuthToken(Secret(), "chief:0", method::kKvGet, kNow);
+  std::string token = MakeAuthToken(Secret(), "chief:0", method::kKvGet, kBody, kNow);
   EXPECT_TRUE(CheckAuthToken(Secret(), token, method::kKvGet, kNow).ok);
   EXPECT_TRUE(CheckAuthToken(Secret(), token, method::kKvGet, kNow + 299'000).ok);
   EXPECT_TRUE(CheckAuthToken(Secret(), token, method::kKvGet, kNow - 299'000).ok);
 }
 
 TEST(CallAuthTest, ClockSkewBeyondFiveMinutesIsRefused) {
-  std::string token = MakeAuthToken(Secret(), "chief:0", method::kKvGet, kNow);
+  std::string token = MakeAuthToken(Secret(), "chief:0", method::kKvGet, kBody, kNow);
   AuthCheck late = CheckAuthToken(Secret(), token, method::kKvGet, kNow + 301'000);
   EXPECT_FALSE(late.ok);
   EXPECT_TRUE(Contains(late.reason, "behind the chief's")) << late.reason;
@@ -63,7 +71,7 @@ TEST(CallAuthTest, ClockSkewBeyondFiveMinutesIsRefused) {
 }
 
 TEST(CallAuthTest, WrongSecretOtherMethodOrEditedTokenIsRefused) {
-  std::string token = MakeAuthToken(Secret(), "worker:0", method::kRegister, kNow);
+  std::string token = MakeAuthToken(Secret(), "worker:0", method::kRegister, kBody, kNow);
   AuthCheck wrong = CheckAuthToken(Secret("another secret of 32 bytes......"), token, method::kRegister, kNow);
   EXPECT_FALSE(wrong.ok);
   EXPECT_EQ(wrong.reason, "wrong cluster secret");
@@ -81,8 +89,13 @@ TEST(CallAuthTest, WrongSecretOtherMethodOrEditedTokenIsRefused) {
 TEST(CallAuthTest, MissingOrMalformedTokenIsRefused) {
   EXPECT_EQ(CheckAuthToken(Secret(), std::nullopt, method::kRegister, kNow).reason, "missing cluster secret proof");
   EXPECT_EQ(CheckAuthToken(Secret(), "", method::kRegister, kNow).reason, "missing cluster secret proof");
-  for (std::string bad : {"garbage", "1.2", "x.worker:0.00", "1700000000000.worker:0.zz",
-                          "1700000000000..abcd", "1700000000000.WORKER\n0.abcd"}) {
+  const std::string n = kNonce, d = security::Hex(security::Sha256(kBody)), p(64, 'a');
+  for (std::string bad : {std::string("garbage"), std::string("1.2"), "x.worker:0." + n + "." + d + "." + p,
+                          "1700000000000.worker:0." + n + "." + d + ".zz", "1700000000000.." + n + "." + d + "." + p,
+                          "1700000000000.WORKER\n0." + n + "." + d + "." + p,
+                          "1700000000000.worker:0." + n.substr(2) + "." + d + "." + p,  // short nonce
+                          "1700000000000.worker:0." + n + "." + d.substr(2) + "." + p,  // short digest
+                          "1700000000000.worker:0." + d + "." + p}) {                  // no nonce
     AuthCheck r = CheckAuthToken(Secret(), bad, method::kRegister, kNow);
     EXPECT_FALSE(r.ok) << bad;
     EXPECT_EQ(r.reason, "malformed cluster secret proof") << bad;
@@ -169,7 +182,7 @@ CallGuardOptions GuardOptions(std::vector<std::string> hosts) {
 
 TEST(CallGuardTest, SecretThenAddress) {
   CallGuard guard(GuardOptions({"10.0.0.1", "10.0.0.2"}));
-  std::string good = MakeAuthToken(Secret(), "worker:1", method::kBarrier, kNow);
+  std::string good = MakeAuthToken(Secret(), "worker:1", method::kBarrier, kBody, kNow);
   EXPECT_TRUE(guard.Check("ipv4:10.0.0.2:41000", good, method::kBarrier, kNow).ok());
 
   grpc::Status no_proof = guard.Check("ipv4:10.0.0.2:41000", std::nullopt, method::kBarrier, kNow);
@@ -177,7 +190,8 @@ TEST(CallGuardTest, SecretThenAddress) {
   EXPECT_TRUE(Contains(no_proof.error_message(), "cluster secret")) << no_proof.error_message();
 
   // A stranger with a wrong secret learns nothing about addresses: the secret comes first.
-  std::string bad = MakeAuthToken(Secret("a stranger's guess at the secret"), "worker:1", method::kBarrier, kNow);
+  std::string bad =
+      MakeAuthToken(Secret("a stranger's guess at the secret"), "worker:1", method::kBarrier, kBody, kNow);
   EXPECT_EQ(guard.Check("ipv4:10.0.0.9:41000", bad, method::kBarrier, kNow).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
 
@@ -193,7 +207,7 @@ TEST(CallGuardTest, AddressCheckCanBeTurnedOff) {
   CallGuardOptions o = GuardOptions({"10.0.0.1"});
   o.check_peer_address = false;
   CallGuard guard(std::move(o));
-  std::string good = MakeAuthToken(Secret(), "worker:1", method::kKvSet, kNow);
+  std::string good = MakeAuthToken(Secret(), "worker:1", method::kKvSet, kBody, kNow);
   EXPECT_TRUE(guard.Check("ipv4:192.0.2.7:41000", good, method::kKvSet, kNow).ok());
   EXPECT_EQ(guard.Check("ipv4:192.0.2.7:41000", std::nullopt, method::kKvSet, kNow).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
@@ -201,7 +215,8 @@ TEST(CallGuardTest, AddressCheckCanBeTurnedOff) {
 
 TEST(CallGuardTest, RefusalsAreLoggedOncePerCallerWithoutTheProof) {
   CallGuard guard(GuardOptions({"127.0.0.1"}));
-  std::string bad = MakeAuthToken(Secret("a stranger's guess at the secret"), "worker:1", method::kKvGet, kNow);
+  std::string bad =
+      MakeAuthToken(Secret("a stranger's guess at the secret"), "worker:1", method::kKvGet, kBody, kNow);
   ::testing::internal::CaptureStderr();
   for (int i = 0; i < 5; ++i) {
     guard.Check("ipv4:127.0.0.1:" + std::to_string(40000 + i), bad, method::kKvGet, kNow);
@@ -299,9 +314,10 @@ TEST(SecuredServiceTest, RawStubWithoutMetadataOrWithAReplayedProofIsUnauthentic
     // A valid proof for Heartbeat does not open KvSet.
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    ctx.AddMetadata(kAuthMetadataKey, MakeAuthToken(Secret(), "worker:0", method::kHeartbeat, UnixMillisNow()));
     KvSetRequest req;
     req.set_key("x");
+    ctx.AddMetadata(kAuthMetadataKey,
+                    MakeAuthToken(Secret(), "worker:0", method::kHeartbeat, req.SerializeAsString(), UnixMillisNow()));
     KvSetResponse resp;
     EXPECT_EQ(stub->KvSet(&ctx, req, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   }
@@ -309,9 +325,10 @@ TEST(SecuredServiceTest, RawStubWithoutMetadataOrWithAReplayedProofIsUnauthentic
     // The same with its own method's proof is served: the method names match the wire.
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    ctx.AddMetadata(kAuthMetadataKey, MakeAuthToken(Secret(), "worker:0", method::kKvSet, UnixMillisNow()));
     KvSetRequest req;
     req.set_key("x");
+    ctx.AddMetadata(kAuthMetadataKey,
+                    MakeAuthToken(Secret(), "worker:0", method::kKvSet, req.SerializeAsString(), UnixMillisNow()));
     KvSetResponse resp;
     grpc::Status s = stub->KvSet(&ctx, req, &resp);
     EXPECT_TRUE(s.ok()) << s.error_message();

@@ -9,8 +9,12 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <iostream>
+#include <future>
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include "coordination/call_auth.h"
@@ -53,37 +57,38 @@ std::vector<grpc::StatusCode> StrangerCalls(const std::shared_ptr<grpc::Channel>
   auto stub = coordination::CoordinationService::NewStub(channel);
   std::vector<grpc::StatusCode> codes;
   auto secret = security::ClusterSecret::FromValue(token_secret);
-  auto prepare = [&](grpc::ClientContext* ctx, const char* method) {
+  auto prepare = [&](grpc::ClientContext* ctx, const char* method, const google::protobuf::MessageLite& req) {
     ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     if (secret.ok()) {
       ctx->AddMetadata(coordination::kAuthMetadataKey,
-                       coordination::MakeAuthToken(*secret, "worker:1", method, coordination::UnixMillisNow()));
+                       coordination::MakeAuthToken(*secret, "worker:1", method, req.SerializeAsString(),
+                                                   coordination::UnixMillisNow()));
     }
   };
   for (int i = 0; i < 3; ++i) {
     {
       grpc::ClientContext ctx;
-      prepare(&ctx, coordination::method::kKvSet);
       coordination::KvSetRequest req;
       req.set_key("ring/0/rank1");  // what a stranger would poison: a data-plane endpoint
       req.set_value("127.0.0.1:1");
+      prepare(&ctx, coordination::method::kKvSet, req);
       coordination::KvSetResponse resp;
       codes.push_back(stub->KvSet(&ctx, req, &resp).error_code());
     }
     {
       grpc::ClientContext ctx;
-      prepare(&ctx, coordination::method::kKvGet);
       coordination::KvGetRequest req;
       req.set_key("ring/0/rank0");
+      prepare(&ctx, coordination::method::kKvGet, req);
       coordination::KvGetResponse resp;
       codes.push_back(stub->KvGet(&ctx, req, &resp).error_code());
     }
     {
       grpc::ClientContext ctx;
-      prepare(&ctx, coordination::method::kRegister);
       coordination::RegisterRequest req;
       req.set_task("worker:1");
       req.set_incarnation(99);
+      prepare(&ctx, coordination::method::kRegister, req);
       coordination::RegisterResponse resp;
       codes.push_back(stub->Register(&ctx, req, &resp).error_code());
     }
@@ -151,6 +156,65 @@ TEST(SecurityTest, StrangerWithAWrongSecretIsRefusedAndChangesNothing) {
   EXPECT_TRUE(Contains(visited.chief.output, "cluster secret: fingerprint " + fp)) << visited.chief.output;
   EXPECT_TRUE(Contains(visited.worker.output, "cluster secret: fingerprint " + fp)) << visited.worker.output;
   for (const auto* r : {&quiet.chief, &quiet.worker, &visited.chief, &visited.worker}) ExpectNoSecretIn(r->output);
+}
+
+// A /proc/<pid>/status field in KiB ("VmRSS", "VmHWM"); -1 if unreadable.
+long StatusKb(int pid, const std::string& field) {
+  for (const std::string& line : Lines(ReadFileOrEmpty("/proc/" + std::to_string(pid) + "/status"))) {
+    if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
+  }
+  return -1;
+}
+
+// Sends `body` as one request without any proof to the chief's Register (the method
+// with the largest legal message), gzip-compressed (a gigabyte of one byte repeated is a
+// few MB on the wire, and a receiver that reads it inflates it); returns the status.
+grpc::Status SendUnauthenticated(int port, const grpc::Slice& body) {
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(-1);
+  grpc::GenericStub stub(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                                   grpc::InsecureChannelCredentials(), args));
+  grpc::ByteBuffer request(&body, 1), response;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, coordination::method::kRegister, grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) { done.set_value(std::move(s)); });
+  return done.get_future().get();  // bounded by the context's deadline
+}
+
+// Issue 14: one unauthenticated 1 GB message took the chief from 256 MB to 1,318 MB
+// (and left it at 611 MB). It is refused on its headers now, before its body is read:
+// the chief's peak memory does not move, and it goes on training. (The job is long and
+// stopped by the test: gzip-compressing the gigabyte takes the client seconds.)
+TEST(SecurityTest, AnUnauthenticatedGigabyteCostsTheChiefNothing) {
+  grpc::Slice gigabyte(size_t{1} << 30);  // filled in place: the test process holds one copy
+  std::memset(const_cast<uint8_t*>(gigabyte.begin()), 'x', gigabyte.size());
+  TempDir tmp;
+  std::string job = WriteJob(tmp.path(), 100000);  // training all along; stopped below
+  auto ports = FreePorts(2);
+  Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0, kSecret));
+  Process worker(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1, kSecret));
+  ASSERT_TRUE(chief.WaitForOutput("Epoch 2/100000", 120));
+  const long peak_before = StatusKb(chief.pid(), "VmHWM");
+  ASSERT_GT(peak_before, 0);
+  grpc::Status s = SendUnauthenticated(ports[0], gigabyte);
+  const long peak_after = StatusKb(chief.pid(), "VmHWM");
+  const long rss_after = StatusKb(chief.pid(), "VmRSS");
+  std::cout << "chief's peak RSS " << peak_before << " KiB -> " << peak_after << " KiB, RSS after " << rss_after
+            << " KiB\n";
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAUTHENTICATED) << s.error_message();
+  ASSERT_GT(peak_after, 0) << "the chief is gone";
+  // A refusal costs a few KB of headers; 16 MB leaves room for what training itself
+  // allocates meanwhile, and is 1/64 of what the message would have cost.
+  EXPECT_LT(peak_after - peak_before, 16 * 1024);
+  // Refused and logged; the chief is still there (peak_after > 0) and still training.
+  EXPECT_TRUE(chief.WaitForOutput("refused a coordination call from 127.0.0.1: missing cluster secret proof", 30));
+  chief.Kill(SIGKILL);
+  worker.Kill(SIGKILL);
+  chief.Wait(30);
+  worker.Wait(30);
 }
 
 TEST(SecurityTest, ABadSecretStopsTheWorkerAtStart) {
