@@ -50,6 +50,18 @@ inline nlohmann::json RecoveryJob(const std::string& dir, int save_freq) {
   return job;
 }
 
+// RecoveryJob's model (conv 16 and dense 128 on 16x16: 100,548 weights, so the
+// all-reduce takes its large path) for 8 steps, without backups: the jobs whose model
+// bytes are compared across transports and placements.
+inline nlohmann::json ShortBitsJob(const std::string& dir) {
+  auto job = RecoveryJob(dir, 1);
+  job.erase("backup_and_restore");
+  job["epochs"] = 2;
+  job["steps_per_epoch"] = 4;
+  job["batch_size_per_worker"] = 16;
+  return job;
+}
+
 // TF_CONFIG for worker `index` of a cluster of workers on 127.0.0.1 `ports`.
 inline std::string LoopbackTfConfig(const std::vector<int>& ports, int index) {
   nlohmann::json cluster = {{"worker", nlohmann::json::array()}};

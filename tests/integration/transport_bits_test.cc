@@ -14,15 +14,6 @@
 namespace ringtrain::testing {
 namespace {
 
-// RecoveryJob's model (conv 16 and dense 128 on 16x16: 100,548 weights) for a few steps.
-nlohmann::json Job(const std::string& dir) {
-  auto job = RecoveryJob(dir, 1);
-  job.erase("backup_and_restore");
-  job["epochs"] = 2;
-  job["steps_per_epoch"] = 4;
-  job["batch_size_per_worker"] = 16;
-  return job;
-}
 
 struct Trained {
   ProcessResult result;
@@ -31,7 +22,7 @@ struct Trained {
 
 Trained Launch(int workers, bool tcp) {
   TempDir tmp;
-  WriteFile(tmp.path() + "/job.json", Job(tmp.path()).dump());
+  WriteFile(tmp.path() + "/job.json", ShortBitsJob(tmp.path()).dump());
   std::map<std::string, std::string> env = {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}};
   env["RINGTRAIN_TRANSPORT"] = tcp ? "tcp" : "auto";
   Process p(RingtrainBinary(), {"launch", "--workers", std::to_string(workers), "--job", tmp.path() + "/job.json"},

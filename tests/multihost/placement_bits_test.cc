@@ -27,15 +27,6 @@ constexpr int kHosts = 3;
 constexpr int kBasePort = 2222;  // each namespace has its own ports; workers on one host take the next ones
 constexpr double kRunTimeoutS = 180;
 
-// RecoveryJob's model (100,548 weights) for a few steps.
-nlohmann::json Job(const std::string& dir) {
-  auto job = RecoveryJob(dir, 1);
-  job.erase("backup_and_restore");
-  job["epochs"] = 2;
-  job["steps_per_epoch"] = 4;
-  job["batch_size_per_worker"] = 16;
-  return job;
-}
 
 // A placement: placement[i] is the host of worker i.
 using Placement = std::vector<int>;
@@ -76,7 +67,7 @@ class MultiHostPlacementTest : public ::testing::Test {
   // Runs the job with worker i on host placement[i], each bound to its TF_CONFIG address.
   Trained Train(const Placement& placement) {
     TempDir tmp;
-    WriteFile(tmp.path() + "/job.json", Job(tmp.path()).dump());
+    WriteFile(tmp.path() + "/job.json", ShortBitsJob(tmp.path()).dump());
     nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
     std::map<int, int> next_port;
     std::string hosts_list;
