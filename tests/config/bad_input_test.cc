@@ -18,13 +18,7 @@
 namespace ringtrain::config {
 namespace {
 
-// "'path'" (built by appending: gcc 12 warns falsely (-Wrestrict) on "'" + temporary).
-std::string Quoted(const std::string& path) {
-  std::string s = "'";
-  s += path;
-  s += "'";
-  return s;
-}
+using ::ringtrain::testing::Quoted;
 
 const char kJob[] = R"({
   "model": {"input_shape": [4], "layers": [{"type": "dense", "units": 2}]},

@@ -16,13 +16,7 @@
 namespace ringtrain::data {
 namespace {
 
-// "'path'" (built by appending: gcc 12 warns falsely (-Wrestrict) on "'" + temporary).
-std::string Quoted(const std::string& path) {
-  std::string s = "'";
-  s += path;
-  s += "'";
-  return s;
-}
+using ::ringtrain::testing::Quoted;
 
 using json = nlohmann::json;
 using testing::Gzip;

@@ -38,4 +38,13 @@ class TempDir {
   std::string path_;
 };
 
+// "'path'", as error messages quote paths (built by appending: gcc 12 warns falsely
+// (-Wrestrict) on "'" + a temporary string).
+inline std::string Quoted(const std::string& path) {
+  std::string s = "'";
+  s += path;
+  s += "'";
+  return s;
+}
+
 }  // namespace ringtrain::testing
