@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
 #include <thread>
@@ -174,23 +175,32 @@ TEST(RecoveryTest, RestartModeExitsEveryTaskAndResumes) {
   }
 }
 
-// Stops task `victim` (SIGSTOP: it keeps its sockets open, so only heartbeats can
-// tell), expects `watcher` to report `report`, then replaces the victim; the job goes
-// on to the uninterrupted run's model.
-void HangThenReplace(int victim, int watcher, const std::string& report) {
+// Runs the job on 2 workers, stops task `victim` (SIGSTOP: it keeps its sockets open,
+// so only heartbeats can tell) after the backup of step 60, calls `then(cluster)`, and
+// expects every task to end well with the uninterrupted run's model. Returns the results.
+std::vector<ProcessResult> StopMidRun(int victim, const std::function<void(Cluster&)>& then) {
   TempDir tmp;
   auto job = RecoveryJob(tmp.path(), 5);
   const std::string reference = Reference(RecoveryJob("REF", 5), 2);
   WriteFile(tmp.path() + "/job.json", job.dump());
   Cluster c(tmp.path() + "/job.json", 2);
-  ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
+  EXPECT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120)) << "no backup of step 60";
   c.Kill(victim, SIGSTOP);
-  EXPECT_TRUE(c[watcher].WaitForOutput(report, 30)) << "the hung task was not detected";
-  c.Kill(victim);  // SIGKILL works on a stopped process
-  c.Start(victim);
+  then(c);
   auto results = c.WaitAll(180);
   ExpectAllOk(results);
-  EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference);
+  EXPECT_TRUE(ReadFileOrEmpty(tmp.path() + "/model.safetensors") == reference)
+      << "the model differs from the uninterrupted run's";
+  return results;
+}
+
+// Stops `victim`, expects `watcher` to report `report`, then replaces the victim.
+void HangThenReplace(int victim, int watcher, const std::string& report) {
+  StopMidRun(victim, [&](Cluster& c) {
+    EXPECT_TRUE(c[watcher].WaitForOutput(report, 30)) << "the hung task was not detected";
+    c.Kill(victim);  // SIGKILL works on a stopped process
+    c.Start(victim);
+  });
 }
 
 // The chief names the hung worker.
@@ -203,20 +213,11 @@ TEST(RecoveryTest, HungChiefIsNoticedAndReplaced) { HangThenReplace(0, 1, "lost 
 // silence does not count against the worker, whose heartbeats it could not read. Nobody
 // is declared failed, nobody exits, and the job ends with the uninterrupted run's model.
 TEST(RecoveryTest, StoppedThenResumedChiefKeepsTheHealthyWorker) {
-  TempDir tmp;
-  auto job = RecoveryJob(tmp.path(), 5);
-  const std::string reference = Reference(RecoveryJob("REF", 5), 2);
-  WriteFile(tmp.path() + "/job.json", job.dump());
-  Cluster c(tmp.path() + "/job.json", 2);
-  ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
-  c.Kill(0, SIGSTOP);
-  std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // the heartbeat timeout is 2000 ms
-  c.Kill(0, SIGCONT);
-  auto results = c.WaitAll(180);
-  ExpectAllOk(results);
+  auto results = StopMidRun(0, [](Cluster& c) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // the heartbeat timeout is 2000 ms
+    c.Kill(0, SIGCONT);
+  });
   EXPECT_EQ(results[0].output.find("declaring worker:1 failed"), std::string::npos) << results[0].output;
-  EXPECT_TRUE(ReadFileOrEmpty(tmp.path() + "/model.safetensors") == reference)
-      << "the model differs from the uninterrupted run's";
 }
 
 // Runs a job to the end keeping its backups; returns the backup directory.
