@@ -318,7 +318,12 @@ class Pipeline::Impl {
         s.failed = true;
         claim_stopped_ = true;  // later examples are never needed: Next stops at this batch
       }
-      if (s.done == batch_ || s.inflight == 0 || inflight_ == 0) ready_cv_.notify_all();
+      // Wake Next only when its batch can be ready (complete, or failed with nothing of
+      // it still in flight), and Seek when the last decode under way ended: a wake-up
+      // per example costs two futex calls each, a tenth of a small PNG's decode.
+      if (s.done == batch_ || (s.failed && s.inflight == 0) || (paused_ && inflight_ == 0)) {
+        ready_cv_.notify_all();
+      }
     }
   }
 
