@@ -58,10 +58,14 @@ class CpuEngine final : public Engine {
     return stats_;
   }
 
-  float* GradientBuffer(const collective::Communicator&) override { return model_->grads(); }
+  float* GradientBuffer(const collective::Communicator& comm) override {
+    num_replicas_ = comm.size();
+    return model_->grads();
+  }
 
   Status ApplyUpdate() override {
-    optimizer_->Apply(model_->params(), model_->grads(), model_->num_params());
+    optimizer_->Apply(model_->params(), model_->grads(), model_->num_trainable());
+    model_->ApplyReducedStats(num_replicas_);
     return Status::Ok();
   }
 
@@ -79,6 +83,7 @@ class CpuEngine final : public Engine {
   std::vector<float> grad_logits_;
   int submitted_ = 0;  // examples in images_/labels_ not yet started
   int batch_ = 0;      // examples of the step between StartStep and FinishBackward
+  int num_replicas_ = 1;  // of the all-reduce GradientBuffer was asked for
   nn::LossStats stats_;
 };
 

@@ -60,6 +60,15 @@ class GpuEngine final : public engine::Engine {
 
   Status Init() {
     descs_ = model_->layers();
+    for (size_t i = 0; i < descs_.size(); ++i) {
+      const nn::LayerDesc& d = descs_[i];
+      if (d.inputs != std::vector<int>{static_cast<int>(i) - 1} || d.frozen) {
+        return UnimplementedError("layer '" + d.name + "' (" + d.class_name + "): the GPU engine runs sequential " +
+                                  "models with every weight trainable; this layer " +
+                                  (d.frozen ? "has frozen weights" : "takes another layer's output than the previous") +
+                                  "; set the job's \"device\" to \"cpu\"");
+      }
+    }
     for (const nn::LayerDesc& d : descs_) {
       RT_ASSIGN_OR_RETURN(auto layer, NewGpuLayer(d, ctx_.get()));
       layers_.push_back(std::move(layer));

@@ -27,9 +27,12 @@ StatusOr<std::unique_ptr<GpuLayer>> NewGpuLayer(const nn::LayerDesc& desc, const
       return NewGpuDense(desc, gpu);
     case nn::LayerDesc::Kind::kMaxPool2D:
       return NewGpuMaxPool(desc, gpu);
+    case nn::LayerDesc::Kind::kOther:
+      break;
   }
-  return UnimplementedError("layer '" + desc.name + "' has a kind the GPU engine does not know; set the job's " +
-                            "\"device\" to \"cpu\"");
+  return UnimplementedError("layer '" + desc.name + "' (" + desc.class_name +
+                            ") does not run on the GPU engine yet (it runs Conv2D, MaxPooling2D, Dense, Flatten and "
+                            "Reshape); set the job's \"device\" to \"cpu\"");
 }
 
 }  // namespace ringtrain::gpu

@@ -81,9 +81,17 @@ const float* Conv2D::Forward(const float* in, int batch, bool training) {
 const float* Conv2D::Backward(const float* dout, bool need_din) {
   const size_t outputs = static_cast<size_t>(batch_) * output_size();
   float* dpre = need_din ? EnsureSize(dpre_, outputs) : nullptr;
-  float* scratch = EnsureSize(scratch_, kernels::ConvFilterGradScratch(kg_, filters_, batch_));
-  kernels::ConvFilterGrad(kg_, filters_, x_, out_.data(), dout, batch_, act_ == Activation::kRelu, dkernel_,
-                          use_bias_ ? dbias_ : nullptr, dpre, scratch);
+  float* scratch = nullptr;
+  if (dkernel_ != nullptr) {
+    scratch = EnsureSize(scratch_, kernels::ConvFilterGradScratch(kg_, filters_, batch_));
+    kernels::ConvFilterGrad(kg_, filters_, x_, out_.data(), dout, batch_, act_ == Activation::kRelu, dkernel_,
+                            use_bias_ ? dbias_ : nullptr, dpre, scratch);
+  } else if (need_din) {
+    // Frozen: no filter gradient, only the gradient through the activation.
+    const float* y = out_.data();
+    const bool relu = act_ == Activation::kRelu;
+    for (size_t e = 0; e < outputs; ++e) dpre[e] = relu && !(y[e] > 0.0f) ? 0.0f : dout[e];
+  }
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
   scratch = EnsureSize(scratch_, kernels::ConvInputGradScratch(kg_, filters_, batch_));

@@ -30,7 +30,7 @@ std::vector<ParamSpec> Dense::ParamSpecs() const {
 
 void Dense::BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) {
   kernel_ = params[0];
-  dkernel_ = grads[0];
+  dkernel_ = grads[0];  // null when frozen
   if (use_bias_) {
     bias_ = params[1];
     dbias_ = grads[1];
@@ -60,7 +60,7 @@ const float* Dense::Backward(const float* dout, bool need_din) {
   const size_t nu = static_cast<size_t>(batch_) * units_;
   float* scratch = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, nu);
   const float* d = ActivationBiasBackward(dout, out_.data(), batch_, units_, act_, scratch, use_bias_ ? dbias_ : nullptr);
-  kernels::DenseWeightGrad(x_, d, batch_, in_, units_, dkernel_);
+  if (dkernel_ != nullptr) kernels::DenseWeightGrad(x_, d, batch_, in_, units_, dkernel_);  // null: frozen
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * in_);
   float* t = EnsureSize(scratch_, kernels::DenseInputGradScratch(batch_, units_));

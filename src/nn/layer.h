@@ -30,18 +30,36 @@ std::string ShapeToString(const Shape& shape);
 
 // A parameter tensor a layer asks the model to allocate and initialise.
 struct ParamSpec {
-  enum class Init { kGlorotUniform, kZeros };
-  std::string suffix;          // "kernel" or "bias"; the full name is "<layer>/<suffix>"
+  enum class Init { kGlorotUniform, kZeros, kOnes };
+  std::string suffix;          // Keras' weight name: "kernel", "bias", "gamma", "moving_mean"
   std::vector<int64_t> shape;  // row-major
   Init init = Init::kZeros;
   int64_t fan_in = 0;  // for Glorot
   int64_t fan_out = 0;
+  // false for state a layer keeps but no gradient updates (BatchNormalization's moving
+  // statistics): Keras' non-trainable weights. A frozen layer's weights all count as
+  // non-trainable, whatever this says.
+  bool trainable = true;
+};
+
+// What a layer may need to know about the step it runs in: Dropout and the
+// augmentation layers draw their random numbers from (seed, step, replica), so a run
+// gives the same bits whatever the thread count, and a resumed run the same as one
+// that never stopped.
+struct StepContext {
+  uint64_t seed = 0;     // the job's seed
+  int64_t step = 0;      // updates applied before this one (the optimizer's iterations)
+  int replica = 0;       // this worker's rank
+  int num_replicas = 1;  // workers in the all-reduce
 };
 
 class Layer {
  public:
   Layer(std::string name, Shape input_shape, Shape output_shape)
-      : name_(std::move(name)), input_shape_(std::move(input_shape)), output_shape_(std::move(output_shape)) {}
+      : name_(std::move(name)), input_shapes_{std::move(input_shape)}, output_shape_(std::move(output_shape)) {}
+  // A layer of several inputs (Add, Concatenate, Multiply).
+  Layer(std::string name, std::vector<Shape> input_shapes, Shape output_shape)
+      : name_(std::move(name)), input_shapes_(std::move(input_shapes)), output_shape_(std::move(output_shape)) {}
   virtual ~Layer() = default;
   Layer(const Layer&) = delete;
   Layer& operator=(const Layer&) = delete;
@@ -51,15 +69,43 @@ class Layer {
   virtual const char* class_name() const = 0;
 
   const std::string& name() const { return name_; }
-  const Shape& input_shape() const { return input_shape_; }
+  const Shape& input_shape() const { return input_shapes_[0]; }
+  const std::vector<Shape>& input_shapes() const { return input_shapes_; }
+  int num_inputs() const { return static_cast<int>(input_shapes_.size()); }
   const Shape& output_shape() const { return output_shape_; }
-  int64_t input_size() const { return NumElements(input_shape_); }
+  int64_t input_size() const { return NumElements(input_shapes_[0]); }
   int64_t output_size() const { return NumElements(output_shape_); }
+
+  // Keras' layer.trainable: false freezes every weight of the layer (the model binds no
+  // gradient for them and leaves them out of the all-reduce). Layers whose behaviour
+  // changes with it (BatchNormalization runs in inference mode when frozen, as in
+  // Keras 2+) read trainable(). Set by the model before BindParams.
+  void set_trainable(bool trainable) { trainable_ = trainable; }
+  bool trainable() const { return trainable_; }
+
+  // The step the next Forward runs in; the model points every layer at its own
+  // context, which stays valid for the model's lifetime.
+  void set_context(const StepContext* context) { context_ = context; }
+  const StepContext& context() const { return *context_; }
 
   virtual std::vector<ParamSpec> ParamSpecs() const { return {}; }
   // Points the layer at its tensors inside the model's parameter and gradient
-  // buffers, in ParamSpecs() order. The model owns the memory.
+  // buffers, in ParamSpecs() order. The model owns the memory. A weight that is not
+  // trainable (ParamSpec::trainable false, or the layer frozen) gets a null gradient:
+  // Backward must not compute or write one.
   virtual void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) {}
+
+  // Floats of per-step statistics the layer contributes to the all-reduce (summed over
+  // the replicas with the gradients), e.g. BatchNormalization's batch mean and variance,
+  // from which every replica then updates the same moving statistics: Keras' moving
+  // statistics under MultiWorkerMirroredStrategy are the replicas' mean (ON_READ, MEAN
+  // aggregation), and their update is linear in the batch statistics.
+  virtual size_t ReducedStatsSize() const { return 0; }
+  // Where the layer writes them during a training Forward (inside the model's gradient
+  // buffer, after the gradients).
+  virtual void BindReducedStats(float* stats) {}
+  // After the all-reduce: `sums` holds the replicas' sums of the statistics.
+  virtual void ApplyReducedStats(const float* sums, int num_replicas) {}
 
   // in: [batch, input_shape]. Returns [batch, output_shape]. With `training`, `in`
   // must stay valid until Backward (the model keeps it so).
@@ -69,14 +115,27 @@ class Layer {
   // `need_din`, otherwise nullptr (the first layers of a model skip that work).
   virtual const float* Backward(const float* dout, bool need_din) = 0;
 
+  // Layers of several inputs override these two; the defaults call the one-input pair.
+  // in[k]: [batch, input_shapes()[k]]. Backward writes din[k] (nullptr where
+  // !need_din[k]); each pointer stays valid until this layer's next Forward/Backward.
+  virtual const float* ForwardInputs(const std::vector<const float*>& in, int batch, bool training) {
+    return Forward(in[0], batch, training);
+  }
+  virtual void BackwardInputs(const float* dout, const std::vector<bool>& need_din, std::vector<const float*>* din) {
+    (*din)[0] = Backward(dout, need_din[0]);
+  }
+
   // This layer for another backend: kind, shapes, geometry, activation. The model
-  // fills in the name, the parameter offsets and need_input_grad.
+  // fills in the name, the parameter offsets and need_input_grad. Layers the GPU
+  // engine does not run return Kind::kOther.
   virtual LayerDesc Describe() const = 0;
 
  private:
   std::string name_;
-  Shape input_shape_;
+  std::vector<Shape> input_shapes_;
   Shape output_shape_;
+  bool trainable_ = true;
+  const StepContext* context_ = nullptr;
 };
 
 // Grows `buf` to at least n floats; never shrinks, so steady-state calls do not allocate.

@@ -17,18 +17,35 @@
 namespace ringtrain::nn {
 
 struct Model::Impl {
-  Shape input_shape;
+  internal::LayerGraph graph;
   size_t input_size = 0;
-  std::vector<std::unique_ptr<Layer>> layers;
-  // need_din[i]: some layer before i has parameters, so layer i must pass a gradient back.
-  std::vector<bool> need_din;
-  // first_param[i]: the offset where layer i's parameters start (the total before it).
-  std::vector<size_t> first_param;
+  // need_din[i][k]: layer i must pass a gradient back to its input k (a layer feeding
+  // it has trainable weights). run_backward[i]: layer i's Backward runs at all.
+  std::vector<std::vector<bool>> need_din;
+  std::vector<bool> run_backward;
+  // first_trainable[i]: where layer i's trainable weights start in params()/grads()
+  // (the total of those before it), so after layer i's Backward, grads()[first_trainable[i]
+  // .. num_trainable) are final.
+  std::vector<size_t> first_trainable;
+  std::vector<size_t> first_stat;  // where layer i's reduced statistics start, after the gradients
+  // params: the trainable weights in layer order, then the non-trainable ones (frozen
+  // layers' weights, moving statistics). grads: the trainable weights' gradients, then
+  // the layers' reduced statistics: one buffer for one all-reduce.
   std::vector<float> params, grads;
-  std::vector<ParamInfo> infos;
+  size_t num_trainable = 0, num_stats = 0;
+  std::vector<ParamInfo> infos;  // in layer order, each layer's weights in ParamSpecs() order
+  std::vector<size_t> layer_first_info;  // index into infos of layer i's first weight
+  StepContext context;
   // A training Forward copies its input here: layers keep pointers into it for
   // Backward, and the caller's buffer may be reused before then.
   std::vector<float> input_copy;
+  std::vector<const float*> outputs;  // per layer, of the last Forward
+  // Backward: the gradient w.r.t. each layer's output, and sums for outputs that feed
+  // several layers (a residual connection).
+  std::vector<const float*> dout;
+  std::vector<int> pending;  // contributions still to come per layer
+  std::vector<std::vector<float>> dsum;
+  int batch = 0;  // of the last training Forward
   bool ready_for_backward = false;
   float empty_logits[1] = {0.0f};
 };
@@ -37,64 +54,126 @@ struct Model::Impl {
 Model::Model() : impl_(std::make_unique<Impl>()) {}
 Model::~Model() = default;
 
+namespace {
+
+uint64_t Count(const std::vector<int64_t>& shape) {
+  uint64_t count = 1;  // saturating: absurd shapes must not wrap around to a small count
+  for (int64_t d : shape) count = SatMul(count, static_cast<uint64_t>(d));
+  return count;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_json, uint64_t seed) {
   std::unique_ptr<Model> model(new Model());
   Impl& m = *model->impl_;
-  RT_RETURN_IF_ERROR(internal::BuildModelLayers(model_json, &m.input_shape, &m.layers));
-  m.input_size = static_cast<size_t>(NumElements(m.input_shape));
+  RT_RETURN_IF_ERROR(internal::BuildLayerGraph(model_json, &m.graph));
+  const auto& layers = m.graph.layers;
+  const size_t nl = layers.size();
+  m.input_size = static_cast<size_t>(NumElements(m.graph.input_shape));
 
-  // Lay out every tensor in one buffer, in layer order.
-  std::vector<std::vector<ParamSpec>> specs;
+  // Two passes over the weights: the trainable ones first, in layer order, then the
+  // rest, so the all-reduced gradient buffer is one prefix of the weights'.
+  std::vector<std::vector<ParamSpec>> specs(nl);
+  std::vector<std::vector<bool>> trains(nl);
+  for (size_t l = 0; l < nl; ++l) {
+    specs[l] = layers[l]->ParamSpecs();
+    for (const ParamSpec& s : specs[l]) trains[l].push_back(layers[l]->trainable() && s.trainable);
+  }
+  std::vector<std::vector<size_t>> offsets(nl);
   size_t total = 0;
-  for (const auto& layer : m.layers) {
-    m.first_param.push_back(total);
-    specs.push_back(layer->ParamSpecs());
-    for (const ParamSpec& s : specs.back()) {
-      ParamInfo info;
-      info.name = layer->name() + "/" + s.suffix;
-      info.shape = s.shape;
-      info.offset = total;
-      uint64_t count = 1;  // saturating: absurd shapes must not wrap around to a small count
-      for (int64_t d : s.shape) count = SatMul(count, static_cast<uint64_t>(d));
-      info.count = static_cast<size_t>(count);
-      total = SatAdd(total, count);
-      if (total > internal::kMaxParams) {
-        return InvalidArgumentError("model: more than 2^31 - 1 parameters (at " + info.name +
-                                    "); make the model smaller");
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t l = 0; l < nl; ++l) {
+      if (pass == 0) m.first_trainable.push_back(total);
+      offsets[l].resize(specs[l].size());
+      for (size_t k = 0; k < specs[l].size(); ++k) {
+        if (trains[l][k] != (pass == 0)) continue;
+        offsets[l][k] = total;
+        total = SatAdd(total, Count(specs[l][k].shape));
+        if (total > internal::kMaxParams) {
+          return InvalidArgumentError("model: more than 2^31 - 1 parameters (at " + layers[l]->name() + "/" +
+                                      specs[l][k].suffix + "); make the model smaller");
+        }
       }
-      m.infos.push_back(std::move(info));
     }
+    if (pass == 0) m.num_trainable = total;
+  }
+  for (size_t l = 0; l < nl; ++l) {
+    m.first_stat.push_back(m.num_trainable + m.num_stats);
+    m.num_stats += layers[l]->ReducedStatsSize();
   }
   m.params.assign(total, 0.0f);
-  m.grads.assign(total, 0.0f);
-  size_t index = 0;
-  bool params_before = false;
-  for (size_t l = 0; l < m.layers.size(); ++l) {
+  m.grads.assign(m.num_trainable + m.num_stats, 0.0f);
+  size_t index = 0;  // the weight's position in layer order: its initialiser's stream
+  for (size_t l = 0; l < nl; ++l) {
+    m.layer_first_info.push_back(m.infos.size());
     std::vector<float*> p, g;
-    for (const ParamSpec& s : specs[l]) {
-      const ParamInfo& info = m.infos[index];
-      if (s.init == ParamSpec::Init::kGlorotUniform) {
-        GlorotUniform(m.params.data() + info.offset, info.count, s.fan_in, s.fan_out, seed, index);
+    for (size_t k = 0; k < specs[l].size(); ++k) {
+      const ParamSpec& s = specs[l][k];
+      ParamInfo info;
+      info.name = layers[l]->name() + "/" + s.suffix;
+      info.shape = s.shape;
+      info.offset = offsets[l][k];
+      info.count = static_cast<size_t>(Count(s.shape));
+      info.trainable = trains[l][k];
+      float* w = m.params.data() + info.offset;
+      switch (s.init) {
+        case ParamSpec::Init::kGlorotUniform:
+          GlorotUniform(w, info.count, s.fan_in, s.fan_out, seed, index);
+          break;
+        case ParamSpec::Init::kOnes:
+          std::fill(w, w + info.count, 1.0f);
+          break;
+        case ParamSpec::Init::kZeros:
+          break;
       }
-      p.push_back(m.params.data() + info.offset);
-      g.push_back(m.grads.data() + info.offset);
+      p.push_back(w);
+      g.push_back(info.trainable ? m.grads.data() + info.offset : nullptr);
+      m.infos.push_back(std::move(info));
       ++index;
     }
-    m.layers[l]->BindParams(p, g);
-    m.need_din.push_back(params_before);
-    params_before = params_before || !specs[l].empty();
+    layers[l]->BindParams(p, g);
+    layers[l]->set_context(&m.context);
+    if (layers[l]->ReducedStatsSize() > 0) layers[l]->BindReducedStats(m.grads.data() + m.first_stat[l]);
   }
+
+  const std::vector<bool> up = m.graph.TrainableUpstream();
+  m.need_din.resize(nl);
+  m.run_backward.assign(nl, false);
+  for (size_t l = 0; l < nl; ++l) {
+    for (int k : m.graph.inputs[l]) {
+      m.need_din[l].push_back(k != internal::kModelInput && up[static_cast<size_t>(k)]);
+    }
+    m.run_backward[l] = up[l];
+  }
+  m.outputs.assign(nl, nullptr);
+  m.dout.assign(nl, nullptr);
+  m.pending.assign(nl, 0);
+  m.dsum.resize(nl);
   return model;
 }
 
-const std::vector<int>& Model::input_shape() const { return impl_->input_shape; }
+const std::vector<int>& Model::input_shape() const { return impl_->graph.input_shape; }
 size_t Model::input_size() const { return impl_->input_size; }
-int Model::num_classes() const { return impl_->layers.back()->output_shape()[0]; }
+int Model::num_classes() const { return impl_->graph.layers.back()->output_shape()[0]; }
 float* Model::params() { return impl_->params.data(); }
 const float* Model::params() const { return impl_->params.data(); }
 float* Model::grads() { return impl_->grads.data(); }
 size_t Model::num_params() const { return impl_->params.size(); }
+size_t Model::num_trainable() const { return impl_->num_trainable; }
+size_t Model::num_reduced() const { return impl_->grads.size(); }
 const std::vector<ParamInfo>& Model::param_infos() const { return impl_->infos; }
+bool Model::sequential() const { return impl_->graph.sequential; }
+
+void Model::set_step_context(const StepContext& context) { impl_->context = context; }
+
+void Model::ApplyReducedStats(int num_replicas) {
+  Impl& m = *impl_;
+  for (size_t l = 0; l < m.graph.layers.size(); ++l) {
+    if (m.graph.layers[l]->ReducedStatsSize() == 0) continue;
+    m.graph.layers[l]->ApplyReducedStats(m.grads.data() + m.first_stat[l], num_replicas);
+  }
+}
 
 const float* Model::Forward(const float* input, int batch, bool training) {
   Impl& m = *impl_;
@@ -105,10 +184,23 @@ const float* Model::Forward(const float* input, int batch, bool training) {
     float* copy = EnsureSize(m.input_copy, static_cast<size_t>(batch) * m.input_size);
     std::memcpy(copy, input, static_cast<size_t>(batch) * m.input_size * sizeof(float));
     x = copy;
+    m.batch = batch;
   }
-  for (const auto& layer : m.layers) x = layer->Forward(x, batch, training);
+  std::vector<const float*> in;
+  for (size_t l = 0; l < m.graph.layers.size(); ++l) {
+    Layer& layer = *m.graph.layers[l];
+    const std::vector<int>& from = m.graph.inputs[l];
+    if (from.size() == 1) {
+      const int k = from[0];
+      m.outputs[l] = layer.Forward(k == internal::kModelInput ? x : m.outputs[static_cast<size_t>(k)], batch, training);
+    } else {
+      in.clear();
+      for (int k : from) in.push_back(k == internal::kModelInput ? x : m.outputs[static_cast<size_t>(k)]);
+      m.outputs[l] = layer.ForwardInputs(in, batch, training);
+    }
+  }
   m.ready_for_backward = training;
-  return x;
+  return m.outputs.back();
 }
 
 void Model::Backward(const float* grad_logits) { Backward(grad_logits, nullptr); }
@@ -119,16 +211,46 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
     // A caller bug (Backward without a training Forward, or after an evaluation
     // Forward reused the buffers): zero gradients are safer than stale ones.
     RT_LOG(ERROR) << "nn::Model::Backward called without a preceding training Forward; gradients set to zero";
-    std::fill(m.grads.begin(), m.grads.end(), 0.0f);
+    std::fill(m.grads.begin(), m.grads.begin() + static_cast<std::ptrdiff_t>(m.num_trainable), 0.0f);
     return;
   }
-  const float* d = grad_logits;
-  for (size_t i = m.layers.size(); i-- > 0;) {
-    d = m.layers[i]->Backward(d, m.need_din[i]);
+  const size_t nl = m.graph.layers.size();
+  for (size_t l = 0; l < nl; ++l) m.pending[l] = m.graph.consumers[l];
+  m.dout[nl - 1] = grad_logits;
+  std::vector<const float*> din;
+  for (size_t i = nl; i-- > 0;) {
+    if (!m.run_backward[i]) continue;  // no trainable weight at or before this layer
+    Layer& layer = *m.graph.layers[i];
+    const std::vector<int>& from = m.graph.inputs[i];
+    din.assign(from.size(), nullptr);
+    if (from.size() == 1) {
+      din[0] = layer.Backward(m.dout[i], m.need_din[i][0]);
+    } else {
+      layer.BackwardInputs(m.dout[i], m.need_din[i], &din);
+    }
+    // Hand each input gradient to the layer that produced that input. An output that
+    // feeds several layers gets the sum of their gradients, added in this fixed
+    // (reverse layer) order.
+    for (size_t k = 0; k < from.size(); ++k) {
+      if (!m.need_din[i][k]) continue;
+      const size_t src = static_cast<size_t>(from[k]);
+      if (m.graph.consumers[src] == 1) {
+        m.dout[src] = din[k];
+        continue;
+      }
+      const size_t n = static_cast<size_t>(m.batch) * static_cast<size_t>(m.graph.layers[src]->output_size());
+      float* acc = EnsureSize(m.dsum[src], n);
+      if (m.pending[src] == m.graph.consumers[src]) {
+        std::memcpy(acc, din[k], n * sizeof(float));
+      } else {
+        for (size_t e = 0; e < n; ++e) acc[e] += din[k][e];
+      }
+      --m.pending[src];
+      m.dout[src] = acc;
+    }
     // Layers run back to front, so every gradient from this layer's first one on is final.
-    const size_t params_end = i + 1 < m.layers.size() ? m.first_param[i + 1] : m.grads.size();
-    if (on_ready && params_end > m.first_param[i]) on_ready(m.first_param[i]);
-    if (!m.need_din[i]) break;  // nothing before layer i has parameters
+    const size_t end = i + 1 < nl ? m.first_trainable[i + 1] : m.num_trainable;
+    if (on_ready && end > m.first_trainable[i]) on_ready(m.first_trainable[i]);
   }
   if (on_ready) on_ready(0);
 }
@@ -136,18 +258,20 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
 std::vector<LayerDesc> Model::layers() const {
   const Impl& m = *impl_;
   std::vector<LayerDesc> out;
-  size_t index = 0;  // into infos, in layer order
-  for (size_t l = 0; l < m.layers.size(); ++l) {
-    const Layer& layer = *m.layers[l];
+  for (size_t l = 0; l < m.graph.layers.size(); ++l) {
+    const Layer& layer = *m.graph.layers[l];
     LayerDesc d = layer.Describe();
     d.name = layer.name();
+    d.class_name = layer.class_name();
     d.input_shape = layer.input_shape();
     d.output_shape = layer.output_shape();
-    d.need_input_grad = m.need_din[l];
+    d.inputs = m.graph.inputs[l];
+    d.need_input_grad = !m.need_din[l].empty() && m.need_din[l][0];
+    const size_t first = m.layer_first_info[l];
     const size_t nparams = layer.ParamSpecs().size();
-    if (nparams >= 1) d.kernel_offset = m.infos[index].offset;
-    if (nparams >= 2) d.bias_offset = m.infos[index + 1].offset;
-    index += nparams;
+    if (nparams >= 1) d.kernel_offset = m.infos[first].offset;
+    if (nparams >= 2) d.bias_offset = m.infos[first + 1].offset;
+    for (size_t k = 0; k < nparams; ++k) d.frozen = d.frozen || !m.infos[first + k].trainable;
     out.push_back(std::move(d));
   }
   return out;
@@ -175,26 +299,47 @@ std::string Pad(std::string s, size_t width) {
 
 std::string Model::Summary() const {
   const Impl& m = *impl_;
+  const auto& layers = m.graph.layers;
+  const bool functional = !m.graph.sequential;
+  auto source = [&](int k) { return k == internal::kModelInput ? m.graph.input_name : layers[static_cast<size_t>(k)]->name(); };
   size_t name_w = 29;
-  for (const auto& layer : m.layers) {
+  for (const auto& layer : layers) {
     name_w = std::max(name_w, layer->name().size() + std::strlen(layer->class_name()) + 5);
   }
-  const size_t shape_w = 26, total_w = name_w + shape_w + 10;
-  std::string out = "Model: \"sequential\"\n" + std::string(total_w, '_') + "\n";
-  out += Pad(" Layer (type)", name_w) + Pad("Output Shape", shape_w) + "Param #\n";
+  const size_t shape_w = 26, param_w = 11, total_w = name_w + shape_w + (functional ? param_w + 26 : 10);
+  std::string out = std::string("Model: \"") + (functional ? "functional" : "sequential") + "\"\n" +
+                    std::string(total_w, '_') + "\n";
+  out += Pad(" Layer (type)", name_w) + Pad("Output Shape", shape_w) + (functional ? Pad("Param #", param_w) + "Connected to\n" : "Param #\n");
   out += std::string(total_w, '=') + "\n";
-  size_t index = 0;
-  for (size_t l = 0; l < m.layers.size(); ++l) {
-    const Layer& layer = *m.layers[l];
+  if (functional) {
+    out += Pad(" " + m.graph.input_name + " (InputLayer)", name_w) + Pad(ShapeWithBatch(m.graph.input_shape), shape_w) +
+           Pad("0", param_w) + "-\n";
+    out += std::string(total_w, '_') + "\n";
+  }
+  uint64_t trainable = 0, frozen = 0;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const Layer& layer = *layers[l];
     uint64_t count = 0;
-    for (size_t n = layer.ParamSpecs().size(); n > 0; --n) count += m.infos[index++].count;
-    out += Pad(" " + layer.name() + " (" + layer.class_name() + ")", name_w) +
-           Pad(ShapeWithBatch(layer.output_shape()), shape_w) + WithCommas(count) + "\n";
-    out += std::string(total_w, l + 1 == m.layers.size() ? '=' : '_') + "\n";
+    const size_t first = m.layer_first_info[l];
+    for (size_t k = 0; k < layer.ParamSpecs().size(); ++k) {
+      const ParamInfo& info = m.infos[first + k];
+      count += info.count;
+      (info.trainable ? trainable : frozen) += info.count;
+    }
+    std::string line = Pad(" " + layer.name() + " (" + layer.class_name() + ")", name_w) +
+                       Pad(ShapeWithBatch(layer.output_shape()), shape_w);
+    if (functional) {
+      std::string from;
+      for (int k : m.graph.inputs[l]) from += (from.empty() ? "" : ", ") + source(k);
+      line += Pad(WithCommas(count), param_w) + from;
+    } else {
+      line += WithCommas(count);
+    }
+    out += line + "\n" + std::string(total_w, l + 1 == layers.size() ? '=' : '_') + "\n";
   }
   out += "Total params: " + WithCommas(m.params.size()) + "\n";
-  out += "Trainable params: " + WithCommas(m.params.size()) + "\n";
-  out += "Non-trainable params: 0\n" + std::string(total_w, '_') + "\n";
+  out += "Trainable params: " + WithCommas(trainable) + "\n";
+  out += "Non-trainable params: " + WithCommas(frozen) + "\n" + std::string(total_w, '_') + "\n";
   return out;
 }
 

@@ -22,11 +22,13 @@ namespace ringtrain::nn {
 struct ParamInfo {
   std::string name;            // Keras-style: "conv2d/kernel", "dense_1/bias"
   std::vector<int64_t> shape;  // conv kernel [kh, kw, in, out]; dense kernel [in, out]; bias [units]
-  size_t offset = 0;           // into params() / grads(), in floats
+  size_t offset = 0;           // into params() (and grads() when trainable), in floats
   size_t count = 0;
+  bool trainable = true;       // false: a frozen layer's weight or a moving statistic; no gradient
 };
 
-class Layer;  // defined in nn/layer.h
+class Layer;         // defined in nn/layer.h
+struct StepContext;  // defined in nn/layer.h
 
 class Model {
  public:
@@ -40,11 +42,30 @@ class Model {
   size_t input_size() const;                     // floats per example
   int num_classes() const;                       // size of the last layer's output
 
+  // Every weight: the trainable ones first (in layer order), then the non-trainable
+  // ones (frozen layers' weights, BatchNormalization's moving statistics), in
+  // num_params() floats.
   float* params();
   const float* params() const;
-  float* grads();
   size_t num_params() const;
+  // How many of params() (a prefix) are trainable: the optimizer updates these.
+  size_t num_trainable() const;
+  // The buffer to all-reduce each step, num_reduced() floats: the trainable weights'
+  // gradients (num_trainable(), the layout of params()' prefix), then the per-step
+  // statistics layers contribute (see Layer::ReducedStatsSize), summed over replicas.
+  float* grads();
+  size_t num_reduced() const;
   const std::vector<ParamInfo>& param_infos() const;
+  // Every layer takes the one before it (no "inputs" graph).
+  bool sequential() const;
+
+  // The step the next training Forward runs in (Dropout's and augmentation's random
+  // streams). Defaults to step 0 of replica 0 of 1 with seed 0.
+  void set_step_context(const StepContext& context);
+  // After grads() has been all-reduced (summed over num_replicas): layers update their
+  // state from the summed statistics (BatchNormalization's moving mean and variance).
+  // A no-op for models without such layers.
+  void ApplyReducedStats(int num_replicas);
 
   // input: [batch, input_shape...] floats. Returns logits [batch, num_classes()],
   // valid until the next Forward. `training` keeps what Backward needs (the input is

@@ -18,26 +18,43 @@ namespace {
 
 using LayerFactory = StatusOr<std::unique_ptr<Layer>> (*)(const nlohmann::json&, std::string, const Shape&,
                                                           const std::string&);
+using MultiInputFactory = StatusOr<std::unique_ptr<Layer>> (*)(const nlohmann::json&, std::string,
+                                                               const std::vector<Shape>&, const std::string&);
 
 struct LayerType {
-  const char* type;  // canonical job-file name, also the auto-name prefix
-  LayerFactory create;
+  const char* type;        // canonical job-file name (Keras' snake-case name), also the auto-name prefix
+  const char* class_name;  // Keras' class name, accepted as a type in any case
+  LayerFactory create = nullptr;            // one input
+  MultiInputFactory create_multi = nullptr;  // several inputs (Add, Concatenate, ...)
 };
 
 const LayerType kLayerTypes[] = {
-    {"reshape", &ShapeView::CreateReshape}, {"flatten", &ShapeView::CreateFlatten},
-    {"conv2d", &Conv2D::Create},            {"max_pooling2d", &MaxPool2D::Create},
-    {"dense", &Dense::Create},
+    {"reshape", "Reshape", &ShapeView::CreateReshape},
+    {"flatten", "Flatten", &ShapeView::CreateFlatten},
+    {"conv2d", "Conv2D", &Conv2D::Create},
+    {"max_pooling2d", "MaxPooling2D", &MaxPool2D::Create},
+    {"dense", "Dense", &Dense::Create},
 };
 
-// Accepts the canonical names and Keras' class names in any case ("Conv2D", "MaxPooling2D").
-const LayerType* FindLayerType(std::string t) {
+std::string Lower(std::string t) {
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (t == "maxpooling2d" || t == "max_pool2d" || t == "maxpool2d") t = "max_pooling2d";
+  return t;
+}
+
+// Accepts the canonical names and Keras' class names in any case ("Conv2D", "MaxPooling2D").
+const LayerType* FindLayerType(const std::string& name) {
+  std::string t = Lower(name);
+  if (t == "maxpool2d" || t == "max_pool2d") t = "max_pooling2d";
   for (const LayerType& lt : kLayerTypes) {
-    if (t == lt.type) return &lt;
+    if (t == lt.type || t == Lower(lt.class_name)) return &lt;
   }
   return nullptr;
+}
+
+std::string SupportedTypes() {
+  std::string list;
+  for (const LayerType& lt : kLayerTypes) list += std::string(list.empty() ? "" : ", ") + lt.type;
+  return list;
 }
 
 StatusOr<Shape> ParseInputShape(const nlohmann::json& model_json) {
@@ -60,21 +77,28 @@ StatusOr<Shape> ParseInputShape(const nlohmann::json& model_json) {
   return shape;
 }
 
+bool ValidName(const nlohmann::json& v) {
+  return v.is_string() && !v.get<std::string>().empty() && v.get<std::string>().find('/') == std::string::npos;
+}
+
 // Explicit names are checked; the rest get Keras' auto names per type ("dense",
 // "dense_1", ...), skipping any name the user already took.
-StatusOr<std::vector<std::string>> AssignNames(const nlohmann::json& layers, const std::vector<const LayerType*>& types) {
+StatusOr<std::vector<std::string>> AssignNames(const nlohmann::json& layers, const std::vector<const LayerType*>& types,
+                                               const std::string& input_name) {
   std::vector<std::string> names(layers.size());
-  std::set<std::string> taken;
+  std::set<std::string> taken = {input_name};
   for (size_t i = 0; i < layers.size(); ++i) {
     auto it = layers[i].find("name");
     if (it == layers[i].end()) continue;
     const std::string ctx = "model.layers[" + std::to_string(i) + "] (" + types[i]->type + ")";
-    if (!it->is_string() || it->get<std::string>().empty() || it->get<std::string>().find('/') != std::string::npos) {
+    if (!ValidName(*it)) {
       return InvalidArgumentError(ctx + ": 'name' must be a non-empty string without '/', got " + BriefDump(*it));
     }
     names[i] = it->get<std::string>();
     if (!taken.insert(names[i]).second) {
-      return InvalidArgumentError(ctx + ": 'name' \"" + names[i] + "\" is used by an earlier layer; names must be unique");
+      return InvalidArgumentError(ctx + ": 'name' \"" + names[i] + "\" is used by an earlier layer" +
+                                  (names[i] == input_name ? " (or is the model input's name)" : "") +
+                                  "; names must be unique");
     }
   }
   std::map<std::string, int> counters;
@@ -92,7 +116,35 @@ StatusOr<std::vector<std::string>> AssignNames(const nlohmann::json& layers, con
   return names;
 }
 
-StatusOr<std::vector<std::unique_ptr<Layer>>> BuildLayers(const nlohmann::json& model_json, const Shape& input) {
+// The layer's "inputs": indices of earlier layers (or kModelInput), in order.
+StatusOr<std::vector<int>> ResolveInputs(const nlohmann::json& l, size_t i, const std::map<std::string, int>& index,
+                                         const std::string& input_name, const std::string& ctx) {
+  auto it = l.find("inputs");
+  if (it == l.end()) return std::vector<int>{static_cast<int>(i) - 1};  // i == 0: kModelInput
+  const char* want = "must be a non-empty array of names of earlier layers (or of the model input, \"";
+  if (!it->is_array() || it->empty() || it->size() > 64) {
+    return InvalidArgumentError(ctx + ": 'inputs' " + want + input_name + "\"), got " + BriefDump(*it));
+  }
+  std::vector<int> out;
+  for (const auto& v : *it) {
+    if (!v.is_string()) return InvalidArgumentError(ctx + ": 'inputs' " + want + input_name + "\"), got " + BriefDump(*it));
+    const std::string name = v.get<std::string>();
+    if (name == input_name) {
+      out.push_back(kModelInput);
+      continue;
+    }
+    auto f = index.find(name);
+    if (f == index.end()) {
+      return InvalidArgumentError(ctx + ": 'inputs' names \"" + name +
+                                  "\", which is no earlier layer; a layer may only take the outputs of layers "
+                                  "listed before it (or the model input, \"" + input_name + "\")");
+    }
+    out.push_back(f->second);
+  }
+  return out;
+}
+
+Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
   auto it = model_json.find("layers");
   if (it == model_json.end() || !it->is_array() || it->empty()) {
     return InvalidArgumentError("model: 'layers' must be a non-empty array of layer objects, e.g. "
@@ -108,38 +160,94 @@ StatusOr<std::vector<std::unique_ptr<Layer>>> BuildLayers(const nlohmann::json& 
     const LayerType* lt = (t != l.end() && t->is_string()) ? FindLayerType(t->get<std::string>()) : nullptr;
     if (lt == nullptr) {
       return InvalidArgumentError(ctx + ": " + (t == l.end() ? std::string("missing 'type'") : "unknown 'type' " + BriefDump(*t)) +
-                                  " (supported: reshape, flatten, conv2d, max_pooling2d, dense)");
+                                  " (supported: " + SupportedTypes() + ")");
     }
     types.push_back(lt);
   }
-  RT_ASSIGN_OR_RETURN(std::vector<std::string> names, AssignNames(layers, types));
-  std::vector<std::unique_ptr<Layer>> built;
-  Shape shape = input;
+  RT_ASSIGN_OR_RETURN(std::vector<std::string> names, AssignNames(layers, types, g->input_name));
+  std::map<std::string, int> index;
+  std::vector<Shape> shapes;  // each built layer's output shape
   for (size_t i = 0; i < layers.size(); ++i) {
-    const std::string ctx = "model.layers[" + std::to_string(i) + "] (" + types[i]->type + ")";
-    RT_ASSIGN_OR_RETURN(std::unique_ptr<Layer> layer, types[i]->create(layers[i], names[i], shape, ctx));
+    const std::string ctx = "model.layers[" + std::to_string(i) + "] (" + names[i] + ")";
+    RT_ASSIGN_OR_RETURN(std::vector<int> inputs, ResolveInputs(layers[i], i, index, g->input_name, ctx));
+    bool trainable = true;
+    if (auto tr = layers[i].find("trainable"); tr != layers[i].end()) {
+      if (!tr->is_boolean()) return InvalidArgumentError(ctx + ": 'trainable' must be true or false, got " + BriefDump(*tr));
+      trainable = tr->get<bool>();
+    }
+    // The graph's own keys are read here; the layer's factory sees its arguments only.
+    nlohmann::json args = layers[i];
+    args.erase("inputs");
+    args.erase("trainable");
+    std::vector<Shape> in_shapes;
+    for (int k : inputs) in_shapes.push_back(k == kModelInput ? g->input_shape : shapes[static_cast<size_t>(k)]);
+    std::unique_ptr<Layer> layer;
+    if (types[i]->create_multi != nullptr) {
+      RT_ASSIGN_OR_RETURN(layer, types[i]->create_multi(args, names[i], in_shapes, ctx));
+    } else if (inputs.size() != 1) {
+      return InvalidArgumentError(ctx + ": a " + types[i]->class_name + " layer takes one input, but 'inputs' names " +
+                                  std::to_string(inputs.size()));
+    } else {
+      RT_ASSIGN_OR_RETURN(layer, types[i]->create(args, names[i], in_shapes[0], ctx));
+    }
     if (layer->output_size() > (1 << 30)) {
       return InvalidArgumentError(ctx + ": output shape " + ShapeToString(layer->output_shape()) +
                                   " is too large per example");
     }
-    shape = layer->output_shape();
-    built.push_back(std::move(layer));
+    layer->set_trainable(trainable);
+    if (inputs != std::vector<int>{static_cast<int>(i) - 1}) g->sequential = false;
+    index[names[i]] = static_cast<int>(i);
+    shapes.push_back(layer->output_shape());
+    g->layers.push_back(std::move(layer));
+    g->inputs.push_back(std::move(inputs));
   }
-  if (shape.size() != 1) {
-    return InvalidArgumentError("model: the last layer must output one logit per class, but its output shape is " +
-                                ShapeToString(shape) + "; end the model with flatten and dense");
+  g->consumers.assign(g->layers.size(), 0);
+  for (const auto& in : g->inputs) {
+    for (int k : in) {
+      if (k != kModelInput) ++g->consumers[static_cast<size_t>(k)];
+    }
   }
-  return built;
+  for (size_t i = 0; i + 1 < g->layers.size(); ++i) {
+    if (g->consumers[i] == 0) {
+      return InvalidArgumentError("model.layers[" + std::to_string(i) + "] (" + names[i] +
+                                  "): its output is not used by any later layer; the model's output is the last "
+                                  "layer, and every other layer must feed one (check the 'inputs' lists)");
+    }
+  }
+  if (shapes.back().size() != 1) {
+    return InvalidArgumentError("model: the last layer must output one value per class, but its output shape is " +
+                                ShapeToString(shapes.back()) + "; end the model with flatten (or global pooling) and dense");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
-Status BuildModelLayers(const nlohmann::json& model_json, Shape* input_shape,
-                        std::vector<std::unique_ptr<Layer>>* layers) {
+std::vector<bool> LayerGraph::TrainableUpstream() const {
+  std::vector<bool> up(layers.size(), false);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    bool own = false;
+    if (layers[i]->trainable()) {
+      for (const ParamSpec& s : layers[i]->ParamSpecs()) own = own || s.trainable;
+    }
+    bool from_inputs = false;
+    for (int k : inputs[i]) from_inputs = from_inputs || (k != kModelInput && up[static_cast<size_t>(k)]);
+    up[i] = own || from_inputs;
+  }
+  return up;
+}
+
+Status BuildLayerGraph(const nlohmann::json& model_json, LayerGraph* graph) {
   try {
-    RT_RETURN_IF_ERROR(CheckKnownFields(model_json, {"input_shape", "layers", "name"}, "model"));
-    RT_ASSIGN_OR_RETURN(*input_shape, ParseInputShape(model_json));
-    RT_ASSIGN_OR_RETURN(*layers, BuildLayers(model_json, *input_shape));
+    RT_RETURN_IF_ERROR(CheckKnownFields(model_json, {"input_shape", "input_name", "layers", "name"}, "model"));
+    if (auto n = model_json.find("input_name"); n != model_json.end()) {
+      if (!ValidName(*n)) {
+        return InvalidArgumentError("model: 'input_name' must be a non-empty string without '/', got " + BriefDump(*n));
+      }
+      graph->input_name = n->get<std::string>();
+    }
+    RT_ASSIGN_OR_RETURN(graph->input_shape, ParseInputShape(model_json));
+    RT_RETURN_IF_ERROR(BuildLayers(model_json, graph));
   } catch (const std::exception& e) {
     // The readers above check types first; this is a backstop so nothing escapes.
     return InvalidArgumentError(std::string("model: malformed model description: ") + e.what());

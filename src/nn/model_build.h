@@ -1,12 +1,18 @@
-// Internal to src/nn: building a model's layers from the job's "model" section. The
-// layers hold shapes only -- parameters are bound later by Model::FromJson, and buffers
-// grow on the first Forward -- so building them allocates nothing large. Model::FromJson
-// and the memory estimate (nn/model_memory.h) both start here.
+// Internal to src/nn: building a model's layer graph from the job's "model" section.
+// The layers hold shapes only -- parameters are bound later by Model::FromJson, and
+// buffers grow on the first Forward -- so building them allocates nothing large.
+// Model::FromJson and the memory estimate (nn/model_memory.h) both start here.
+//
+// The graph is Keras' Functional API in the compact form: each layer names its
+// "inputs" (earlier layers, or the model input by "input_name", default "input");
+// without "inputs" a layer takes the previous layer's output (the model input for the
+// first), which makes a plain list a Sequential model. The last layer is the output.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,9 +25,24 @@ namespace ringtrain::nn::internal {
 // The kernels index parameters and rows with 32-bit ints.
 constexpr size_t kMaxParams = static_cast<size_t>(std::numeric_limits<int32_t>::max());
 
-// Validates `model_json` (known fields, input_shape, every layer) and builds its
-// layers. INVALID_ARGUMENT naming the layer and field; never throws.
-Status BuildModelLayers(const nlohmann::json& model_json, Shape* input_shape,
-                        std::vector<std::unique_ptr<Layer>>* layers);
+// The model input's index in LayerGraph::inputs.
+constexpr int kModelInput = -1;
+
+struct LayerGraph {
+  Shape input_shape;
+  std::string input_name = "input";
+  std::vector<std::unique_ptr<Layer>> layers;  // in a topological order; the last is the output
+  std::vector<std::vector<int>> inputs;        // per layer: earlier layers' indices or kModelInput
+  std::vector<int> consumers;                  // per layer: how many inputs of later layers it feeds
+  bool sequential = true;                      // every layer takes the one before it
+
+  // has_trainable_upstream()[i]: layer i or a layer feeding it (transitively) has
+  // trainable weights, so a gradient must flow into layer i's output.
+  std::vector<bool> TrainableUpstream() const;
+};
+
+// Validates `model_json` (known fields, input_shape, every layer and its inputs) and
+// builds the graph. INVALID_ARGUMENT naming the layer and field; never throws.
+Status BuildLayerGraph(const nlohmann::json& model_json, LayerGraph* graph);
 
 }  // namespace ringtrain::nn::internal

@@ -29,14 +29,14 @@ uint64_t PaddedInput(const kernels::Window& g) {
 }  // namespace
 
 StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_json) {
-  Shape input;
-  std::vector<std::unique_ptr<Layer>> layers;
-  RT_RETURN_IF_ERROR(internal::BuildModelLayers(model_json, &input, &layers));
+  internal::LayerGraph graph;
+  RT_RETURN_IF_ERROR(internal::BuildLayerGraph(model_json, &graph));
+  const auto& layers = graph.layers;
+  const std::vector<bool> up = graph.TrainableUpstream();
   ModelFootprint f;
-  f.input_size_ = U(NumElements(input));
+  f.input_size_ = U(NumElements(graph.input_shape));
   f.num_classes_ = U(layers.back()->output_size());
   uint64_t largest = 0;
-  bool params_before = false;  // an earlier layer has parameters: this one passes a gradient back
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = *layers[i];
     uint64_t params = 0;
@@ -47,7 +47,8 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
       f.largest_layer_ = "model.layers[" + std::to_string(i) + "] (" + l.name() + ")";
     }
     const LayerDesc d = l.Describe();
-    const bool need_din = params_before;
+    bool need_din = false;  // a layer feeding this one has trainable weights: it passes a gradient back
+    for (int k : graph.inputs[i]) need_din = need_din || (k != internal::kModelInput && up[static_cast<size_t>(k)]);
     LayerCost c;
     c.name = "model.layers[" + std::to_string(i) + "] (" + l.name() + ")";
     const uint64_t in = U(l.input_size()), out = U(l.output_size());
@@ -76,12 +77,13 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
         break;
       }
       case LayerDesc::Kind::kMaxPool2D:
+      case LayerDesc::Kind::kOther:
+        // The output, and an input gradient per input.
         c.forward = out;
-        c.backward = need_din ? in : 0;
+        c.backward = need_din ? SatMul(in, U(l.num_inputs())) : 0;
         break;
     }
     f.layers_.push_back(std::move(c));
-    params_before = params_before || params > 0;
   }
   if (f.num_params_ > internal::kMaxParams) {
     return InvalidArgumentError("model: " + std::to_string(f.num_params_) + " parameters" +

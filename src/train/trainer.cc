@@ -11,6 +11,7 @@
 #include "env/file_util.h"
 #include "env/storage_error.h"
 #include "nn/loss.h"
+#include "nn/layer.h"
 #include "train/gradient_sync.h"
 #include "train/memory_bound.h"
 
@@ -134,7 +135,7 @@ StatusOr<MetricSums> Trainer::ReduceMetrics(collective::Communicator* comm) {
 Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup) {
   if (steps_per_epoch_ == 0) return FailedPreconditionError("Trainer::Fit before Trainer::Prepare");
   const int batch = job_.batch_size_per_worker;
-  const size_t n = model_->num_params();
+  const size_t n = model_->num_reduced();  // the trainable weights' gradients and the layers' batch statistics
   const float grad_scale = 1.0f / static_cast<float>(batch * comm->size());
   const int steps = steps_per_epoch_;
   if (global_step_ >= total_steps()) {
@@ -144,8 +145,11 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
   }
   RT_LOG(INFO) << "training " << job_.epochs << " epoch(s) of " << steps << " steps"
                << (global_step_ > 0 ? " from step " + std::to_string(global_step_) : std::string()) << ", global batch "
-               << batch * comm->size() << " (" << batch << " x " << comm->size() << " workers), " << n
-               << " parameters";
+               << batch * comm->size() << " (" << batch << " x " << comm->size() << " workers), "
+               << model_->num_params() << " parameters"
+               << (model_->num_trainable() < model_->num_params()
+                       ? " (" + std::to_string(model_->num_trainable()) + " trainable)"
+                       : std::string());
 
   // The engine holds the state while Fit runs; on every way out it goes back to the
   // host model and optimizer (after a failure the caller restores a backup anyway).
@@ -245,6 +249,12 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
 
 StatusOr<nn::LossStats> Trainer::Step(collective::Communicator* comm, GradientSync* sync, data::Pipeline* input,
                                       float grad_scale, bool prefetch) {
+  nn::StepContext context;
+  context.seed = job_.seed;
+  context.step = global_step_;
+  context.replica = comm->rank();
+  context.num_replicas = comm->size();
+  model_->set_step_context(context);
   RT_RETURN_IF_ERROR(engine_->StartStep(grad_scale));
   Status next = Status::Ok();
   if (prefetch) {  // on a GPU this overlaps the step under way

@@ -1,5 +1,6 @@
 // The trainer's state as a backup::TrainState: taking it, restoring it, and making it
 // equal on every worker after a (re)formation of the ring.
+#include <algorithm>
 #include <cstring>
 
 #include "common/logging.h"
@@ -22,8 +23,12 @@ backup::TrainState Trainer::Snapshot() const {
   const size_t n = model_->num_params();
   s.global_step = global_step_;
   s.params.assign(model_->params(), model_->params() + n);
+  // Slots cover the trainable weights (a prefix of params); a backup stores them padded
+  // with zeros to every weight, the layout backups have always had.
   for (const auto& [name, buffer] : optimizer_->state()) {
-    s.optimizer_slots.emplace_back(name, buffer->empty() ? std::vector<float>(n, 0.0f) : *buffer);
+    std::vector<float> slot(n, 0.0f);
+    std::copy(buffer->begin(), buffer->begin() + static_cast<std::ptrdiff_t>(std::min(buffer->size(), n)), slot.begin());
+    s.optimizer_slots.emplace_back(name, std::move(slot));
   }
   s.optimizer_iterations = optimizer_->iterations();
   MetricSums epoch = carried_;
@@ -78,7 +83,11 @@ Status Trainer::Restore(const backup::TrainState& s) {
                                 "); restore from another backup or delete the backup directory to start over");
   }
   std::memcpy(model_->params(), s.params.data(), n * sizeof(float));
-  for (size_t i = 0; i < slots.size(); ++i) *slots[i].second = s.optimizer_slots[i].second;
+  const size_t trainable = model_->num_trainable();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const std::vector<float>& saved = s.optimizer_slots[i].second;
+    slots[i].second->assign(saved.begin(), saved.begin() + static_cast<std::ptrdiff_t>(trainable));
+  }
   optimizer_->set_iterations(s.optimizer_iterations);
   global_step_ = s.global_step;
   carried_ = MetricSums{s.epoch_loss_sum, s.epoch_correct, s.epoch_examples};

@@ -42,7 +42,7 @@ INSTANTIATE_TEST_SUITE_P(
                  "model.layers[0]: unknown 'type' \"lstm\""},
         BadModel{"ZeroUnits", R"({"input_shape": [4, 4, 2], "layers": [{"type": "flatten"}, {"type": "dense", "units": 8},
                  {"type": "dense", "units": 0}]})",
-                 "model.layers[2] (dense): 'units' must be a positive integer"},
+                 "model.layers[2] (dense_1): 'units' must be a positive integer"},
         BadModel{"FractionalUnits", R"({"input_shape": [3], "layers": [{"type": "dense", "units": 2.5}]})",
                  "model.layers[0] (dense): 'units' must be a positive integer"},
         BadModel{"MissingUnits", R"({"input_shape": [3], "layers": [{"type": "dense"}]})",
@@ -93,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadModel{"SlashInName", R"({"input_shape": [4], "layers": [{"type": "dense", "units": 3, "name": "a/b"}]})",
                  "'name' must be a non-empty string without '/'"},
         BadModel{"LastLayerNotFlat", R"({"input_shape": [4, 4, 1], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 3}]})",
-                 "the last layer must output one logit per class"}),
+                 "the last layer must output one value per class"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
