@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "common/logging.h"
+#include "nn/loss_impl.h"
 
 namespace ringtrain::nn {
 
@@ -60,6 +61,73 @@ Status CheckLabels(const int32_t* labels, int batch, int classes) {
     }
   }
   return Status::Ok();
+}
+
+}  // namespace ringtrain::nn
+
+namespace ringtrain::nn {
+
+const char* Loss::name() const {
+  switch (config_.kind) {
+    case LossKind::kSparseCategoricalCrossentropy: return "sparse_categorical_crossentropy";
+    case LossKind::kCategoricalCrossentropy: return "categorical_crossentropy";
+    case LossKind::kBinaryCrossentropy: return "binary_crossentropy";
+    case LossKind::kMeanSquaredError: return "mean_squared_error";
+    case LossKind::kMeanAbsoluteError: return "mean_absolute_error";
+  }
+  return "unknown";
+}
+
+Status Loss::CheckLabels(const int32_t* labels, int batch) const {
+  for (int i = 0; i < batch; ++i) {
+    if (loss_internal::LabelValid(config_, labels[i])) continue;
+    const std::string where = "label " + std::to_string(labels[i]) + " of example " + std::to_string(i);
+    if (config_.kind == LossKind::kBinaryCrossentropy && config_.num_outputs == 1) {
+      return InvalidArgumentError(where + " is not 0 or 1: binary_crossentropy with one output takes the labels 0 "
+                                          "and 1; for more classes give the last layer one unit per class");
+    }
+    return InvalidArgumentError(where + " is outside [0, " + std::to_string(config_.num_outputs) + "): " + name() +
+                                " over " + std::to_string(config_.num_outputs) +
+                                " outputs takes class indices; the model's last layer must have one unit per class");
+  }
+  return Status::Ok();
+}
+
+void Loss::ReportBadLabels(int bad) const {
+  RT_LOG(ERROR) << name() << ": " << bad << " label(s) that " << config_.num_outputs
+                << " output(s) cannot take (Loss::CheckLabels); the loss is NaN. Check the dataset's labels "
+                   "against the model's output size.";
+}
+
+StatusOr<std::unique_ptr<Loss>> Loss::Create(const LossConfig& c) {
+  using namespace loss_internal;  // NOLINT: the factories' own namespace
+  auto bad = [](const std::string& m) { return Status(InvalidArgumentError("loss: " + m)).About(Subject::kConfig); };
+  if (c.num_outputs < 1) return bad("the model has no outputs");
+  const bool over_classes =
+      c.kind == LossKind::kSparseCategoricalCrossentropy || c.kind == LossKind::kCategoricalCrossentropy;
+  if (over_classes && c.num_outputs < 2) {
+    return bad(std::string(c.kind == LossKind::kCategoricalCrossentropy ? "categorical_crossentropy"
+                                                                        : "sparse_categorical_crossentropy") +
+               " needs the model's last layer to have one unit per class (at least 2), got 1 (a softmax over one "
+               "unit is always 1): for two classes with one sigmoid output use \"binary_crossentropy\"");
+  }
+  if (!(c.label_smoothing >= 0 && c.label_smoothing <= 1)) {
+    return bad("'label_smoothing' must be a number in [0, 1], got " + std::to_string(c.label_smoothing));
+  }
+  const bool smoothable = c.kind == LossKind::kCategoricalCrossentropy || c.kind == LossKind::kBinaryCrossentropy;
+  if (c.label_smoothing != 0 && !smoothable) {
+    return bad("'label_smoothing' applies to categorical_crossentropy and binary_crossentropy only");
+  }
+  const bool regression = c.kind == LossKind::kMeanSquaredError || c.kind == LossKind::kMeanAbsoluteError;
+  if (c.from_logits && regression) return bad("'from_logits' applies to the cross-entropies only");
+  switch (c.kind) {
+    case LossKind::kSparseCategoricalCrossentropy: return NewSparseCategoricalCrossentropy(c);
+    case LossKind::kCategoricalCrossentropy: return NewCategoricalCrossentropy(c);
+    case LossKind::kBinaryCrossentropy: return NewBinaryCrossentropy(c);
+    case LossKind::kMeanSquaredError: return NewMeanSquaredError(c);
+    case LossKind::kMeanAbsoluteError: return NewMeanAbsoluteError(c);
+  }
+  return bad("unknown loss kind");
 }
 
 }  // namespace ringtrain::nn
