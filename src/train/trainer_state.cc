@@ -22,6 +22,9 @@ backup::TrainState Trainer::Snapshot() const {
   const size_t n = model_->num_params();
   s.global_step = global_step_;
   s.params.assign(model_->params(), model_->params() + n);
+  // Before the first update the slots are not allocated yet: Build gives them Keras'
+  // initial values (not always zeros: Adagrad's accumulator starts at 0.1).
+  optimizer_->Build(n);
   for (const auto& [name, buffer] : optimizer_->state()) {
     s.optimizer_slots.emplace_back(name, buffer->empty() ? std::vector<float>(n, 0.0f) : *buffer);
   }
