@@ -403,6 +403,14 @@ StatusOr<std::unique_ptr<engine::Engine>> NewGpuEngine(nn::Model* model, nn::Opt
     return UnimplementedError("optimizer '" + optimizer->name() + "' has no GPU update; use sgd or adam, or set the " +
                               "job's \"device\" to \"cpu\"");
   }
+  // The GPU update is the rule alone: Apply's clipping and weight decay, and amsgrad, have
+  // no GPU kernels yet, and running without them would silently train something else.
+  const auto* adam = dynamic_cast<nn::Adam*>(optimizer);
+  if (optimizer->transforms_gradients() || (adam != nullptr && adam->amsgrad())) {
+    return UnimplementedError("optimizer '" + optimizer->name() + "' with clipnorm, clipvalue, global_clipnorm, " +
+                              "weight_decay or amsgrad has no GPU update; remove them or set the job's \"device\" " +
+                              "to \"cpu\"");
+  }
   RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuContext> ctx, GpuContext::Create(ordinal));
   auto engine = std::make_unique<GpuEngine>(model, optimizer, max_batch, std::move(ctx));
   RT_RETURN_IF_ERROR(engine->Init());

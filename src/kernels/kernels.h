@@ -88,5 +88,40 @@ void SgdMomentumUpdate(float* p, float* v, const float* g, size_t n, float lr, f
 // m += (g - m)(1 - b1); v += (g^2 - v)(1 - b2); p -= m alpha / (sqrt(v) + eps)
 void AdamUpdate(float* p, float* m, float* v, const float* g, size_t n, float alpha, float one_minus_b1,
                 float one_minus_b2, float eps);
+// Adam with amsgrad: as AdamUpdate, then vhat = max(vhat, v) and p -= m alpha / (sqrt(vhat) + eps).
+void AmsgradUpdate(float* p, float* m, float* v, float* vhat, const float* g, size_t n, float alpha,
+                   float one_minus_b1, float one_minus_b2, float eps);
+
+// Keras 3 RMSprop: velocity = rho velocity + (1 - rho) g^2; when average_gradient is not
+// null (centered) a = rho a + (1 - rho) g and the denominator is velocity - a^2 + eps,
+// else velocity + eps; increment = lr g / sqrt(denominator); when momentum (the buffer)
+// is not null, mom = momentum mom + increment and p -= mom, else p -= increment.
+struct RmspropScalars {
+  float lr, rho, one_minus_rho, momentum, epsilon;
+};
+void RmspropUpdate(float* p, float* velocity, float* momentum, float* average_gradient, const float* g, size_t n,
+                   const RmspropScalars& s);
+
+// Keras 3 Adagrad: accumulator += g^2; p -= lr g / sqrt(accumulator + eps).
+void AdagradUpdate(float* p, float* accumulator, const float* g, size_t n, float lr, float eps);
+
+// Keras 3 Nadam, with the step's scalars computed by the caller:
+//   m += (g - m)(1 - b1); v += (g^2 - v)(1 - b2)
+//   m_hat = u_next m / (1 - u_product_next) + (1 - u) g / (1 - u_product); v_hat = v / (1 - b2^t)
+//   p -= m_hat lr / (sqrt(v_hat) + eps)
+struct NadamScalars {
+  float lr, one_minus_b1, one_minus_b2, u_next, one_minus_u, one_minus_u_product, one_minus_u_product_next,
+      one_minus_b2_power, epsilon;
+};
+void NadamUpdate(float* p, float* m, float* v, const float* g, size_t n, const NadamScalars& s);
+
+// Keras 3 weight decay, before the update: p = p - p * weight_decay * lr.
+void WeightDecay(float* p, size_t n, float weight_decay, float lr);
+// Gradient clipping: dst = src * mul / div (clip by norm; div = 1 for a plain scale),
+// dst = src clipped to [-limit, limit] (NaN stays NaN). dst may equal src.
+void ScaleGradients(float* dst, const float* src, size_t n, float mul, float div);
+void ClipByValue(float* dst, const float* src, size_t n, float limit);
+// The sum of src^2 in double, the same bits whatever the thread count and CPU.
+double SumSquares(const float* g, size_t n);
 
 }  // namespace ringtrain::kernels

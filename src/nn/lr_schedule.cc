@@ -7,20 +7,22 @@
 #include <vector>
 
 #include "nn/json_fields.h"
+#include "nn/lr_schedule_internal.h"
 
 namespace ringtrain::nn {
-namespace {
+namespace lr_internal {
 
-constexpr char kCtx[] = "lr_schedule";
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Shortest text that reads back as the same double: 100, 0.001, 1e-05.
 std::string Num(double v) {
   if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(static_cast<long long>(v));
   return nlohmann::json(v).dump();
 }
 
 const char* UnitName(LrSchedule::Unit u) { return u == LrSchedule::Unit::kEpoch ? "epoch" : "step"; }
+
+double Counter(LrSchedule::Unit u, int epoch0, int64_t step) {
+  return u == LrSchedule::Unit::kEpoch ? static_cast<double>(std::max(epoch0, 0))
+                                       : static_cast<double>(std::max<int64_t>(step, 0));
+}
 
 StatusOr<LrSchedule::Unit> ParseUnit(const nlohmann::json& j) {
   auto it = j.find("unit");
@@ -30,6 +32,14 @@ StatusOr<LrSchedule::Unit> ParseUnit(const nlohmann::json& j) {
   return InvalidArgumentError(std::string(kCtx) + ": 'unit' must be \"epoch\" (0-based epoch number) or \"step\" " +
                               "(updates applied so far), got " + BriefDump(*it));
 }
+
+}  // namespace lr_internal
+
+namespace {
+
+using namespace lr_internal;  // NOLINT: this file's own helpers
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 class PiecewiseConstant final : public LrSchedule {
  public:
@@ -75,9 +85,7 @@ class ExponentialDecay final : public LrSchedule {
       : unit_(unit), initial_(initial), decay_steps_(decay_steps), decay_rate_(decay_rate), staircase_(staircase) {}
 
   double LearningRate(int epoch0, int64_t step) const override {
-    const double t = unit_ == Unit::kEpoch ? static_cast<double>(std::max(epoch0, 0))
-                                           : static_cast<double>(std::max<int64_t>(step, 0));
-    double p = t / decay_steps_;
+    double p = Counter(unit_, epoch0, step) / decay_steps_;
     if (staircase_) p = std::floor(p);
     return initial_ * std::pow(decay_rate_, p);
   }
@@ -101,7 +109,7 @@ class ExponentialDecay final : public LrSchedule {
 
 StatusOr<std::unique_ptr<LrSchedule>> ParsePiecewise(const nlohmann::json& j) {
   const std::string ctx = kCtx;
-  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "unit", "boundaries", "values"}, ctx));
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "unit", "boundaries", "values", "name"}, ctx));
   RT_ASSIGN_OR_RETURN(LrSchedule::Unit unit, ParseUnit(j));
   auto b = j.find("boundaries");
   if (b == j.end() || !b->is_array()) {
@@ -152,7 +160,7 @@ StatusOr<std::unique_ptr<LrSchedule>> ParsePiecewise(const nlohmann::json& j) {
 StatusOr<std::unique_ptr<LrSchedule>> ParseExponential(const nlohmann::json& j) {
   const std::string ctx = kCtx;
   RT_RETURN_IF_ERROR(
-      CheckKnownFields(j, {"type", "unit", "initial_learning_rate", "decay_steps", "decay_rate", "staircase"}, ctx));
+      CheckKnownFields(j, {"type", "unit", "initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"}, ctx));
   RT_ASSIGN_OR_RETURN(LrSchedule::Unit unit, ParseUnit(j));
   for (const char* required : {"initial_learning_rate", "decay_steps", "decay_rate"}) {
     if (!j.contains(required)) {
@@ -177,13 +185,15 @@ StatusOr<std::unique_ptr<LrSchedule>> Parse(const nlohmann::json& j) {
   }
   auto t = j.find("type");
   if (t == j.end() || !t->is_string()) {
-    return InvalidArgumentError(ctx + ": missing 'type' (\"piecewise_constant\" or \"exponential_decay\")");
+    return InvalidArgumentError(ctx + ": missing 'type' (" + kTypes + ")");
   }
   const std::string type = t->get<std::string>();
   if (type == "piecewise_constant") return ParsePiecewise(j);
   if (type == "exponential_decay") return ParseExponential(j);
-  return InvalidArgumentError(ctx + ": unknown 'type' " + BriefDump(*t) +
-                              " (supported: \"piecewise_constant\", \"exponential_decay\")");
+  if (type == "cosine_decay") return ParseCosineDecay(j);
+  if (type == "polynomial_decay") return ParsePolynomialDecay(j);
+  if (type == "inverse_time_decay") return ParseInverseTimeDecay(j);
+  return InvalidArgumentError(ctx + ": unknown 'type' " + BriefDump(*t) + " (supported: " + kTypes + ")");
 }
 
 }  // namespace
@@ -192,7 +202,7 @@ StatusOr<std::unique_ptr<LrSchedule>> LrSchedule::FromJson(const nlohmann::json&
   try {
     return Parse(schedule_json);
   } catch (const nlohmann::json::exception& e) {
-    return InvalidArgumentError(std::string(kCtx) + ": malformed description: " + e.what());
+    return InvalidArgumentError(std::string(lr_internal::kCtx) + ": malformed description: " + e.what());
   }
 }
 

@@ -1,5 +1,5 @@
 // Learning-rate schedules with Keras' semantics, read from the job's top-level
-// "lr_schedule" field. Two kinds:
+// "lr_schedule" field. Five kinds:
 //
 //   {"type": "piecewise_constant", "unit": "epoch" | "step", "boundaries": [b0, b1, ...],
 //    "values": [v0, v1, ..., vn]}
@@ -18,12 +18,33 @@
 //     exponent floor(t / decay_steps) when staircase. t is the step count as above, or the
 //     0-based epoch when unit is "epoch".
 //
-// "unit" defaults to "step" for both kinds, as Keras' schedule classes count steps.
+//   {"type": "cosine_decay", "initial_learning_rate": 0.1, "decay_steps": 1000, "alpha": 0.0,
+//    "warmup_target": null, "warmup_steps": 0}
+//     Keras 3's CosineDecay, with t the counter: without warmup_target,
+//       lr = initial * ((1 - alpha) * 0.5 * (1 + cos(pi * min(t, decay_steps) / decay_steps)) + alpha);
+//     with one, t = min(t, warmup_steps + decay_steps), a linear warm-up
+//       lr = (warmup_target - initial) * t / warmup_steps + initial   for t < warmup_steps,
+//     then the cosine above from warmup_target over t - warmup_steps. initial may be 0
+//     only with a warm-up; warmup_steps without warmup_target is refused (Keras ignores it).
+//
+//   {"type": "polynomial_decay", "initial_learning_rate": 0.1, "decay_steps": 1000,
+//    "end_learning_rate": 0.0001, "power": 1.0, "cycle": false}
+//     Keras' PolynomialDecay: lr = (initial - end) * (1 - t / d)^power + end with
+//     t = min(t, decay_steps), d = decay_steps; when cycle, t is not capped and d is the
+//     first multiple of decay_steps >= t (decay_steps itself at t = 0).
+//
+//   {"type": "inverse_time_decay", "initial_learning_rate": 0.1, "decay_steps": 1,
+//    "decay_rate": 0.5, "staircase": false}
+//     Keras' InverseTimeDecay: lr = initial / (1 + decay_rate * t / decay_steps), with
+//     floor(t / decay_steps) when staircase.
+//
+// "unit" defaults to "step" for every kind, as Keras' schedule classes count steps; "epoch"
+// makes t the 0-based epoch. "name" (what Keras' get_config writes) is accepted and unused.
 //
 // The schedule replaces the optimizer's "learning_rate": the trainer sets the optimizer's
 // rate from LearningRate() before every step, so a rate written in "optimizer" is ignored
-// when a schedule is present (piecewise uses its values, exponential its
-// initial_learning_rate).
+// when a schedule is present (piecewise uses its values, the others their
+// initial_learning_rate). Cosine and polynomial decay may reach 0 (alpha 0, end 0).
 //
 // Thread-safety: immutable after FromJson; any thread may call the const methods.
 #pragma once

@@ -1,55 +1,55 @@
 #include "nn/optimizer.h"
 
-#include <algorithm>
-#include <cctype>
-#include <limits>
+#include <utility>
 
-#include "nn/adam.h"
-#include "nn/json_fields.h"
-#include "nn/sgd.h"
+#include "common/logging.h"
+#include "kernels/kernels.h"
 
 namespace ringtrain::nn {
-namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-StatusOr<std::unique_ptr<Optimizer>> Parse(const nlohmann::json& j) {
-  const std::string ctx = "optimizer";
-  if (!j.is_object()) {
-    return InvalidArgumentError(ctx + ": must be a JSON object such as {\"type\": \"adam\"}, got " + BriefDump(j));
-  }
-  auto t = j.find("type");
-  if (t == j.end() || !t->is_string()) {
-    return InvalidArgumentError(ctx + ": missing 'type' (\"sgd\" or \"adam\")");
-  }
-  std::string type = t->get<std::string>();
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (type == "sgd") {
-    RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "learning_rate", "momentum", "nesterov"}, ctx));
-    RT_ASSIGN_OR_RETURN(double lr, GetNumber(j, "learning_rate", 0.01, 0, true, kInf, false, ctx));
-    RT_ASSIGN_OR_RETURN(double momentum, GetNumber(j, "momentum", 0.0, 0, false, 1, false, ctx));
-    RT_ASSIGN_OR_RETURN(bool nesterov, GetBool(j, "nesterov", false, ctx));
-    return std::unique_ptr<Optimizer>(new Sgd(lr, momentum, nesterov));
-  }
-  if (type == "adam") {
-    RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "learning_rate", "beta_1", "beta_2", "epsilon"}, ctx));
-    RT_ASSIGN_OR_RETURN(double lr, GetNumber(j, "learning_rate", 0.001, 0, true, kInf, false, ctx));
-    RT_ASSIGN_OR_RETURN(double b1, GetNumber(j, "beta_1", 0.9, 0, false, 1, true, ctx));
-    RT_ASSIGN_OR_RETURN(double b2, GetNumber(j, "beta_2", 0.999, 0, false, 1, true, ctx));
-    RT_ASSIGN_OR_RETURN(double eps, GetNumber(j, "epsilon", 1e-7, 0, true, kInf, false, ctx));
-    return std::unique_ptr<Optimizer>(new Adam(lr, b1, b2, eps));
-  }
-  return InvalidArgumentError(ctx + ": unknown 'type' " + BriefDump(*t) + " (supported: \"sgd\", \"adam\")");
+void Optimizer::SetVariables(std::vector<VariableSpan> vars) {
+  vars_ = std::move(vars);
+  warned_spans_ = false;
+  size_t n = 0;
+  for (const VariableSpan& v : vars_) n += v.count;
+  BuildState(n);
 }
 
-}  // namespace
-
-StatusOr<std::unique_ptr<Optimizer>> Optimizer::FromJson(const nlohmann::json& optimizer_json) {
-  try {
-    return Parse(optimizer_json);
-  } catch (const nlohmann::json::exception& e) {
-    return InvalidArgumentError(std::string("optimizer: malformed description: ") + e.what());
+void Optimizer::Fit(std::vector<float>& buffer, const char* slot, size_t n, float init) const {
+  if (buffer.size() == n) return;
+  if (!buffer.empty()) {
+    RT_LOG(ERROR) << name() << " optimizer slot '" << slot << "' has " << buffer.size()
+                  << " values but the model has " << n << "; restarting it";
   }
+  buffer.assign(n, init);
+}
+
+void Optimizer::Apply(float* params, const float* grads, size_t n) {
+  BuildState(n);
+  const float* g = grads;
+  if (options_.clip.active()) {
+    // The spans must tile [0, n) in order; anything else counts the buffer as one variable.
+    bool tiles = !vars_.empty();
+    size_t end = 0;
+    for (const VariableSpan& v : vars_) {
+      tiles = tiles && v.offset == end;
+      end = v.offset + v.count;
+    }
+    tiles = tiles && end == n;
+    if (!tiles && !vars_.empty() && !warned_spans_) {
+      RT_LOG(ERROR) << "optimizer: the " << vars_.size() << " variables given do not tile the " << n
+                    << " parameters in order; clipping treats them as one variable";
+      warned_spans_ = true;
+    }
+    clipped_.resize(n);
+    ClipGradients(options_.clip, tiles ? vars_ : std::vector<VariableSpan>{{"", 0, n}}, grads, n, clipped_.data());
+    g = clipped_.data();
+  }
+  if (options_.weight_decay.has_value()) {
+    kernels::WeightDecay(params, n, static_cast<float>(*options_.weight_decay), static_cast<float>(lr_));
+  }
+  Update(params, g, n);
+  ++iterations_;
 }
 
 }  // namespace ringtrain::nn

@@ -1,6 +1,5 @@
 #include "nn/sgd.h"
 
-#include "common/logging.h"
 #include "kernels/kernels.h"
 
 namespace ringtrain::nn {
@@ -10,22 +9,17 @@ std::vector<std::pair<std::string, std::vector<float>*>> Sgd::state() {
   return {{"momentum", &velocity_}};
 }
 
-void Sgd::Apply(float* params, const float* grads, size_t n) {
-  const float lr = static_cast<float>(lr_);
+void Sgd::BuildState(size_t n) {
+  if (momentum_ != 0.0) Fit(velocity_, "momentum", n);
+}
+
+void Sgd::Update(float* params, const float* grads, size_t n) {
+  const float lr = static_cast<float>(learning_rate());
   if (momentum_ == 0.0) {
     kernels::SgdUpdate(params, grads, n, lr);
-    ++iterations_;
     return;
   }
-  if (velocity_.size() != n) {
-    if (!velocity_.empty()) {
-      RT_LOG(ERROR) << "SGD momentum state has " << velocity_.size() << " values but the model has " << n
-                    << "; restarting it from zero";
-    }
-    velocity_.assign(n, 0.0f);
-  }
   kernels::SgdMomentumUpdate(params, velocity_.data(), grads, n, lr, static_cast<float>(momentum_), nesterov_);
-  ++iterations_;
 }
 
 }  // namespace ringtrain::nn

@@ -1,6 +1,7 @@
 // Keras SGD:  without momentum  w -= lr * g
 //             with momentum     v = momentum * v - lr * g;  w += v
 //             nesterov          v as above;  w += momentum * v - lr * g
+// Threading and errors: as Optimizer.
 #pragma once
 
 #include <cstdint>
@@ -14,15 +15,10 @@ namespace ringtrain::nn {
 
 class Sgd final : public Optimizer {
  public:
-  Sgd(double learning_rate, double momentum, bool nesterov)
-      : lr_(learning_rate), momentum_(momentum), nesterov_(nesterov) {}
+  Sgd(double learning_rate, double momentum, bool nesterov, OptimizerOptions options = {})
+      : Optimizer(learning_rate, options), momentum_(momentum), nesterov_(nesterov) {}
 
-  void Apply(float* params, const float* grads, size_t n) override;
-  double learning_rate() const override { return lr_; }
   int state_floats_per_param() const override { return momentum_ == 0.0 ? 0 : 1; }
-  void set_learning_rate(double lr) override { lr_ = lr; }
-  int64_t iterations() const override { return iterations_; }
-  void set_iterations(int64_t it) override { iterations_ = it; }
   std::string name() const override { return "sgd"; }
   // {"momentum", velocity} when momentum > 0 (Keras keeps no state without it).
   std::vector<std::pair<std::string, std::vector<float>*>> state() override;
@@ -30,11 +26,13 @@ class Sgd final : public Optimizer {
   double momentum() const { return momentum_; }
   bool nesterov() const { return nesterov_; }
 
+ protected:
+  void Update(float* params, const float* grads, size_t n) override;
+  void BuildState(size_t n) override;
+
  private:
-  double lr_;
   double momentum_;
   bool nesterov_;
-  int64_t iterations_ = 0;
   std::vector<float> velocity_;
 };
 

@@ -30,7 +30,9 @@ StatusOr<std::vector<MemoryUse>> TrainingMemory(const config::JobConfig& job, in
   const uint64_t slots = static_cast<uint64_t>((*optimizer)->state_floats_per_param());
   // Weights, gradients and the optimizer's slots, plus a snapshot of weights and slots
   // (the state kept for backups and recovery in place).
-  const uint64_t per_param = SatMul(SatAdd(2 + slots, 1 + slots), sizeof(float));
+  // Plus the clipped gradient's copy when the optimizer clips.
+  const uint64_t work = static_cast<uint64_t>((*optimizer)->work_floats_per_param());
+  const uint64_t per_param = SatMul(SatAdd(2 + slots + work, 1 + slots), sizeof(float));
   uses.push_back({"weights, gradients and optimizer state", SatMul(model->num_params(), per_param),
                   "the model's " + std::to_string(model->num_params()) + " parameters (the most in " +
                       model->largest_layer() + ")",

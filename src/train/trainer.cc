@@ -4,6 +4,8 @@
 #include <chrono>
 #include <filesystem>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "checkpoint/safetensors.h"
 #include "common/fingerprint.h"
@@ -33,6 +35,15 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   RT_RETURN_IF_ERROR(CheckTrainingMemory(job, options.rank, options.num_workers, options.memory_bound));
   RT_ASSIGN_OR_RETURN(t->model_, nn::Model::FromJson(job.model, job.seed));
   RT_ASSIGN_OR_RETURN(t->optimizer_, nn::Optimizer::FromJson(job.optimizer));
+  // The variables, for per-variable work (clipnorm), as Keras' optimizer.build(variables).
+  std::vector<nn::Optimizer::VariableSpan> variables;
+  // Only the trainable ones, which tile [0, num_trainable()) of the weights.
+  for (const nn::ParamInfo& p : t->model_->param_infos()) {
+    if (p.trainable) variables.push_back({p.name, p.offset, p.count});
+  }
+  std::sort(variables.begin(), variables.end(),
+            [](const nn::Optimizer::VariableSpan& a, const nn::Optimizer::VariableSpan& b) { return a.offset < b.offset; });
+  t->optimizer_->SetVariables(std::move(variables));
   if (options.new_engine) {
     RT_ASSIGN_OR_RETURN(t->engine_, options.new_engine(t->model_.get(), t->optimizer_.get(), job.batch_size_per_worker));
   } else {

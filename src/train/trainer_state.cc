@@ -25,6 +25,9 @@ backup::TrainState Trainer::Snapshot() const {
   s.params.assign(model_->params(), model_->params() + n);
   // Slots cover the trainable weights (a prefix of params); a backup stores them padded
   // with zeros to every weight, the layout backups have always had.
+  // Before the first update the slots are not allocated yet: Build gives them Keras'
+  // initial values (not always zeros: Adagrad's accumulator starts at 0.1).
+  optimizer_->Build(model_->num_trainable());
   for (const auto& [name, buffer] : optimizer_->state()) {
     std::vector<float> slot(n, 0.0f);
     std::copy(buffer->begin(), buffer->begin() + static_cast<std::ptrdiff_t>(std::min(buffer->size(), n)), slot.begin());

@@ -1,5 +1,6 @@
 #include "nn/lr_schedule.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -109,7 +110,12 @@ TEST(LrScheduleTest, ResumePurity) {
         R"({"type": "piecewise_constant", "unit": "step", "boundaries": [10, 40], "values": [3, 2, 1]})",
         R"({"type": "exponential_decay", "initial_learning_rate": 0.1, "decay_steps": 7, "decay_rate": 0.9})",
         R"({"type": "exponential_decay", "initial_learning_rate": 0.1, "decay_steps": 7, "decay_rate": 0.9,
-            "staircase": true, "unit": "epoch"})"}) {
+            "staircase": true, "unit": "epoch"})",
+        R"({"type": "cosine_decay", "initial_learning_rate": 0.01, "decay_steps": 50, "warmup_target": 0.1,
+            "warmup_steps": 20})",
+        R"({"type": "polynomial_decay", "initial_learning_rate": 0.1, "decay_steps": 30, "cycle": true})",
+        R"({"type": "inverse_time_decay", "initial_learning_rate": 0.1, "decay_steps": 3, "decay_rate": 0.7,
+            "unit": "epoch"})"}) {
     const int kEpochs = 12, kSteps = 9;
     auto straight = Make(text);
     ASSERT_NE(straight, nullptr);
@@ -143,7 +149,7 @@ void ExpectBad(const char* text, const std::string& fragment) { ExpectBadJson(nl
 TEST(LrScheduleTest, ValidationErrors) {
   ExpectBad(R"([1, 2])", "must be a JSON object");
   ExpectBad(R"({"boundaries": [1], "values": [1, 2]})", "missing 'type'");
-  ExpectBad(R"({"type": "cosine_decay"})", "unknown 'type' \"cosine_decay\"");
+  ExpectBad(R"({"type": "cosine_decay_restarts"})", "unknown 'type' \"cosine_decay_restarts\"");
   // piecewise_constant
   ExpectBad(R"({"type": "piecewise_constant", "boundaries": [3, 7], "values": [1e-3, 1e-4]})",
             "'values' must have one more entry than 'boundaries' (got 2 boundaries and 2 values)");
@@ -211,6 +217,171 @@ TEST(LrScheduleTest, ValidationErrors) {
   ExpectBad(R"({"type": "exponential_decay", "initial_learning_rate": 0.1, "decay_steps": 100, "decay_rate": 0.9,
                 "boundaries": [1]})",
             "unknown field 'boundaries'");
+  // cosine_decay
+  ExpectBad(R"({"type": "cosine_decay", "decay_steps": 10})", "missing 'initial_learning_rate' (cosine_decay needs");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": 0.1})", "missing 'decay_steps'");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": 0, "decay_steps": 10})",
+            "'initial_learning_rate' must be a positive number");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": -0.1, "decay_steps": 10, "warmup_target": 0.1,
+                "warmup_steps": 5})",
+            "'initial_learning_rate' must be a number in [0, ");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": 0.1, "decay_steps": 0})",
+            "'decay_steps' must be a positive number");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "alpha": 1.5})",
+            "'alpha' must be a number in [0, 1]");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "warmup_target": 0})",
+            "'warmup_target' must be a positive number");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "warmup_target": 1,
+                "warmup_steps": 2.5})",
+            "'warmup_steps' must be a non-negative integer");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "warmup_steps": 5})",
+            "'warmup_steps' needs 'warmup_target'");
+  ExpectBad(R"({"type": "cosine_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 0.5})",
+            "unknown field 'decay_rate'");
+  // polynomial_decay
+  ExpectBad(R"({"type": "polynomial_decay", "initial_learning_rate": 0.1})", "missing 'decay_steps'");
+  ExpectBad(R"({"type": "polynomial_decay", "initial_learning_rate": 0.1, "decay_steps": -1})",
+            "'decay_steps' must be a positive number");
+  ExpectBad(R"({"type": "polynomial_decay", "initial_learning_rate": 0.1, "decay_steps": 10,
+                "end_learning_rate": -1})",
+            "'end_learning_rate' must be a number in [0, ");
+  ExpectBad(R"({"type": "polynomial_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "power": -2})",
+            "'power' must be a number in [0, ");
+  ExpectBad(R"({"type": "polynomial_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "cycle": 1})",
+            "'cycle' must be true or false");
+  // inverse_time_decay
+  ExpectBad(R"({"type": "inverse_time_decay", "initial_learning_rate": 0.1, "decay_steps": 10})",
+            "missing 'decay_rate' (inverse_time_decay needs initial_learning_rate, decay_steps, decay_rate)");
+  ExpectBad(R"({"type": "inverse_time_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": -1})",
+            "'decay_rate' must be a number in [0, ");
+  ExpectBad(R"({"type": "inverse_time_decay", "initial_learning_rate": "0.1", "decay_steps": 10,
+                "decay_rate": 1})",
+            "'initial_learning_rate' must be a positive number");
+  ExpectBad(R"({"type": "inverse_time_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 1,
+                "staircase": "no"})",
+            "'staircase' must be true or false");
+  ExpectBad(R"({"type": "inverse_time_decay", "initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 1,
+                "power": 1})",
+            "unknown field 'power'");
+}
+
+// ---------------------------------------------------------------- Keras 3's formulas
+constexpr double kPi = 3.14159265358979323846;
+
+double KerasCosine(double initial, double decay_steps, double alpha, double step) {
+  step = std::min(step, decay_steps);
+  const double cosine = 0.5 * (1 + std::cos(kPi * step / decay_steps));
+  return initial * ((1 - alpha) * cosine + alpha);
+}
+
+TEST(LrScheduleTest, CosineDecayWithoutWarmup) {
+  auto s = Make(R"({"type": "cosine_decay", "initial_learning_rate": 0.1, "decay_steps": 1000})");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->unit(), LrSchedule::Unit::kStep);
+  for (int64_t step : {0, 1, 250, 500, 999, 1000, 5000}) {
+    EXPECT_NEAR(s->LearningRate(3, step), KerasCosine(0.1, 1000, 0.0, step), 1e-15) << step;
+  }
+  EXPECT_DOUBLE_EQ(s->LearningRate(0, 0), 0.1);
+  EXPECT_NEAR(s->LearningRate(0, 500), 0.05, 1e-15);
+  EXPECT_EQ(s->LearningRate(0, 1000), 0.0);  // alpha 0: the rate reaches 0 and stays
+  EXPECT_EQ(s->Describe(), "cosine_decay by step: cosine from 0.1 to 0 over 1000 steps");
+
+  auto a = Make(R"({"type": "cosine_decay", "initial_learning_rate": 0.2, "decay_steps": 40, "alpha": 0.1,
+                    "unit": "epoch", "name": "CosineDecay"})");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->unit(), LrSchedule::Unit::kEpoch);
+  for (int epoch : {0, 7, 20, 39, 40, 100}) {
+    EXPECT_NEAR(a->LearningRate(epoch, 123456), KerasCosine(0.2, 40, 0.1, epoch), 1e-15) << epoch;
+  }
+  EXPECT_NEAR(a->LearningRate(100, 0), 0.02, 1e-15);
+}
+
+// Keras 3: linear from initial to warmup_target over warmup_steps, then the cosine from
+// warmup_target over decay_steps, then warmup_target * alpha.
+TEST(LrScheduleTest, CosineDecayWithWarmup) {
+  auto s = Make(R"({"type": "cosine_decay", "initial_learning_rate": 0.0, "decay_steps": 1000, "alpha": 0.01,
+                    "warmup_target": 0.1, "warmup_steps": 100})");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->LearningRate(0, 0), 0.0);
+  EXPECT_NEAR(s->LearningRate(0, 1), 0.001, 1e-15);
+  EXPECT_NEAR(s->LearningRate(0, 50), 0.05, 1e-15);
+  EXPECT_NEAR(s->LearningRate(0, 99), 0.099, 1e-15);
+  for (int64_t step : {100, 101, 350, 600, 1099, 1100, 1101, 100000}) {
+    EXPECT_NEAR(s->LearningRate(0, step), KerasCosine(0.1, 1000, 0.01, static_cast<double>(step - 100)), 1e-15)
+        << step;
+  }
+  EXPECT_DOUBLE_EQ(s->LearningRate(0, 100), 0.1);
+  EXPECT_NEAR(s->LearningRate(0, 5000), 0.001, 1e-15);
+  EXPECT_EQ(s->Describe(),
+            "cosine_decay by step: linear warm-up from 0 to 0.1 over 100 steps, then cosine from 0.1 to 0.001 over "
+            "1000 steps");
+  // A warm-up from a non-zero rate; warmup_steps 0 with a target decays from the target.
+  auto w = Make(R"({"type": "cosine_decay", "initial_learning_rate": 0.02, "decay_steps": 10,
+                    "warmup_target": 0.1, "warmup_steps": 4})");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NEAR(w->LearningRate(0, 1), (0.1 - 0.02) * 0.25 + 0.02, 1e-15);
+  auto z = Make(R"({"type": "cosine_decay", "initial_learning_rate": 0.02, "decay_steps": 10,
+                    "warmup_target": 0.1})");
+  ASSERT_NE(z, nullptr);
+  EXPECT_DOUBLE_EQ(z->LearningRate(0, 0), 0.1);
+  EXPECT_NEAR(z->LearningRate(0, 5), 0.05, 1e-15);
+}
+
+double KerasPolynomial(double initial, double decay_steps, double end, double power, bool cycle, double step) {
+  double d = decay_steps;
+  if (cycle) {
+    d *= step == 0 ? 1.0 : std::ceil(step / decay_steps);
+  } else {
+    step = std::min(step, decay_steps);
+  }
+  return (initial - end) * std::pow(1 - step / d, power) + end;
+}
+
+TEST(LrScheduleTest, PolynomialDecay) {
+  auto s = Make(R"({"type": "polynomial_decay", "initial_learning_rate": 0.1, "decay_steps": 100})");
+  ASSERT_NE(s, nullptr);
+  // Defaults: end 0.0001, power 1 (linear), no cycle.
+  EXPECT_DOUBLE_EQ(s->LearningRate(0, 0), 0.1);
+  EXPECT_NEAR(s->LearningRate(0, 50), (0.1 - 0.0001) * 0.5 + 0.0001, 1e-15);
+  EXPECT_DOUBLE_EQ(s->LearningRate(0, 100), 0.0001);
+  EXPECT_DOUBLE_EQ(s->LearningRate(0, 1000), 0.0001);
+  EXPECT_EQ(s->Describe(), "polynomial_decay by step: from 0.1 to 0.0001 over 100 steps, power 1");
+
+  auto sq = Make(R"({"type": "polynomial_decay", "initial_learning_rate": 0.1, "decay_steps": 10000,
+                     "end_learning_rate": 0.01, "power": 0.5})");
+  ASSERT_NE(sq, nullptr);
+  for (int64_t step : {0, 1, 2500, 9999, 10000, 20000}) {
+    EXPECT_NEAR(sq->LearningRate(0, step), KerasPolynomial(0.1, 10000, 0.01, 0.5, false, step), 1e-15) << step;
+  }
+
+  auto c = Make(R"({"type": "polynomial_decay", "initial_learning_rate": 1.0, "decay_steps": 10,
+                    "end_learning_rate": 0.0, "power": 2.0, "cycle": true})");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->LearningRate(0, 0), 1.0);
+  EXPECT_NEAR(c->LearningRate(0, 5), 0.25, 1e-15);
+  EXPECT_EQ(c->LearningRate(0, 10), 0.0);               // ceil(10 / 10) = 1: the end of the first cycle
+  EXPECT_NEAR(c->LearningRate(0, 11), 0.2025, 1e-15);   // d = 20: (1 - 11/20)^2
+  for (int64_t step : {3, 15, 20, 21, 37}) {
+    EXPECT_NEAR(c->LearningRate(0, step), KerasPolynomial(1.0, 10, 0.0, 2.0, true, step), 1e-15) << step;
+  }
+}
+
+TEST(LrScheduleTest, InverseTimeDecay) {
+  // Keras' docstring example: 0.1 / (1 + 0.5 * step).
+  auto s = Make(R"({"type": "inverse_time_decay", "initial_learning_rate": 0.1, "decay_steps": 1.0,
+                    "decay_rate": 0.5})");
+  ASSERT_NE(s, nullptr);
+  for (int64_t step : {0, 1, 2, 7, 100}) EXPECT_DOUBLE_EQ(s->LearningRate(0, step), 0.1 / (1 + 0.5 * step)) << step;
+  EXPECT_EQ(s->Describe(), "inverse_time_decay by step: 0.1 / (1 + 0.5 * step / 1)");
+
+  auto st = Make(R"({"type": "inverse_time_decay", "initial_learning_rate": 0.1, "decay_steps": 10,
+                     "decay_rate": 2, "staircase": true, "unit": "epoch"})");
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(st->unit(), LrSchedule::Unit::kEpoch);
+  EXPECT_DOUBLE_EQ(st->LearningRate(9, 99999), 0.1);
+  EXPECT_DOUBLE_EQ(st->LearningRate(10, 0), 0.1 / 3);
+  EXPECT_DOUBLE_EQ(st->LearningRate(25, 0), 0.1 / 5);
+  EXPECT_EQ(st->Describe(), "inverse_time_decay by epoch: 0.1 / (1 + 2 * floor(epoch / 10))");
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Optimizers against Keras' update rules, worked by hand or in double.
 #include <cmath>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -138,7 +140,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadOptimizer{json::array(), "optimizer: must be a JSON object"},
         BadOptimizer{json{{"learning_rate", 0.1}}, "optimizer: missing 'type'"},
-        BadOptimizer{json{{"type", "rmsprop"}}, "optimizer: unknown 'type' \"rmsprop\""},
+        BadOptimizer{json{{"type", "ftrl"}}, "optimizer: unknown 'type' \"ftrl\""},
         BadOptimizer{json{{"type", "sgd"}, {"lr", 0.1}}, "optimizer: unknown field 'lr'"},
         BadOptimizer{json{{"type", "sgd"}, {"learning_rate", -1}},
                      "optimizer: 'learning_rate' must be a positive number"},
@@ -148,7 +150,101 @@ INSTANTIATE_TEST_SUITE_P(
         BadOptimizer{json{{"type", "adam"}, {"beta_1", 1.0}}, "'beta_1' must be a number in [0, 1)"},
         BadOptimizer{json{{"type", "adam"}, {"beta_2", -0.1}}, "'beta_2'"},
         BadOptimizer{json{{"type", "adam"}, {"epsilon", 0}}, "'epsilon' must be a positive number"},
-        BadOptimizer{json{{"type", "adam"}, {"momentum", 0.9}}, "unknown field 'momentum'"}));
+        BadOptimizer{json{{"type", "adam"}, {"momentum", 0.9}}, "unknown field 'momentum'"},
+        BadOptimizer{json{{"type", "adam"}, {"lr", 0.1}}, "unknown field 'lr'; Keras 3 names it 'learning_rate'"},
+        BadOptimizer{json{{"type", "adam"}, {"amsgrad", 1}}, "'amsgrad' must be true or false"},
+        BadOptimizer{json{{"type", "AdamW"}, {"weight_decay", nullptr}}, "AdamW's 'weight_decay' must be a number"},
+        BadOptimizer{json{{"type", "adamw"}, {"weight_decay", -0.1}}, "'weight_decay' must be a number in [0, "},
+        BadOptimizer{json{{"type", "sgd"}, {"weight_decay", "0.1"}}, "'weight_decay' must be"},
+        BadOptimizer{json{{"type", "RMSprop"}, {"rho", 1.0}}, "'rho' must be a number in [0, 1)"},
+        BadOptimizer{json{{"type", "rmsprop"}, {"momentum", -0.5}}, "'momentum' must be a number in [0, 1]"},
+        BadOptimizer{json{{"type", "rmsprop"}, {"epsilon", 0}}, "'epsilon' must be a positive number"},
+        BadOptimizer{json{{"type", "rmsprop"}, {"centered", "no"}}, "'centered' must be true or false"},
+        BadOptimizer{json{{"type", "rmsprop"}, {"beta_1", 0.9}}, "unknown field 'beta_1'"},
+        BadOptimizer{json{{"type", "Adagrad"}, {"initial_accumulator_value", -1}},
+                     "'initial_accumulator_value' must be a number in [0, "},
+        BadOptimizer{json{{"type", "adagrad"}, {"epsilon", -1e-7}}, "'epsilon' must be a positive number"},
+        BadOptimizer{json{{"type", "adagrad"}, {"momentum", 0.1}}, "unknown field 'momentum'"},
+        BadOptimizer{json{{"type", "Nadam"}, {"beta_1", 1.5}}, "'beta_1' must be a number in [0, 1)"},
+        BadOptimizer{json{{"type", "nadam"}, {"beta_2", 1.0}}, "'beta_2' must be a number in [0, 1)"},
+        BadOptimizer{json{{"type", "nadam"}, {"epsilon", "small"}}, "'epsilon' must be a positive number"},
+        BadOptimizer{json{{"type", "nadam"}, {"amsgrad", true}}, "unknown field 'amsgrad'"},
+        BadOptimizer{json{{"type", "sgd"}, {"clipnorm", 0}}, "'clipnorm' must be a positive number"},
+        BadOptimizer{json{{"type", "sgd"}, {"clipvalue", -1}}, "'clipvalue' must be a positive number"},
+        BadOptimizer{json{{"type", "sgd"}, {"global_clipnorm", "1"}}, "'global_clipnorm' must be a positive number"},
+        BadOptimizer{json{{"type", "adam"}, {"clipnorm", 1}, {"global_clipnorm", 1}},
+                     "only one of 'clipnorm', 'clipvalue' and 'global_clipnorm' can be set (as in Keras), got "
+                     "'clipnorm' and 'global_clipnorm'"},
+        BadOptimizer{json{{"type", "adam"}, {"clipnorm", 1}, {"clipvalue", 1}}, "got 'clipnorm' and 'clipvalue'"},
+        BadOptimizer{json{{"type", "adam"}, {"global_clipnorm", 1}, {"clipvalue", 1}},
+                     "got 'global_clipnorm' and 'clipvalue'"},
+        BadOptimizer{json{{"type", "sgd"}, {"use_ema", true}}, "'use_ema' true is not supported"},
+        BadOptimizer{json{{"type", "sgd"}, {"ema_overwrite_frequency", 10}}, "'ema_overwrite_frequency' 10 is not"},
+        BadOptimizer{json{{"type", "sgd"}, {"loss_scale_factor", 128}}, "'loss_scale_factor' 128 is not supported"},
+        BadOptimizer{json{{"type", "sgd"}, {"gradient_accumulation_steps", 4}},
+                     "'gradient_accumulation_steps' 4 is not supported"},
+        BadOptimizer{json{{"type", "sgd"}, {"ema_momentum", "x"}}, "'ema_momentum' must be a number"},
+        BadOptimizer{json{{"type", "sgd"}, {"is_legacy_optimizer", true}}, "'is_legacy_optimizer' true"},
+        BadOptimizer{json{{"type", "sgd"}, {"jit_compile", 1}}, "'jit_compile' must be true or false"},
+        BadOptimizer{json{{"type", "sgd"}, {"name", 3}}, "'name' must be a string"},
+        BadOptimizer{json{{"type", "sgd"}, {"decay", 1e-4}}, "'decay' (tf.keras 2's per-step learning-rate decay) "
+                                                              "is not supported; use the job's \"lr_schedule\": "
+                                                              "{\"type\": \"inverse_time_decay\""}));
+
+// What Keras' get_config writes for an optimizer that uses none of the unsupported
+// features loads as is (Keras 3 and tf.keras 2 configs).
+TEST(OptimizerParseTest, KerasGetConfigLoads) {
+  const json keras3 = json::parse(R"({"name": "adam", "learning_rate": 0.0010000000474974513, "weight_decay": null,
+      "clipnorm": null, "global_clipnorm": null, "clipvalue": null, "use_ema": false, "ema_momentum": 0.99,
+      "ema_overwrite_frequency": null, "loss_scale_factor": null, "gradient_accumulation_steps": null,
+      "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07, "amsgrad": false, "type": "Adam"})");
+  auto a = Make(keras3);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->name(), "adam");
+  EXPECT_FALSE(a->transforms_gradients());
+  const json tf2 = json::parse(R"({"name": "RMSprop", "weight_decay": null, "clipnorm": null,
+      "global_clipnorm": null, "clipvalue": null, "use_ema": false, "ema_momentum": 0.99,
+      "ema_overwrite_frequency": null, "jit_compile": true, "is_legacy_optimizer": false, "learning_rate": 0.001,
+      "rho": 0.9, "momentum": 0.0, "epsilon": 1e-07, "centered": false, "type": "RMSprop"})");
+  auto r = Make(tf2);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->name(), "rmsprop");
+  // Legacy tf.keras configs carry "decay": 0.0, which is no decay.
+  EXPECT_NE(Make(json{{"type", "sgd"}, {"decay", 0.0}}), nullptr);
+}
+
+TEST(OptimizerParseTest, TypeAcceptsSnakeAndClassNamesInAnyCase) {
+  const std::vector<std::pair<std::string, std::string>> names = {
+      {"sgd", "sgd"},     {"SGD", "sgd"},         {"adam", "adam"},       {"Adam", "adam"},
+      {"adamw", "adamw"}, {"AdamW", "adamw"},     {"ADAMW", "adamw"},     {"rmsprop", "rmsprop"},
+      {"RMSprop", "rmsprop"}, {"adagrad", "adagrad"}, {"Adagrad", "adagrad"}, {"nadam", "nadam"},
+      {"Nadam", "nadam"}};
+  for (const auto& [type, name] : names) {
+    auto o = Make(json{{"type", type}});
+    ASSERT_NE(o, nullptr) << type;
+    EXPECT_EQ(o->name(), name) << type;
+  }
+}
+
+// state_floats_per_param is what Build allocates, for every configuration.
+TEST(OptimizerParseTest, StateFloatsPerParamIsExact) {
+  for (const json& j : {json{{"type", "sgd"}}, json{{"type", "sgd"}, {"momentum", 0.5}}, json{{"type", "adam"}},
+                        json{{"type", "adam"}, {"amsgrad", true}}, json{{"type", "adamw"}}, json{{"type", "rmsprop"}},
+                        json{{"type", "rmsprop"}, {"momentum", 0.5}}, json{{"type", "rmsprop"}, {"centered", true}},
+                        json{{"type", "rmsprop"}, {"centered", true}, {"momentum", 0.1}}, json{{"type", "adagrad"}},
+                        json{{"type", "nadam"}}, json{{"type", "nadam"}, {"clipnorm", 1.0}}}) {
+    auto o = Make(j);
+    ASSERT_NE(o, nullptr) << j.dump();
+    o->Build(7);
+    size_t floats = 0;
+    for (const auto& [name, buffer] : o->state()) {
+      EXPECT_EQ(buffer->size(), 7u) << j.dump() << " " << name;
+      floats += buffer->size();
+    }
+    EXPECT_EQ(floats, 7u * o->state_floats_per_param()) << j.dump();
+    EXPECT_EQ(o->work_floats_per_param(), j.contains("clipnorm") ? 1 : 0) << j.dump();
+  }
+}
 
 }  // namespace
 }  // namespace ringtrain::nn

@@ -92,7 +92,13 @@ TEST_P(ResumeTest, ThroughTheBackupEncodingEndsIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, ResumeTest,
                          ::testing::Values(R"({"type": "sgd", "learning_rate": 0.05, "momentum": 0.9})",
-                                           R"({"type": "adam", "learning_rate": 0.01})"));
+                                           R"({"type": "adam", "learning_rate": 0.01})",
+                                           R"({"type": "AdamW", "learning_rate": 0.01, "amsgrad": true,
+                                               "clipnorm": 0.5})",
+                                           R"({"type": "RMSprop", "momentum": 0.5, "centered": true,
+                                               "global_clipnorm": 1.0})",
+                                           R"({"type": "adagrad", "learning_rate": 0.05, "clipvalue": 0.1})",
+                                           R"({"type": "nadam", "learning_rate": 0.01, "weight_decay": 0.01})"));
 
 TEST(ResumeTest, RestoreRefusesAStateOfAnotherShape) {
   auto t = NewTrainer(Job(R"({"type": "sgd"})", 4));
