@@ -379,6 +379,10 @@ StatusOr<json> KerasJsonToCompact(const json& keras_model) {
                                                 "module",     "registered_name", "build_config", "compile_config"};
     if (!kKeys.count(k)) return Bad("unknown top-level key '" + k + "'; it is not part of Keras' model JSON");
   }
+  const json config = keras_model.value("config", json());
+  if (!config.is_object() && !(cls == "Sequential" && config.is_array())) {
+    return Bad("the model's 'config' must be an object with its layers, got " + JsonBrief(config));
+  }
   // The top model is read as an entry of its own, named by its config.
   json entry = {{"class_name", cls}, {"config", keras_model.value("config", json())}};
   if (entry["config"].is_object() && !entry["config"].contains("name")) entry["config"]["name"] = "model";

@@ -336,6 +336,8 @@ TEST(KerasJsonTest, RefusesWhatItDoesNotUnderstand) {
   slash["config"]["layers"][1]["name"] = "a/b";
   EXPECT_NE(Refusal(slash).find("the name \"a/b\" must be at most 256 characters without '/'"), std::string::npos);
   EXPECT_NE(Refusal(json::array()).find("must be an object"), std::string::npos);
+  EXPECT_EQ(Refusal({{"class_name", "Functional"}, {"config", 3}}),
+            "model.keras_json: the model's 'config' must be an object with its layers, got 3");
 }
 
 // --- Translation details. ---
