@@ -8,6 +8,7 @@
 #include "common/file.h"
 #include "common/fingerprint.h"
 #include "common/json.h"
+#include "nn/keras_json.h"
 
 namespace ringtrain::config {
 namespace {
@@ -161,6 +162,39 @@ Status CheckLabelMode(const std::string& loss, const nlohmann::json& train) {
   return Status::Ok();
 }
 
+// "model": {"keras_json": PATH | {...}}: Keras' model JSON (model.to_json()),
+// translated into the compact form that the rest of ringtrain reads.
+StatusOr<nlohmann::json> KerasModel(const nlohmann::json& model, const JobConfig& job) {
+  for (auto& [key, value] : model.items()) {
+    if (key != "keras_json") {
+      return Bad("'model.keras_json' describes the whole model: remove 'model." + key +
+                 "' (or drop keras_json and describe the model with input_shape and layers)");
+    }
+  }
+  const nlohmann::json& source = model["keras_json"];
+  std::string path;
+  nlohmann::json keras;
+  if (source.is_string() && !source.get<std::string>().empty()) {
+    path = job.Resolve(source.get<std::string>());
+    auto text = ReadFile(path, kMaxKerasJsonFileBytes, "a Keras model JSON file");
+    if (!text.ok()) {
+      return Bad("'model.keras_json' file '" + path + "' cannot be read (" + text.status().message() +
+                 "); give the path (relative to the job file) of the file model.to_json() wrote");
+    }
+    auto parsed = ParseJson(*text, "model.keras_json '" + path + "'");
+    if (!parsed.ok()) return Bad(parsed.status().message());
+    keras = std::move(parsed).value();
+  } else if (source.is_object()) {
+    keras = source;
+  } else {
+    return Bad("'model.keras_json' must be the path of the file model.to_json() writes, or that JSON object inline, "
+               "got " + JsonBrief(source));
+  }
+  auto compact = nn::KerasJsonToCompact(keras);
+  if (!compact.ok()) return Bad(compact.status().message() + (path.empty() ? "" : " (in '" + path + "')"));
+  return compact;
+}
+
 Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   static const std::set<std::string> kTop = {
       "model", "loss", "optimizer", "data", "batch_size_per_worker", "epochs", "steps_per_epoch", "seed",
@@ -171,7 +205,11 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
     if (!j.contains(required)) return Bad(std::string("missing required field '") + required + "'");
   }
   if (!j["model"].is_object()) return Bad("'model' must be an object with input_shape and layers");
-  job->model = j["model"];
+  if (j["model"].contains("keras_json")) {
+    RT_ASSIGN_OR_RETURN(job->model, KerasModel(j["model"], *job));
+  } else {
+    job->model = j["model"];
+  }
   if (!j["optimizer"].is_object()) return Bad("'optimizer' must be an object like {\"type\": \"sgd\", ...}");
   job->optimizer = j["optimizer"];
 
@@ -303,6 +341,9 @@ StatusOr<JobConfig> ParseJobConfig(const std::string& text, const std::string& b
   try {
     Status s = ParseInto(job.raw, &job);
     if (!s.ok()) return s.About(Subject::kConfig);
+    // The workers compare `raw` and fingerprint it: it must hold the model itself, not
+    // the path of a file that may differ between machines.
+    if (job.raw["model"].contains("keras_json")) job.raw["model"] = job.model;
   } catch (const std::exception& e) {  // a backstop: the readers above check types first
     return Bad(std::string("malformed field (") + e.what() + ")").About(Subject::kConfig);
   }

@@ -1,6 +1,8 @@
 // The job file: what to train and how (JSON; relative paths resolve against the
 // file's directory). The top level is validated here; the "model", "optimizer" and
 // data-source sections are validated by the libraries that own them (nn, data).
+// "model": {"keras_json": "model.json" | {...}} (Keras' model.to_json()) is read and
+// translated here (nn/keras_json.h), so that `model` and `raw` hold the compact form.
 // Unknown keys are errors that name the key, so typos are caught before training.
 #pragma once
 
@@ -39,7 +41,7 @@ struct JobConfig {
   nlohmann::json raw;     // the file as parsed: what the chief compares across workers
   std::string base_dir;   // the job file's directory ("." for inline jobs)
 
-  nlohmann::json model;
+  nlohmann::json model;                 // the compact form ("keras_json" already translated)
   nlohmann::json loss;                  // type: "sparse_categorical_crossentropy" | "categorical_crossentropy"
   nlohmann::json optimizer;
   nlohmann::json train_data;            // data.train
@@ -59,7 +61,7 @@ struct JobConfig {
 
   // "lr_schedule": the raw object, or null when absent (no schedule: the optimizer's
   // learning_rate throughout). Only checked to be an object here; nn::LrSchedule::FromJson
-  // validates the rest (config does not depend on nn), like "optimizer".
+  // validates the rest, like "optimizer".
   nlohmann::json lr_schedule;
   // "validation_freq" (Keras' fit argument): evaluate data.eval during fit. An integer k
   // evaluates after every k-th epoch (0 or absent: never); a list of 1-based epoch numbers
@@ -92,6 +94,10 @@ struct JobConfig {
 // The largest job file read (LoadJobConfig): real jobs are a few KiB; gRPC carries the
 // job to the chief at Register, so it must stay well inside a message.
 constexpr uint64_t kMaxJobFileBytes = uint64_t{16} << 20;
+
+// The largest Keras model JSON file read for "model.keras_json": VGG16's is 40 KiB;
+// its compact form replaces it in `raw`, which must fit a Register message.
+constexpr uint64_t kMaxKerasJsonFileBytes = kMaxJobFileBytes;
 
 // Parses a job from text. `base_dir` anchors relative paths. Every error is an
 // INVALID_ARGUMENT about Subject::kConfig, one line naming the field; nothing throws
