@@ -70,7 +70,7 @@ std::vector<int64_t> Concat(int64_t batch, const std::vector<int64_t>& shape) {
 }
 
 // Runs x through m (training) and back with dy; compares the output with `want_out` and
-// each parameter's gradient with the oracle's, found by `grad_name(param name)`.
+// each parameter's gradient with the oracle's, named as ours less the `strip` prefix.
 void CompareForwardBackward(Model& m, const std::vector<float>& x, int batch, const std::vector<float>& dy,
                             const std::vector<float>& want_out, const json& oracle_grads,
                             const std::string& strip) {
