@@ -16,6 +16,9 @@ PACKAGES=(build-essential cmake pkg-config libgrpc++-dev protobuf-compiler-grpc 
 TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-pil python3-numpy)
 wanted=("${PACKAGES[@]}")
 [ "${1:-demo}" = test ] && wanted+=("${TEST_PACKAGES[@]}")
+# The tfjs fidelity oracle (tests/oracle) needs Node.js >= 18 and npm: Debian's where the
+# machine has no npm of its own (one installed otherwise, e.g. from NodeSource, is used as is).
+[ "${1:-demo}" = test ] && ! command -v npm >/dev/null 2>&1 && wanted+=(nodejs npm)
 missing=()
 for p in "${wanted[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,6 +39,9 @@ case "${1:-demo}" in
     mkdir -p build/demo
     exec build/bin/ringtrain launch --workers 2 --job deploy/jobs/demo.json ;;
   test)
+    # 0. The TensorFlow.js oracle (@tensorflow/tfjs from npm, pure JavaScript) for the
+    #    fidelity tests; without it (no registry) they skip, naming the reason.
+    tests/oracle/install.sh || echo "the tfjs fidelity tests will skip (see the line above)" >&2
     # 1. The whole suite (the fuzz corpora replay in it as FuzzCorpus.*).
     ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
     # 2. Every fuzz target for a bounded time, from the committed corpus (README,
