@@ -354,7 +354,8 @@ TEST(KerasJsonTest, ANestedModelsTrainableFalseFreezesItsLayers) {
   // The whole model frozen.
   json top = Fixture("keras3_sequential_cnn.json");
   top["config"]["trainable"] = false;
-  for (const json& layer : Translate(top)["layers"]) EXPECT_EQ(layer["trainable"], false) << layer["name"];
+  const json frozen = Translate(top);  // named: a range-for over a temporary's member would dangle
+  for (const json& layer : frozen["layers"]) EXPECT_EQ(layer["trainable"], false) << layer["name"];
 }
 
 TEST(KerasJsonTest, InitializersAreNormalisedAndStringsKept) {
