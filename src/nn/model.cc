@@ -45,6 +45,9 @@ struct Model::Impl {
   std::vector<const float*> dout;
   std::vector<int> pending;  // contributions still to come per layer
   std::vector<std::vector<float>> dsum;
+  // Scratch for the input and input-gradient pointers of a layer of several inputs,
+  // kept here so Forward/Backward allocate nothing after the first call.
+  std::vector<const float*> in, din;
   int batch = 0;  // of the last training Forward
   bool ready_for_backward = false;
   float empty_logits[1] = {0.0f};
@@ -186,7 +189,7 @@ const float* Model::Forward(const float* input, int batch, bool training) {
     x = copy;
     m.batch = batch;
   }
-  std::vector<const float*> in;
+  std::vector<const float*>& in = m.in;
   for (size_t l = 0; l < m.graph.layers.size(); ++l) {
     Layer& layer = *m.graph.layers[l];
     const std::vector<int>& from = m.graph.inputs[l];
@@ -217,7 +220,7 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
   const size_t nl = m.graph.layers.size();
   for (size_t l = 0; l < nl; ++l) m.pending[l] = m.graph.consumers[l];
   m.dout[nl - 1] = grad_logits;
-  std::vector<const float*> din;
+  std::vector<const float*>& din = m.din;
   for (size_t i = nl; i-- > 0;) {
     if (!m.run_backward[i]) continue;  // no trainable weight at or before this layer
     Layer& layer = *m.graph.layers[i];
