@@ -19,76 +19,79 @@ int ArgMax(const float* x, int n) {
   return best;
 }
 
-// Sums: [matches, examples]; Keras' MeanMetricWrapper over a 0/1 (or, for several
-// binary outputs, a per-example mean) match.
-class Accuracy : public Metric {
+// Keras' MeanMetricWrapper: sums [per-example score, examples]; the result is their
+// ratio. Subclasses score each example.
+class MeanOverExamples : public Metric {
  public:
-  Accuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold)
-      : kind_(kind), name_(std::move(name)), n_(num_outputs), threshold_(threshold) {}
+  MeanOverExamples(std::string name, int num_outputs) : name_(std::move(name)), n_(num_outputs) {}
 
   std::string name() const override { return name_; }
   int num_sums() const override { return 2; }
 
   void Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const override {
     for (int i = 0; i < batch; ++i) {
-      const float* x = outputs + static_cast<size_t>(i) * n_;
-      const int32_t y = labels[i];
-      if (kind_ != AccuracyKind::kBinary) {
-        // Categorical accuracy compares with argmax(one_hot(label)), the label itself
-        // for a label in range; a label out of range matches nothing.
-        sums[0] += (y >= 0 && y < n_ && ArgMax(x, n_) == y) ? 1.0 : 0.0;
-      } else {
-        int right = 0;
-        for (int o = 0; o < n_; ++o) {
-          const double target = n_ == 1 ? static_cast<double>(y) : (o == y ? 1.0 : 0.0);
-          const double predicted = x[o] > threshold_ ? 1.0 : 0.0;
-          right += predicted == target ? 1 : 0;
-        }
-        sums[0] += n_ == 1 ? right : static_cast<double>(right) / n_;
-      }
+      sums[0] += Score(outputs + static_cast<size_t>(i) * n_, labels[i]);
       sums[1] += 1;
     }
   }
 
   double Result(const double* sums) const override { return sums[1] == 0 ? 0.0 : sums[0] / sums[1]; }
 
+ protected:
+  // One example's score in [0, 1]: x its n_ outputs, y its label.
+  virtual double Score(const float* x, int32_t y) const = 0;
+  const int n_;
+
+ private:
+  std::string name_;
+};
+
+// A 0/1 match per example (for several binary outputs, the mean over them).
+class Accuracy : public MeanOverExamples {
+ public:
+  Accuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold)
+      : MeanOverExamples(std::move(name), num_outputs), kind_(kind), threshold_(threshold) {}
+
+ protected:
+  double Score(const float* x, int32_t y) const override {
+    if (kind_ != AccuracyKind::kBinary) {
+      // Categorical accuracy compares with argmax(one_hot(label)), the label itself
+      // for a label in range; a label out of range matches nothing.
+      return (y >= 0 && y < n_ && ArgMax(x, n_) == y) ? 1.0 : 0.0;
+    }
+    int right = 0;
+    for (int o = 0; o < n_; ++o) {
+      const double target = n_ == 1 ? static_cast<double>(y) : (o == y ? 1.0 : 0.0);
+      const double predicted = x[o] > threshold_ ? 1.0 : 0.0;
+      right += predicted == target ? 1 : 0;
+    }
+    return n_ == 1 ? right : static_cast<double>(right) / n_;
+  }
+
  private:
   AccuracyKind kind_;
-  std::string name_;
-  int n_;
   double threshold_;
 };
 
 // tf.math.in_top_k: the label is in the top k when fewer than k outputs are strictly
 // greater than its output; a label out of range or a non-finite output in the row is
 // a miss.
-class TopKAccuracy : public Metric {
+class TopKAccuracy : public MeanOverExamples {
  public:
-  TopKAccuracy(std::string name, int num_outputs, int k) : name_(std::move(name)), n_(num_outputs), k_(k) {}
+  TopKAccuracy(std::string name, int num_outputs, int k) : MeanOverExamples(std::move(name), num_outputs), k_(k) {}
 
-  std::string name() const override { return name_; }
-  int num_sums() const override { return 2; }
-
-  void Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const override {
-    for (int i = 0; i < batch; ++i) {
-      const float* x = outputs + static_cast<size_t>(i) * n_;
-      const int32_t y = labels[i];
-      bool hit = y >= 0 && y < n_ && std::isfinite(x[y]);
-      int greater = 0;
-      for (int c = 0; hit && c < n_; ++c) {
-        if (!std::isfinite(x[c])) hit = false;
-        if (x[c] > x[y]) ++greater;
-      }
-      sums[0] += hit && greater < k_ ? 1.0 : 0.0;
-      sums[1] += 1;
+ protected:
+  double Score(const float* x, int32_t y) const override {
+    bool hit = y >= 0 && y < n_ && std::isfinite(x[y]);
+    int greater = 0;
+    for (int c = 0; hit && c < n_; ++c) {
+      if (!std::isfinite(x[c])) hit = false;
+      if (x[c] > x[y]) ++greater;
     }
+    return hit && greater < k_ ? 1.0 : 0.0;
   }
 
-  double Result(const double* sums) const override { return sums[1] == 0 ? 0.0 : sums[0] / sums[1]; }
-
  private:
-  std::string name_;
-  int n_;
   int k_;
 };
 
