@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/source_dir.h"
+
 #include "config/job_config.h"
 #include "testing/temp_dir.h"
 
@@ -18,13 +20,9 @@ namespace {
 using nlohmann::json;
 
 std::string FixtureText(const std::string& name) {
-  const char* env = std::getenv("RINGTRAIN_TEST_SOURCE_DIR");
-  const std::string root = env && *env ? env : RINGTRAIN_TEST_SOURCE_DIR;
-  std::ifstream in(root + "/tests/nn/keras_json/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::string text = testing::ReadSourceFile("tests/nn/keras_json/" + name);
+  EXPECT_FALSE(text.empty()) << name;
+  return text;
 }
 
 void WriteFile(const std::string& path, const std::string& text) {

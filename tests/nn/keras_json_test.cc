@@ -14,19 +14,17 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/source_dir.h"
+
 namespace ringtrain::nn {
 namespace {
 
 using nlohmann::json;
 
 json Fixture(const std::string& name) {
-  const char* env = std::getenv("RINGTRAIN_TEST_SOURCE_DIR");
-  const std::string root = env && *env ? env : RINGTRAIN_TEST_SOURCE_DIR;
-  std::ifstream in(root + "/tests/nn/keras_json/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
+  const std::string text = testing::ReadSourceFile("tests/nn/keras_json/" + name);
+  EXPECT_FALSE(text.empty()) << name;
+  return json::parse(text);
 }
 
 json Translate(const json& keras) {
