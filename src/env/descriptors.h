@@ -23,8 +23,12 @@
 
 namespace ringtrain::env {
 
-// How long OpenWithReserve keeps retrying an open that fails for want of descriptors.
-inline constexpr std::chrono::milliseconds kOpenRetryBudget{3000};
+// How long OpenWithReserve keeps retrying an open that fails for want of descriptors:
+// longer than the coordination server's 10 s handshake deadline, after which the
+// connections of a stranger that never speaks are closed. A reserved number freed
+// during a flood of connections can be taken by the server's accept(2) before the
+// open gets it; those numbers come back when the deadline closes the connections.
+inline constexpr std::chrono::milliseconds kOpenRetryBudget{12000};
 
 struct OpenFileLimit {
   uint64_t soft_before = 0;  // the soft limit at start
