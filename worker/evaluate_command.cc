@@ -16,7 +16,11 @@
 #include "data/dataset.h"
 #include "data/shard.h"
 #include "flags.h"
+#include "env/env.h"
+#include "env/file_util.h"
 #include "inference/evaluate.h"
+#include "inference/predict_input.h"
+#include "numpy/npy.h"
 #include "inference/report.h"
 #include "inference/saved_model.h"
 
@@ -107,13 +111,44 @@ int RunEvaluate(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+// `--input PATH` instead of a split of the job's data: the model only (no data split).
+int LoadForInput(const Flags& flags, Loaded* out, std::vector<std::string>* names) {
+  if (!flags.has("job")) return Fail(BadFlag("--job JOB.json is required"));
+  if (flags.has("data")) return Fail(BadFlag("--data and --input exclude each other: --input names the examples"));
+  auto job = config::LoadJobConfig(flags.get("job"));
+  if (!job.ok()) return Fail(job.status().About(Subject::kConfig));
+  std::string model_path = flags.has("model") ? job->Resolve(flags.get("model")) : job->save_model;
+  if (model_path.empty()) {
+    return Fail(BadFlag("the job has no save_model: pass --model MODEL.safetensors (the file save_model or "
+                        "model_checkpoint wrote)"));
+  }
+  auto batch = flags.get_int("batch_size", job->batch_size_per_worker, 1, 1 << 20);
+  if (!batch.ok()) return Fail(batch.status().About(Subject::kConfig));
+  auto model = inference::LoadModel(*job, model_path);
+  if (!model.ok()) return Fail(FileError(model.status(), Subject::kStorage));
+  // Relative to the working directory, like any command-line path.
+  auto data = inference::LoadPredictInput(*job, (*model)->input_shape(), flags.get("input"), names);
+  if (!data.ok()) return Fail(FileError(data.status(), Subject::kData));
+  RT_LOG(INFO) << "model " << model_path << ": " << (*model)->num_params() << " parameters; --input "
+               << flags.get("input") << ": " << data->size() << " examples";
+  out->model_path = model_path;
+  out->model = std::move(model).value();
+  out->split = "input";
+  out->data = std::move(data).value();
+  out->batch = *batch;
+  return kExitOk;
+}
+
 int RunPredict(const std::vector<std::string>& args) {
-  auto flags = Flags::Parse(args, {"job", "model", "data", "batch_size", "first", "count"}, {"json"});
+  auto flags = Flags::Parse(args, {"job", "model", "data", "batch_size", "first", "count", "input", "output"}, {"json"});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   Loaded in;
-  if (int code = Load(*flags, &in); code != kExitOk) return code;
+  std::vector<std::string> names;  // with --input: each example's file or index
+  const bool input = flags->has("input");
+  if (int code = input ? LoadForInput(*flags, &in, &names) : Load(*flags, &in); code != kExitOk) return code;
   const int size = static_cast<int>(in.data.size());
-  const std::string range = " (data." + in.split + " has " + std::to_string(size) + " examples";
+  const std::string range = " (" + (input ? std::string("--input") : "data." + in.split) + " has " +
+                            std::to_string(size) + " examples";
   auto first = flags->get_int("first", 0, 0, size - 1);
   if (!first.ok()) return Fail(BadFlag(first.status().message() + range + ")"));
   auto count = flags->get_int("count", size - *first, 1, size - *first);
@@ -124,15 +159,29 @@ int RunPredict(const std::vector<std::string>& args) {
   const size_t begin = static_cast<size_t>(*first);
   std::vector<inference::Prediction> preds = inference::Predict(
       in.model.get(), in.data.images.data() + begin * in.data.example_size, static_cast<size_t>(*count), in.batch);
+  if (flags->has("output")) {
+    // The outputs as Keras' model.predict returns them: [count, units] float32.
+    const int64_t units = in.model->num_classes();
+    std::vector<float> all;
+    all.reserve(preds.size() * static_cast<size_t>(units));
+    for (const auto& p : preds) all.insert(all.end(), p.outputs.begin(), p.outputs.end());
+    const std::string bytes = numpy::EncodeNpyFloat32({static_cast<int64_t>(preds.size()), units}, all.data());
+    Status st = env::WriteFileAtomically(env::Default(), flags->get("output"), bytes);
+    if (!st.ok()) return Fail(st.WithContext("--output").About(Subject::kStorage));
+  }
   const bool json = flags->get("json") == "true";
   if (json) std::fputs("[", stdout);
   for (size_t i = 0; i < preds.size(); ++i) {
     const size_t index = begin + i;
-    const int32_t* label = &in.data.labels[index];  // every source has labels
+    const int32_t* label = input ? nullptr : &in.data.labels[index];  // every split has labels; --input none
     if (json) {
-      std::printf("%s%s", i ? ",\n " : "\n ", inference::PredictionJson(index, preds[i], label).dump().c_str());
+      nlohmann::json j = inference::PredictionJson(index, preds[i], label);
+      if (input) j["input"] = names[index];
+      std::printf("%s%s", i ? ",\n " : "\n ", j.dump().c_str());
     } else {
-      std::fputs(inference::FormatPrediction(index, preds[i], label).c_str(), stdout);
+      std::string line = inference::FormatPrediction(index, preds[i], label);
+      if (input) line.insert(line.size() - 1, " input=" + names[index]);
+      std::fputs(line.c_str(), stdout);
     }
   }
   if (json) std::fputs("\n]\n", stdout);

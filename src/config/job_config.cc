@@ -199,7 +199,8 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   static const std::set<std::string> kTop = {
       "model", "loss", "optimizer", "data", "batch_size_per_worker", "epochs", "steps_per_epoch", "seed",
       "communication", "save_model", "history_file", "name", "description", "backup_and_restore",
-      "model_checkpoint", "recovery", "lr_schedule", "validation_freq", "tensorboard_dir", "device"};
+      "model_checkpoint", "recovery", "lr_schedule", "validation_freq", "tensorboard_dir", "device",
+      "initial_weights", "skip_mismatch"};
   RT_RETURN_IF_ERROR(CheckKeys(j, "", kTop));
   for (const char* required : {"model", "optimizer", "data", "batch_size_per_worker"}) {
     if (!j.contains(required)) return Bad(std::string("missing required field '") + required + "'");
@@ -243,7 +244,28 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   if (data.contains("auto_shard_policy")) {
     RT_ASSIGN_OR_RETURN(job->auto_shard_policy, String(data["auto_shard_policy"], "data.auto_shard_policy"));
   }
+  for (const char* split : {"train", "eval"}) {
+    const nlohmann::json& d = split[0] == 't' ? job->train_data : job->eval_data;
+    if (d.is_object() && d.contains("labels") && d["labels"].is_null()) {
+      return Bad(std::string("data.") + split + ".labels is null (images without labels): training and "
+                 "evaluation need labels; that form is for `ringtrain predict --input`");
+    }
+  }
 
+  if (j.contains("initial_weights") && !j["initial_weights"].is_null()) {
+    const auto& w = j["initial_weights"];
+    if (!w.is_string() || w.get<std::string>().empty()) {
+      return Bad("'initial_weights' must be the path of a safetensors file of pretrained weights, got " + JsonBrief(w));
+    }
+    job->initial_weights = job->Resolve(w.get<std::string>());
+  }
+  if (j.contains("skip_mismatch")) {
+    if (!j["skip_mismatch"].is_boolean()) {
+      return Bad("'skip_mismatch' must be true or false, got " + JsonBrief(j["skip_mismatch"]));
+    }
+    if (job->initial_weights.empty()) return Bad("'skip_mismatch' is given without 'initial_weights'");
+    job->skip_mismatch = j["skip_mismatch"].get<bool>();
+  }
   RT_ASSIGN_OR_RETURN(job->batch_size_per_worker, PositiveInt(j["batch_size_per_worker"], "batch_size_per_worker"));
   if (j.contains("epochs")) {
     RT_ASSIGN_OR_RETURN(job->epochs, PositiveInt(j["epochs"], "epochs"));

@@ -53,6 +53,11 @@ struct JobConfig {
   int steps_per_epoch = 0;              // 0: one pass over the smallest worker shard
   uint64_t seed = 0;
   CommunicationConfig communication;
+  // "initial_weights": a safetensors file loaded by name before training (resolved), or
+  // empty; "skip_mismatch": weights whose shape differs keep their initial values
+  // (inference/weights_by_name.h). Part of the trajectory (the path, not the bytes).
+  std::string initial_weights;
+  bool skip_mismatch = false;
   std::string save_model;               // resolved path, or empty
   std::string history_file;             // resolved path, or empty
   BackupConfig backup;                  // backup_and_restore

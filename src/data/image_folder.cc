@@ -55,6 +55,7 @@ struct Options {
   bool shuffle = true;
   bool follow_links = false;
   std::optional<float> rescale;
+  bool unlabeled = false;  // "labels": null (Keras' labels=None): every image under directory, label 0
 };
 
 struct Entry {
@@ -100,9 +101,11 @@ StatusOr<Options> ParseOptions(const json& s, const std::string& base_dir, const
   if (dir.is_relative() && !base_dir.empty()) dir = fs::path(base_dir) / dir;
   o.directory = dir.lexically_normal().string();
   if (o.directory.size() > 1 && o.directory.back() == '/') o.directory.pop_back();
-  if (s.contains("labels") && s["labels"] != "inferred") {
-    return Invalid(f + ".labels", "only \"inferred\" (labels from the class folders) is supported, got " +
-                                      JsonBrief(s["labels"]));
+  if (s.contains("labels") && s["labels"].is_null()) {
+    o.unlabeled = true;
+  } else if (s.contains("labels") && s["labels"] != "inferred") {
+    return Invalid(f + ".labels", "must be \"inferred\" (labels from the class folders) or null (images only, "
+                                  "for predict), got " + JsonBrief(s["labels"]));
   }
   if (s.contains("class_names")) {
     const json& c = s["class_names"];
@@ -324,6 +327,22 @@ StatusOr<std::unique_ptr<SourceFormat>> ParseImageFolder(const json& s, const st
                          (exists ? " is not a directory" : " does not exist") +
                          "; name a folder holding one sub-folder of images per class")
         .About(Subject::kData);
+  }
+  if (o.unlabeled) {
+    // Keras' labels=None: every image file under directory, walked as one class folder.
+    if (!o.class_names.empty()) return Invalid(field + ".class_names", "needs labels \"inferred\", not null");
+    std::vector<Entry> entries;
+    RT_RETURN_IF_ERROR(WalkClass(o.directory, ".", o.follow_links, 0, &entries));
+    for (Entry& e : entries) e.rel = e.rel.substr(2);  // "./a/b.png" -> "a/b.png"
+    if (entries.empty()) {
+      return NotFoundError(field + ".directory: " + Quote(o.directory) +
+                           " holds no .jpeg, .jpg, .png, .bmp or .gif file")
+          .About(Subject::kData);
+    }
+    ExampleSpec spec;
+    spec.shape = {o.height, o.width, o.channels};
+    spec.num_classes = 1;
+    return std::unique_ptr<SourceFormat>(new ImageFolderFormat(std::move(o), std::move(spec), std::move(entries)));
   }
   // The class folders (Keras' isdir follows links here whatever follow_links says).
   std::vector<std::string> subdirs;

@@ -44,6 +44,7 @@ std::vector<Prediction> Predict(nn::Model* model, const float* images, size_t n,
     for (int i = 0; i < b; ++i) {
       const float* x = logits + static_cast<size_t>(i) * classes;
       Prediction p;
+      p.outputs.assign(x, x + classes);
       for (int c = 1; c < classes; ++c) {
         if (x[c] > x[p.predicted_class]) p.predicted_class = c;  // ties go to the first, as the loss counts them
       }

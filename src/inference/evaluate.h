@@ -32,6 +32,7 @@ struct Prediction {
   int predicted_class = 0;             // argmax of the logits, ties to the first class
   double probability = 0;              // softmax probability of predicted_class
   std::vector<double> probabilities;   // softmax over all classes, computed in double
+  std::vector<float> outputs;          // the model's outputs as they are (Keras' model.predict)
 };
 
 // Runs `n` examples (images: n * model->input_size() floats) through the model in

@@ -7,16 +7,11 @@
 
 #include "common/file.h"
 #include "data/footprint.h"
+#include "inference/tensor_checks.h"
 #include "nn/model_memory.h"
 
 namespace ringtrain::inference {
 namespace {
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 // "conv2d/kernel [3, 3, 1, 4], conv2d/bias [4], ..." -- what the other side has, so
 // that the user can tell which job or which file is the wrong one.
@@ -81,14 +76,8 @@ namespace {
 // Weights that are NaN or infinite give NaN for every example: refuse them.
 Status CheckFinite(const std::map<std::string, checkpoint::Tensor>& tensors, const std::string& source) {
   for (const auto& [name, t] : tensors) {
-    for (size_t i = 0; i < t.data.size(); ++i) {
-      if (std::isfinite(t.data[i])) continue;
-      const char* what = std::isnan(t.data[i]) ? "NaN" : t.data[i] > 0 ? "+infinity" : "-infinity";
-      return DataLossError(source + ": tensor '" + name + "' holds " + what + " at index " + std::to_string(i) +
-                           " (of " + std::to_string(t.data.size()) +
-                           " values); the training run diverged or the file is corrupt: use an earlier checkpoint")
-          .About(Subject::kStorage);
-    }
+    RT_RETURN_IF_ERROR(CheckTensorFinite(
+        name, t, source, "the training run diverged or the file is corrupt: use an earlier checkpoint"));
   }
   return Status::Ok();
 }

@@ -431,4 +431,30 @@ StatusOr<NpyArray> OpenNpy(const std::string& path) {
   return NpyArray::FromNpyBytes(std::move(region), 0, size, "'" + path + "'");
 }
 
+std::string EncodeNpyFloat32(const std::vector<int64_t>& shape, const float* data) {
+  std::string dims;
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    dims += std::to_string(d) + ", ";
+    n *= static_cast<uint64_t>(d);
+  }
+  if (shape.size() > 1) dims.resize(dims.size() - 2);  // (n,) keeps its comma
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const size_t prefix = 10;  // magic (6), version (2), header length (2)
+  header.append((64 - (prefix + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  out += header;
+  const size_t at = out.size();
+  out.resize(at + n * sizeof(float));
+  for (uint64_t k = 0; k < n; ++k) {  // little-endian, whatever the host
+    uint32_t bits;
+    std::memcpy(&bits, data + k, sizeof bits);
+    for (int b = 0; b < 4; ++b) out[at + 4 * k + b] = static_cast<char>((bits >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
 }  // namespace ringtrain::numpy

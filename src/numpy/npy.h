@@ -101,4 +101,10 @@ class NpyArray {
 // Memory-maps an .npy file.
 StatusOr<NpyArray> OpenNpy(const std::string& path);
 
+// The bytes of a version 1.0 .npy file of little-endian float32 `data` (C order) with
+// `shape` (product(shape) floats), as numpy.save writes it: the header padded with
+// spaces to a multiple of 64 bytes, ending in a newline. What `ringtrain predict
+// --output` writes; numpy.load reads it.
+std::string EncodeNpyFloat32(const std::vector<int64_t>& shape, const float* data);
+
 }  // namespace ringtrain::numpy

@@ -10,8 +10,10 @@
 #include "checkpoint/safetensors.h"
 #include "common/fingerprint.h"
 #include "common/logging.h"
+#include "common/memory_bound.h"
 #include "env/file_util.h"
 #include "env/storage_error.h"
+#include "inference/weights_by_name.h"
 #include "nn/loss.h"
 #include "nn/layer.h"
 #include "train/gradient_sync.h"
@@ -34,6 +36,14 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   // Before the model, the batches or the data are allocated: a job that cannot fit is refused up front.
   RT_RETURN_IF_ERROR(CheckTrainingMemory(job, options.rank, options.num_workers, options.memory_bound));
   RT_ASSIGN_OR_RETURN(t->model_, nn::Model::FromJson(job.model, job.seed));
+  if (!job.initial_weights.empty()) {
+    // A pretrained file may hold more than this model uses (the pretrained model's own
+    // top): up to 4x the model's weights and 1 GiB more are read.
+    const uint64_t max_bytes = SatAdd(SatMul(t->model_->num_params(), 4 * sizeof(float)), uint64_t{1} << 30);
+    RT_ASSIGN_OR_RETURN(const inference::ByNameReport report,
+                        inference::LoadInitialWeights(t->model_.get(), job.initial_weights, job.skip_mismatch, max_bytes));
+    for (const std::string& line : inference::DescribeReport(report, job.initial_weights)) RT_LOG(INFO) << line;
+  }
   RT_ASSIGN_OR_RETURN(t->optimizer_, nn::Optimizer::FromJson(job.optimizer));
   // The variables, for per-variable work (clipnorm), as Keras' optimizer.build(variables).
   std::vector<nn::Optimizer::VariableSpan> variables;
