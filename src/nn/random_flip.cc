@@ -64,7 +64,7 @@ const float* RandomFlip::Forward(const float* in, int batch, bool training) {
   for (int b = 0; b < batch; ++b) {
     Rng rng = augment::ExampleRng(context(), key_, b);
     int f = 0;
-    // Keras flips where uniform() <= 0.5 for each direction it applies.
+    // Each direction the mode names flips with probability 1/2 (Keras: uniform() <= 0.5).
     if (horizontal_ && rng.Uniform() < 0.5f) f |= 1;
     if (vertical_ && rng.Uniform() < 0.5f) f |= 2;
     flips_[static_cast<size_t>(b)] = f;
