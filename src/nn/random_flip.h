@@ -2,7 +2,10 @@
 // default; "horizontal" or "vertical"), seed (null). Training Forward flips each example
 // left-right with probability 1/2 (modes with "horizontal") and, independently, upside
 // down with probability 1/2 (modes with "vertical"), drawn from the example's own
-// stream (nn/augment_common.h; horizontal first). Inference Forward is the identity
+// stream (nn/augment_common.h; horizontal first): tf.keras 2's behaviour, four outcomes.
+// Keras 3 draws once per example for "horizontal_and_vertical" and flips both ways or
+// neither (two outcomes); the documented "horizontally and/or vertically" is followed
+// here. Inference Forward is the identity
 // (returns `in`). Backward applies the same flips to the gradient (a flip is its own
 // adjoint). No weights.
 //
