@@ -402,6 +402,20 @@ TEST(AugmentModelTest, CompactFormTrainsThroughTheAdjoints) {
   EXPECT_TRUE(std::isfinite(eval[0]));
 }
 
+TEST(AugmentModelTest, CompactFormErrorsNameTheLayerAndField) {
+  json j = CompactModel();
+  j["layers"][3].erase("factor");
+  auto m = Model::FromJson(j, 1);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("model.layers[3] (random_rotation): missing 'factor'"), std::string::npos)
+      << m.status().message();
+  j = CompactModel();
+  j["layers"][4]["height"] = -6;
+  m = Model::FromJson(j, 1);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("'height'"), std::string::npos) << m.status().message();
+}
+
 // Keras 3 model JSON (as model.to_json() writes it; tfjs cannot write these layers).
 TEST(AugmentModelTest, KerasJson) {
   const json keras = json::parse(R"({
