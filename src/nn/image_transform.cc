@@ -8,12 +8,14 @@
 namespace ringtrain::nn {
 namespace {
 
-// One output pixel's source: up to four taps (pointers to input pixels, or null for a
-// tap outside the image) and TF's interpolation weights.
+// One output pixel's source: up to four taps and TF's interpolation weights. A tap is
+// an input pixel index (y * width + x), or -1 outside the image (it reads fill_value);
+// bilinear uses [0] (y_floor, x_floor), [1] (y_floor, x_ceil), [2] (y_ceil, x_floor),
+// [3] (y_ceil, x_ceil); nearest uses [0] only.
 struct Taps {
-  int64_t idx[4];  // input pixel index (y * width + x), or -1 outside; [0]: (y0, x0), [1]: (y0, x1), [2]: (y1, x0), [3]: (y1, x1)
+  int64_t idx[4];
   float wx0, wx1, wy0, wy1;  // x_ceil - x, x - x_floor, y_ceil - y, y - y_floor
-  bool fill_all;  // projection == 0: the whole pixel is fill_value
+  bool fill_all;             // projection == 0: the whole pixel is fill_value
 };
 
 Taps Locate(const ProjectiveSampler& s, const float* t, int64_t oy, int64_t ox) {
@@ -33,7 +35,7 @@ Taps Locate(const ProjectiveSampler& s, const float* t, int64_t oy, int64_t ox) 
   // Coordinates far outside the image (constant mode) are clamped before the integer
   // conversion, which would otherwise overflow; any such tap reads fill_value anyway.
   auto to_index = [](float v) -> int64_t {
-    if (!(v > -4.0f) ) return -2;  // also NaN
+    if (!(v > -4.0f)) return -2;  // also NaN
     if (v > 1e9f) return int64_t{1} << 40;
     return static_cast<int64_t>(v);
   };

@@ -52,7 +52,9 @@ void RandomFlip::Apply(const float* src, int batch, float* dst) const {
         continue;
       }
       for (int64_t col = 0; col < w; ++col) {
-        std::memcpy(out + col * c, row + (w - 1 - col) * c, static_cast<size_t>(c) * sizeof(float));
+        const float* src_px = row + (w - 1 - col) * c;
+        float* dst_px = out + col * c;
+        for (int64_t k = 0; k < c; ++k) dst_px[k] = src_px[k];
       }
     }
   }
