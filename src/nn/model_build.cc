@@ -10,6 +10,9 @@
 #include "nn/dense.h"
 #include "nn/json_fields.h"
 #include "nn/max_pool2d.h"
+#include "nn/random_affine.h"
+#include "nn/random_crop.h"
+#include "nn/random_flip.h"
 #include "nn/reshape_flatten.h"
 
 namespace ringtrain::nn::internal {
@@ -34,6 +37,10 @@ const LayerType kLayerTypes[] = {
     {"conv2d", "Conv2D", &Conv2D::Create},
     {"max_pooling2d", "MaxPooling2D", &MaxPool2D::Create},
     {"dense", "Dense", &Dense::Create},
+    {"random_flip", "RandomFlip", &RandomFlip::Create},
+    {"random_translation", "RandomTranslation", &RandomAffine::CreateTranslation},
+    {"random_rotation", "RandomRotation", &RandomAffine::CreateRotation},
+    {"random_crop", "RandomCrop", &RandomCrop::Create},
 };
 
 std::string Lower(std::string t) {
