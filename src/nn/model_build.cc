@@ -6,9 +6,12 @@
 #include <set>
 #include <string>
 
+#include "nn/batch_norm.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
+#include "nn/dropout.h"
 #include "nn/json_fields.h"
+#include "nn/layer_norm.h"
 #include "nn/max_pool2d.h"
 #include "nn/reshape_flatten.h"
 
@@ -34,6 +37,10 @@ const LayerType kLayerTypes[] = {
     {"conv2d", "Conv2D", &Conv2D::Create},
     {"max_pooling2d", "MaxPooling2D", &MaxPool2D::Create},
     {"dense", "Dense", &Dense::Create},
+    {"batch_normalization", "BatchNormalization", &BatchNorm::Create},
+    {"sync_batch_normalization", "SyncBatchNormalization", &BatchNorm::CreateSync},
+    {"layer_normalization", "LayerNormalization", &LayerNorm::Create},
+    {"dropout", "Dropout", &Dropout::Create},
 };
 
 std::string Lower(std::string t) {
