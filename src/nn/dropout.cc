@@ -33,13 +33,13 @@ StatusOr<std::unique_ptr<Layer>> Dropout::Create(const nlohmann::json& j, std::s
     layer_seed = s->is_number_unsigned() ? s->get<uint64_t>() : static_cast<uint64_t>(s->get<int64_t>());
     layer_seed = Mix(layer_seed + kGolden);  // seed 0 differs from no seed
   }
-  return std::unique_ptr<Layer>(new Dropout(std::move(name), in, static_cast<float>(rate), layer_seed));
+  return std::unique_ptr<Layer>(new Dropout(std::move(name), in, rate, layer_seed));
 }
 
-Dropout::Dropout(std::string name, const Shape& in, float rate, uint64_t layer_seed)
+Dropout::Dropout(std::string name, const Shape& in, double rate, uint64_t layer_seed)
     : Layer(std::move(name), in, in),
-      rate_(rate),
-      scale_(1.0f / static_cast<float>(1.0 - static_cast<double>(rate))),
+      rate_(static_cast<float>(rate)),
+      scale_(1.0f / static_cast<float>(1.0 - rate)),
       name_hash_(HashName(this->name())),
       layer_seed_(layer_seed) {}
 

@@ -40,10 +40,10 @@ class Dropout final : public Layer {
   static bool Keep(uint64_t key, uint64_t index, float rate);
 
  private:
-  Dropout(std::string name, const Shape& in, float rate, uint64_t layer_seed);
+  Dropout(std::string name, const Shape& in, double rate, uint64_t layer_seed);
 
   const float rate_;
-  const float scale_;  // 1 / (1 - rate) in float, as Keras and TensorFlow.js compute it
+  const float scale_;  // 1 / (1 - rate): 1 - rate rounded to float, then inverted in float, as TensorFlow.js
   const uint64_t name_hash_, layer_seed_;
   bool masked_ = false;     // the last Forward applied a mask (training, rate > 0)
   size_t batch_elements_ = 0;  // elements of the last masked Forward
