@@ -9,8 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/batch_norm.h"
+#include "nn/dropout.h"
+#include "nn/keras_json.h"
 #include "nn/model.h"
 #include "norm_test_util.h"
+#include "testing/source_dir.h"
 #include "testing/tfjs_oracle.h"
 
 namespace ringtrain::nn {
@@ -356,6 +359,29 @@ TEST(BatchNormModelTest, KerasDefaultsInEveryFormAreAccepted) {
                       {"fused", nullptr}, {"virtual_batch_size", nullptr}, {"adjustment", nullptr}};
   EXPECT_NE(Build(ConvBnModel(keras)), nullptr);
   EXPECT_NE(Build(ConvBnModel({{"type", "batch_normalization"}, {"axis", -1}})), nullptr);
+}
+
+// Keras 3's own config of BatchNormalization and Dropout (tests/nn/keras_json's
+// residual fixture, written by Keras 3), translated to the compact form, builds.
+TEST(BatchNormModelTest, Keras3FixtureConfigsBuild) {
+  const json keras = json::parse(ringtrain::testing::ReadSourceFile("tests/nn/keras_json/keras3_residual.json"),
+                                 nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(keras.is_discarded()) << "tests/nn/keras_json/keras3_residual.json";
+  auto compact = KerasJsonToCompact(keras);
+  ASSERT_TRUE(compact.ok()) << compact.status().ToString();
+  int found = 0;
+  for (json l : (*compact)["layers"]) {
+    const std::string type = l["type"];
+    if (type != "BatchNormalization" && type != "Dropout") continue;
+    ++found;
+    SCOPED_TRACE(l.dump());
+    l.erase("inputs");
+    l.erase("trainable");
+    const std::string name = l["name"];
+    auto made = type == "Dropout" ? Dropout::Create(l, name, {8, 8, 4}, "t") : BatchNorm::Create(l, name, {8, 8, 4}, "t");
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+  }
+  EXPECT_EQ(found, 3);
 }
 
 }  // namespace
