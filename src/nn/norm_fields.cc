@@ -25,8 +25,10 @@ StatusOr<int> GetTrailingAxes(const nlohmann::json& j, int rank, const std::stri
     raw.push_back(it->get<int64_t>());
   } else if (it->is_array() && !it->empty() && it->size() <= 8) {
     for (const auto& a : *it) {
-      if (!a.is_number_integer()) raw.clear();
-      if (!a.is_number_integer()) break;
+      if (!a.is_number_integer()) {
+        raw.clear();  // reported below
+        break;
+      }
       raw.push_back(a.get<int64_t>());
     }
   }

@@ -5,6 +5,7 @@
 // None of these throw.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
