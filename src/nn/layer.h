@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,11 @@ struct StepContext {
   int64_t step = 0;      // updates applied before this one (the optimizer's iterations)
   int replica = 0;       // this worker's rank
   int num_replicas = 1;  // workers in the all-reduce
+  // Sums n floats element-wise across the replicas, in place; every replica calls it with the same n in
+  // the same order. Null outside multi-worker training (one replica: nothing to sum). Returns false if the
+  // collective failed; the layer then leaves its outputs as they are and the trainer abandons the step.
+  // Synchronized BatchNormalization calls it inside a training Forward and Backward.
+  std::function<bool(float* data, size_t n)> all_reduce_sum;
 };
 
 class Layer {

@@ -6,9 +6,12 @@
 #include <set>
 #include <string>
 
+#include "nn/batch_norm.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
+#include "nn/dropout.h"
 #include "nn/json_fields.h"
+#include "nn/layer_norm.h"
 #include "nn/max_pool2d.h"
 #include "nn/random_affine.h"
 #include "nn/random_crop.h"
@@ -41,6 +44,10 @@ const LayerType kLayerTypes[] = {
     {"random_translation", "RandomTranslation", &RandomAffine::CreateTranslation},
     {"random_rotation", "RandomRotation", &RandomAffine::CreateRotation},
     {"random_crop", "RandomCrop", &RandomCrop::Create},
+    {"batch_normalization", "BatchNormalization", &BatchNorm::Create},
+    {"sync_batch_normalization", "SyncBatchNormalization", &BatchNorm::CreateSync},
+    {"layer_normalization", "LayerNormalization", &LayerNorm::Create},
+    {"dropout", "Dropout", &Dropout::Create},
 };
 
 std::string Lower(std::string t) {

@@ -63,6 +63,29 @@ Status GradientSync::Finish() {
   return error_;
 }
 
+Status GradientSync::AllReduceInline(float* data, size_t n) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    size_t seen = done_;
+    while (done_ < released_) {
+      if (!cv_.wait_for(lock, timeout_, [&] { return done_ != seen; })) {
+        return DeadlineExceededError("gradient all-reduce made no progress for " + std::to_string(timeout_.count()) +
+                                     " ms (pack " + std::to_string(done_ + 1) + " of " +
+                                     std::to_string(packs_.size()) + ")");
+      }
+      seen = done_;
+    }
+    if (!error_.ok()) return error_;
+  }
+  Status st = comm_->AllReduce(data, n, collective::ReduceOp::kSum);
+  if (!st.ok()) {
+    st = st.WithContext("all-reduce of synchronized batch statistics");
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_.ok()) error_ = st;  // the remaining packs are skipped, as after a failed pack
+  }
+  return st;
+}
+
 void GradientSync::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {

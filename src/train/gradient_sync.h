@@ -37,6 +37,13 @@ class GradientSync {
   void Ready(size_t offset);
   // Waits until every pack of this step is reduced; the first error, if any.
   Status Finish();
+  // A collective of the training thread's own in the middle of a step (synchronized
+  // BatchNormalization's statistics): waits until the packs released so far are reduced
+  // (the communication thread is then idle: only the training thread releases packs),
+  // then sums data[0..n) over the ranks on this thread. Every rank releases the same packs
+  // before the same call, so the collectives stay in one order everywhere. Bounded as
+  // Finish(); the step's first error, if any.
+  Status AllReduceInline(float* data, size_t n);
 
   size_t num_packs() const { return packs_.size(); }
   // Seconds Finish() spent waiting for communication, summed over all steps.

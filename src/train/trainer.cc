@@ -275,6 +275,15 @@ StatusOr<nn::LossStats> Trainer::Step(collective::Communicator* comm, GradientSy
   context.step = global_step_;
   context.replica = comm->rank();
   context.num_replicas = comm->size();
+  // Synchronized BatchNormalization's statistics, in order with the gradient packs.
+  Status sync_bn = Status::Ok();
+  if (comm->size() > 1) {
+    context.all_reduce_sum = [sync, &sync_bn](float* data, size_t n) {
+      Status st = sync->AllReduceInline(data, n);
+      if (!st.ok() && sync_bn.ok()) sync_bn = st;
+      return st.ok();
+    };
+  }
   model_->set_step_context(context);
   RT_RETURN_IF_ERROR(engine_->StartStep(grad_scale));
   Status next = Status::Ok();
@@ -287,6 +296,7 @@ StatusOr<nn::LossStats> Trainer::Step(collective::Communicator* comm, GradientSy
   Status st = sync->Finish();  // also after a failed backward: the packs already released must finish
   if (!stats.ok()) return stats.status();
   RT_RETURN_IF_ERROR(st);
+  RT_RETURN_IF_ERROR(sync_bn);
   // Data that cannot be decoded fails the run (exit 3), after this step's collectives
   // finished, so that no peer is left inside a half-done all-reduce.
   if (!next.ok()) return next.About(Subject::kData);
