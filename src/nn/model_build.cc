@@ -6,10 +6,13 @@
 #include <set>
 #include <string>
 
+#include "nn/activation_layers.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
 #include "nn/json_fields.h"
 #include "nn/max_pool2d.h"
+#include "nn/merge_layers.h"
+#include "nn/rescaling.h"
 #include "nn/reshape_flatten.h"
 
 namespace ringtrain::nn::internal {
@@ -34,6 +37,14 @@ const LayerType kLayerTypes[] = {
     {"conv2d", "Conv2D", &Conv2D::Create},
     {"max_pooling2d", "MaxPooling2D", &MaxPool2D::Create},
     {"dense", "Dense", &Dense::Create},
+    {"activation", "Activation", &ActivationLayer::CreateActivation},
+    {"re_lu", "ReLU", &ActivationLayer::CreateReLU},
+    {"leaky_re_lu", "LeakyReLU", &ActivationLayer::CreateLeakyReLU},
+    {"softmax", "Softmax", &ActivationLayer::CreateSoftmax},
+    {"rescaling", "Rescaling", &Rescaling::Create},
+    {"add", "Add", nullptr, &MergeLayer::CreateAdd},
+    {"multiply", "Multiply", nullptr, &MergeLayer::CreateMultiply},
+    {"concatenate", "Concatenate", nullptr, &MergeLayer::CreateConcatenate},
 };
 
 std::string Lower(std::string t) {
