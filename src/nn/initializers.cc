@@ -209,7 +209,7 @@ StatusOr<Initializer> GetInitializer(const json& j, const char* key, const Initi
                                 ")");
   }
   if (config == nullptr) return init;
-  return FromConfig(init, *config, canonical == "variancescaling", where + ".config");
+  return FromConfig(init, *config, canonical == "variancescaling", ctx + ": '" + key + ".config'");
 }
 
 void Initialize(const Initializer& init, float* out, size_t n, int64_t fan_in, int64_t fan_out, uint64_t seed,

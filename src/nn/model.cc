@@ -256,7 +256,7 @@ std::vector<LayerDesc> Model::layers() const {
     const Layer& layer = *m.graph.layers[l];
     LayerDesc d = layer.Describe();
     d.name = layer.name();
-    d.class_name = layer.class_name();
+    if (d.class_name.empty()) d.class_name = layer.class_name();  // a layer may say more ("Dense with activation ...")
     d.input_shape = layer.input_shape();
     d.output_shape = layer.output_shape();
     d.inputs = m.graph.inputs[l];
