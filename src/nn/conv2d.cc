@@ -10,7 +10,7 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
   RT_RETURN_IF_ERROR(CheckKnownFields(
       j,
       {"type", "name", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "kernel_initializer",
-       "bias_initializer", "kernel_regularizer", "bias_regularizer"},
+       "bias_initializer", "kernel_regularizer", "bias_regularizer", "dilation_rate", "groups"},
       ctx));
   RT_RETURN_IF_ERROR(RequireNull(j, "kernel_regularizer", ctx));
   RT_RETURN_IF_ERROR(RequireNull(j, "bias_regularizer", ctx));
@@ -27,6 +27,16 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
   RT_ASSIGN_OR_RETURN(auto kernel, GetIntPair(j, "kernel_size", {0, 0}, ctx));
   RT_ASSIGN_OR_RETURN(auto strides, GetIntPair(j, "strides", {1, 1}, ctx));
   RT_ASSIGN_OR_RETURN(Padding padding, GetPadding(j, ctx));
+  // Keras JSON writes these with their defaults; only the defaults are supported.
+  RT_ASSIGN_OR_RETURN(auto dilation, GetIntPair(j, "dilation_rate", {1, 1}, ctx));
+  if (dilation != std::make_pair(1, 1)) {
+    return InvalidArgumentError(ctx + ": 'dilation_rate' " + BriefDump(j["dilation_rate"]) +
+                                " is not supported (only 1, Keras' default)");
+  }
+  RT_ASSIGN_OR_RETURN(int groups, GetPositiveInt(j, "groups", 1, ctx));
+  if (groups != 1) {
+    return InvalidArgumentError(ctx + ": 'groups' " + std::to_string(groups) + " is not supported (only 1, Keras' default)");
+  }
   RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
   RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
   RT_ASSIGN_OR_RETURN(Initializer kernel_init, GetInitializer(j, "kernel_initializer", Initializer::kGlorotUniform, ctx));

@@ -20,7 +20,8 @@ class Conv2D final : public Layer {
  public:
   // Fields: filters, kernel_size, strides (1), padding ("valid"), activation (linear; any
   // of nn/activations.h), use_bias (true), kernel_initializer ("glorot_uniform"),
-  // bias_initializer ("zeros"), kernel_regularizer / bias_regularizer when null.
+  // bias_initializer ("zeros"), kernel_regularizer / bias_regularizer when null,
+  // dilation_rate and groups when 1 (Keras' defaults, which Keras JSON writes).
   // `in` must be [H, W, C]. `ctx` prefixes error messages.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);

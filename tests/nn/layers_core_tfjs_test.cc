@@ -105,10 +105,12 @@ json L(const char* cls, json config, std::vector<std::string> inputs = {}) {
   return l;
 }
 
-// tfjs 4.22's activation names (its Activation registry): every one but hardSigmoid and
-// logSoftmax, which Keras spells differently or not at all.
-const char* const kTfjsActivations[] = {"linear", "relu",     "relu6",    "sigmoid", "tanh", "softmax", "gelu",
-                                        "gelu_new", "swish", "elu", "selu", "softplus", "softsign", "mish"};
+// tfjs 4.22's activation names (its Activation registry), less hardSigmoid and logSoftmax
+// (Keras spells them differently or has none) and gelu_new, which tfjs cannot load from
+// JSON (it looks up "geluNew"); layers_core_test checks gelu_new, leaky_relu, silu and
+// exponential against Keras' formulas.
+const char* const kTfjsActivations[] = {"linear", "relu", "relu6", "sigmoid",  "tanh",     "softmax", "gelu",
+                                        "swish",  "elu",  "selu",  "softplus", "softsign", "mish"};
 
 TEST(LayersCoreTfjsTest, DenseActivations) {
   RT_REQUIRE_TFJS();
