@@ -17,10 +17,12 @@
 #include "nn/dense.h"
 #include "nn/init.h"
 #include "nn/initializers.h"
+#include "nn/keras_json.h"
 #include "nn/merge_layers.h"
 #include "nn/model.h"
 #include "nn/rescaling.h"
 #include "test_util.h"
+#include "testing/source_dir.h"
 
 namespace ringtrain::nn {
 namespace {
@@ -211,6 +213,30 @@ TEST(InitializerModelTest, RegularizersMustBeNullHere) {
       "kernel_initializer": "he_unifrom"}]})"))
                 .find("model.layers[0] (dense): 'kernel_initializer': unknown initializer \"he_unifrom\""),
             std::string::npos);
+}
+
+// Keras 3 and tfjs model JSON (tests/nn/keras_json) load, their initializers included:
+// the first kernel holds the values of the initializer its config names (glorot_normal
+// here: VarianceScaling, fan_avg, truncated normal).
+TEST(InitializerModelTest, KerasJsonInitializersLoad) {
+  for (const char* name : {"keras3_frozen.json", "keras3_nested.json", "tfjs_frozen.json", "tfjs_nested.json"}) {
+    SCOPED_TRACE(name);
+    const std::string text = ::ringtrain::testing::ReadSourceFile(std::string("tests/nn/keras_json/") + name);
+    ASSERT_FALSE(text.empty()) << "cannot read the fixture";
+    auto compact = KerasJsonToCompact(json::parse(text));
+    ASSERT_TRUE(compact.ok()) << compact.status().ToString();
+    auto m = Build(*compact, 3);
+    ASSERT_NE(m, nullptr);
+    const json& first = (*compact)["layers"][0];
+    ASSERT_TRUE(first.contains("kernel_initializer")) << first.dump();
+    const ParamInfo& k = m->param_infos()[0];
+    ASSERT_EQ(k.shape.size(), 4u);  // a Conv2D kernel [kh, kw, in, out]
+    const int64_t area = k.shape[0] * k.shape[1];
+    std::vector<float> want(k.count);
+    Initialize(Parse(first["kernel_initializer"]), want.data(), want.size(), area * k.shape[2], area * k.shape[3], 3, 0);
+    EXPECT_EQ(std::vector<float>(m->params() + k.offset, m->params() + k.offset + k.count), want);
+    EXPECT_EQ(Parse(first["kernel_initializer"]), Parse("glorot_normal"));
+  }
 }
 
 // ---- activations -------------------------------------------------------------------------
@@ -428,6 +454,10 @@ TEST(SimpleLayersTest, RefusalsNameTheField) {
           {"type": "Concatenate", "inputs": ["a", "b"]}, {"type": "flatten"}]})",
        "model.layers[2] (concatenate): Concatenate needs inputs whose shapes agree except along the axis, but input 0 is "
        "(None, 2, 2, 2) and input 1 is (None, 1, 1, 2)"},
+      {R"({"input_shape": [3, 3, 1], "layers": [{"type": "conv2d", "filters": 1, "kernel_size": 2, "dilation_rate": 2}, {"type": "flatten"}]})",
+       "model.layers[0] (conv2d): 'dilation_rate' 2 is not supported (only 1, Keras' default)"},
+      {R"({"input_shape": [3, 3, 2], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 2, "groups": 2}, {"type": "flatten"}]})",
+       "model.layers[0] (conv2d): 'groups' 2 is not supported"},
       {R"({"input_shape": [3], "layers": [{"type": "dense", "units": 2, "bias_regularizer": "l2"}]})",
        "model.layers[0] (dense): 'bias_regularizer' \"l2\" is not supported on this layer"},
       {R"({"input_shape": [3], "layers": [{"type": "dense", "units": 2}, {"type": "Add", "name": "x", "alpha": 1, "inputs": ["dense", "dense"]}]})",

@@ -181,6 +181,12 @@ TEST(LayersCoreTfjsTest, RescalingLayer) {
   CheckAgainstTfjs({4}, {L("Dense", {{"name", "dense"}, {"units", 5}}),
                          L("Rescaling", {{"name", "rescaling"}, {"scale", 0.25}, {"offset", -1.5}})},
                    true, 3500);
+  // Keras 3's per-channel lists (tfjs broadcasts them over the last axis).
+  CheckAgainstTfjs({3, 2, 2},
+                   {L("Conv2D", {{"name", "conv2d"}, {"filters", 3}, {"kernel_size", 1}}),
+                    L("Rescaling", {{"name", "rescaling"}, {"scale", {0.5, -2.0, 3.0}}, {"offset", {1.0, 0.0, -0.5}}}),
+                    L("Flatten", {{"name", "flatten"}}), L("Dense", {{"name", "dense"}, {"units", 2}})},
+                   true, 3550);
 }
 
 TEST(LayersCoreTfjsTest, AddAndMultiply) {
