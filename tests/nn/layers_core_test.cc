@@ -411,6 +411,25 @@ TEST(SimpleLayersTest, CompactFormFunctionalModel) {
   }
 }
 
+// The README's example: a residual connection from the model input.
+TEST(SimpleLayersTest, ResidualExampleTrains) {
+  auto m = Build(json::parse(R"({"input_shape": [8, 8, 4], "layers": [
+      {"type": "Conv2D", "name": "c1", "filters": 4, "kernel_size": 3, "padding": "same", "activation": "relu",
+       "kernel_initializer": "he_normal"},
+      {"type": "Conv2D", "name": "c2", "filters": 4, "kernel_size": 3, "padding": "same"},
+      {"type": "Add", "name": "sum", "inputs": ["input", "c2"]},
+      {"type": "ReLU", "name": "out"},
+      {"type": "Flatten"}, {"type": "Dense", "units": 10}]})"));
+  ASSERT_NE(m, nullptr);
+  const std::vector<float> x = testing::RandomVector(2 * 8 * 8 * 4, 5);
+  const std::vector<float> dy = testing::RandomVector(2 * 10, 6);
+  m->Forward(x.data(), 2, true);
+  m->Backward(dy.data());
+  double c1_grad = 0;
+  for (size_t i = 0; i < m->param_infos()[0].count; ++i) c1_grad += std::abs(m->grads()[i]);
+  EXPECT_GT(c1_grad, 0.0) << "no gradient reached the first convolution";
+}
+
 struct BadLayer {
   const char* json_text;
   const char* message;
