@@ -58,4 +58,12 @@ inline const float* ActivationBiasBackward(const float* __restrict dout, const f
   return scratch;
 }
 
+// For linear and relu, whose gradient reads y only (the GPU engine's two; its tests
+// compare against this form).
+inline const float* ActivationBiasBackward(const float* __restrict dout, const float* __restrict y, size_t rows,
+                                           size_t units, Activation act, float* __restrict scratch,
+                                           float* __restrict bias_grad) {
+  return ActivationBiasBackward(dout, nullptr, y, rows, units, act, scratch, bias_grad);
+}
+
 }  // namespace ringtrain::nn
