@@ -1,13 +1,19 @@
 #include "nn/conv2d.h"
 
 #include "kernels/kernels.h"
+#include "nn/activations.h"
 
 namespace ringtrain::nn {
 
 StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                 const std::string& ctx) {
   RT_RETURN_IF_ERROR(CheckKnownFields(
-      j, {"type", "name", "filters", "kernel_size", "strides", "padding", "activation", "use_bias"}, ctx));
+      j,
+      {"type", "name", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "kernel_initializer",
+       "bias_initializer", "kernel_regularizer", "bias_regularizer", "dilation_rate", "groups"},
+      ctx));
+  RT_RETURN_IF_ERROR(RequireNull(j, "kernel_regularizer", ctx));
+  RT_RETURN_IF_ERROR(RequireNull(j, "bias_regularizer", ctx));
   if (in.size() != 3) {
     std::string hint;
     if (in.size() == 2) {
@@ -21,29 +27,44 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
   RT_ASSIGN_OR_RETURN(auto kernel, GetIntPair(j, "kernel_size", {0, 0}, ctx));
   RT_ASSIGN_OR_RETURN(auto strides, GetIntPair(j, "strides", {1, 1}, ctx));
   RT_ASSIGN_OR_RETURN(Padding padding, GetPadding(j, ctx));
+  // Keras JSON writes these with their defaults; only the defaults are supported.
+  RT_ASSIGN_OR_RETURN(auto dilation, GetIntPair(j, "dilation_rate", {1, 1}, ctx));
+  if (dilation != std::make_pair(1, 1)) {
+    return InvalidArgumentError(ctx + ": 'dilation_rate' " + BriefDump(j["dilation_rate"]) +
+                                " is not supported (only 1, Keras' default)");
+  }
+  RT_ASSIGN_OR_RETURN(int groups, GetPositiveInt(j, "groups", 1, ctx));
+  if (groups != 1) {
+    return InvalidArgumentError(ctx + ": 'groups' " + std::to_string(groups) + " is not supported (only 1, Keras' default)");
+  }
   RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
   RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
+  RT_ASSIGN_OR_RETURN(Initializer kernel_init, GetInitializer(j, "kernel_initializer", Initializer::kGlorotUniform, ctx));
+  RT_ASSIGN_OR_RETURN(Initializer bias_init, GetInitializer(j, "bias_initializer", Initializer::kZeros, ctx));
   Window2D g;
   g.channels = in[2];
   RT_ASSIGN_OR_RETURN(g.h, MakeWindow(in[0], kernel.first, strides.first, padding, "kernel", "height", ctx));
   RT_ASSIGN_OR_RETURN(g.w, MakeWindow(in[1], kernel.second, strides.second, padding, "kernel", "width", ctx));
-  return std::unique_ptr<Layer>(new Conv2D(std::move(name), in, g, filters, act, use_bias));
+  return std::unique_ptr<Layer>(new Conv2D(std::move(name), in, g, filters, act, use_bias, kernel_init, bias_init));
 }
 
-Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias)
+Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias,
+               const Initializer& kernel_init, const Initializer& bias_init)
     : Layer(std::move(name), in, Shape{g.h.out, g.w.out, filters}),
       g_(g),
       kg_(ToKernelWindow(g)),
       filters_(filters),
       act_(act),
-      use_bias_(use_bias) {}
+      use_bias_(use_bias),
+      kernel_init_(kernel_init),
+      bias_init_(bias_init) {}
 
 std::vector<ParamSpec> Conv2D::ParamSpecs() const {
   const int64_t area = static_cast<int64_t>(g_.h.k) * g_.w.k;
   std::vector<ParamSpec> specs;
-  specs.push_back({"kernel", {g_.h.k, g_.w.k, g_.channels, filters_}, ParamSpec::Init::kGlorotUniform,
-                   area * g_.channels, area * filters_});
-  if (use_bias_) specs.push_back({"bias", {filters_}, ParamSpec::Init::kZeros, 0, 0});
+  specs.push_back({"kernel", {g_.h.k, g_.w.k, g_.channels, filters_}, kernel_init_, area * g_.channels,
+                   area * filters_});
+  if (use_bias_) specs.push_back({"bias", {filters_}, bias_init_, filters_, filters_});  // Keras' fans of a 1-D weight
   return specs;
 }
 
@@ -58,6 +79,11 @@ void Conv2D::BindParams(const std::vector<float*>& params, const std::vector<flo
 
 LayerDesc Conv2D::Describe() const {
   LayerDesc d;
+  if (!fused()) {  // the GPU engine runs relu and linear only
+    d.kind = LayerDesc::Kind::kOther;
+    d.class_name = std::string("Conv2D with activation \"") + ActivationName(act_) + "\"";
+    return d;
+  }
   d.kind = LayerDesc::Kind::kConv2D;
   d.window = kg_;
   d.units = filters_;
@@ -67,10 +93,13 @@ LayerDesc Conv2D::Describe() const {
 }
 
 const float* Conv2D::Forward(const float* in, int batch, bool training) {
-  float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
+  const size_t outputs = static_cast<size_t>(batch) * output_size();
+  float* out = EnsureSize(out_, outputs);
+  float* pre = fused() ? out : EnsureSize(pre_, outputs);
   float* scratch = EnsureSize(scratch_, kernels::ConvForwardScratch(kg_, filters_, batch));
-  kernels::ConvForward(kg_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, out,
+  kernels::ConvForward(kg_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, pre,
                        scratch);
+  if (!fused()) ActivationForward(act_, pre, outputs / filters_, filters_, out);
   if (training) {
     x_ = in;
     batch_ = batch;
@@ -80,6 +109,12 @@ const float* Conv2D::Forward(const float* in, int batch, bool training) {
 
 const float* Conv2D::Backward(const float* dout, bool need_din) {
   const size_t outputs = static_cast<size_t>(batch_) * output_size();
+  if (!fused()) {
+    // The gradient before the activation; the kernels then see a linear layer.
+    float* dact = EnsureSize(dact_, outputs);
+    ActivationBackwardInto(act_, dout, pre_.data(), out_.data(), outputs / filters_, filters_, dact);
+    dout = dact;
+  }
   float* dpre = need_din ? EnsureSize(dpre_, outputs) : nullptr;
   float* scratch = nullptr;
   if (dkernel_ != nullptr) {

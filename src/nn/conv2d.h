@@ -18,7 +18,10 @@ namespace ringtrain::nn {
 
 class Conv2D final : public Layer {
  public:
-  // Fields: filters, kernel_size, strides (1), padding ("valid"), activation, use_bias (true).
+  // Fields: filters, kernel_size, strides (1), padding ("valid"), activation (linear; any
+  // of nn/activations.h), use_bias (true), kernel_initializer ("glorot_uniform"),
+  // bias_initializer ("zeros"), kernel_regularizer / bias_regularizer when null,
+  // dilation_rate and groups when 1 (Keras' defaults, which Keras JSON writes).
   // `in` must be [H, W, C]. `ctx` prefixes error messages.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);
@@ -32,13 +35,18 @@ class Conv2D final : public Layer {
   LayerDesc Describe() const override;
 
  private:
-  Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias);
+  Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias,
+         const Initializer& kernel_init, const Initializer& bias_init);
+
+  // relu and linear run fused in the kernels; the others after them, on pre_.
+  bool fused() const { return act_ == Activation::kLinear || act_ == Activation::kRelu; }
 
   Window2D g_;
   kernels::Window kg_;
   int filters_;
   Activation act_;
   bool use_bias_;
+  Initializer kernel_init_, bias_init_;
 
   float* kernel_ = nullptr;  // into the model's buffers
   float* bias_ = nullptr;
@@ -47,7 +55,7 @@ class Conv2D final : public Layer {
 
   const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
-  std::vector<float> out_, dpre_, din_, scratch_;
+  std::vector<float> out_, pre_, dact_, dpre_, din_, scratch_;
 };
 
 }  // namespace ringtrain::nn

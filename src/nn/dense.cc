@@ -2,12 +2,18 @@
 
 #include "kernels/kernels.h"
 #include "nn/activation.h"
+#include "nn/activations.h"
 
 namespace ringtrain::nn {
 
 StatusOr<std::unique_ptr<Layer>> Dense::Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                const std::string& ctx) {
-  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "units", "activation", "use_bias"}, ctx));
+  RT_RETURN_IF_ERROR(CheckKnownFields(j,
+                                      {"type", "name", "units", "activation", "use_bias", "kernel_initializer",
+                                       "bias_initializer", "kernel_regularizer", "bias_regularizer"},
+                                      ctx));
+  RT_RETURN_IF_ERROR(RequireNull(j, "kernel_regularizer", ctx));
+  RT_RETURN_IF_ERROR(RequireNull(j, "bias_regularizer", ctx));
   if (in.size() != 1) {
     return InvalidArgumentError(ctx + ": dense needs a flat input per example, got " + ShapeToString(in) +
                                 "; add {\"type\": \"flatten\"} before it");
@@ -15,16 +21,25 @@ StatusOr<std::unique_ptr<Layer>> Dense::Create(const nlohmann::json& j, std::str
   RT_ASSIGN_OR_RETURN(int units, GetPositiveInt(j, "units", 0, ctx));
   RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
   RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
-  return std::unique_ptr<Layer>(new Dense(std::move(name), in[0], units, act, use_bias));
+  RT_ASSIGN_OR_RETURN(Initializer kernel_init, GetInitializer(j, "kernel_initializer", Initializer::kGlorotUniform, ctx));
+  RT_ASSIGN_OR_RETURN(Initializer bias_init, GetInitializer(j, "bias_initializer", Initializer::kZeros, ctx));
+  return std::unique_ptr<Layer>(new Dense(std::move(name), in[0], units, act, use_bias, kernel_init, bias_init));
 }
 
-Dense::Dense(std::string name, int in, int units, Activation act, bool use_bias)
-    : Layer(std::move(name), Shape{in}, Shape{units}), in_(in), units_(units), act_(act), use_bias_(use_bias) {}
+Dense::Dense(std::string name, int in, int units, Activation act, bool use_bias, const Initializer& kernel_init,
+             const Initializer& bias_init)
+    : Layer(std::move(name), Shape{in}, Shape{units}),
+      in_(in),
+      units_(units),
+      act_(act),
+      use_bias_(use_bias),
+      kernel_init_(kernel_init),
+      bias_init_(bias_init) {}
 
 std::vector<ParamSpec> Dense::ParamSpecs() const {
   std::vector<ParamSpec> specs;
-  specs.push_back({"kernel", {in_, units_}, ParamSpec::Init::kGlorotUniform, in_, units_});
-  if (use_bias_) specs.push_back({"bias", {units_}, ParamSpec::Init::kZeros, 0, 0});
+  specs.push_back({"kernel", {in_, units_}, kernel_init_, in_, units_});
+  if (use_bias_) specs.push_back({"bias", {units_}, bias_init_, units_, units_});  // Keras' fans of a 1-D weight
   return specs;
 }
 
@@ -39,6 +54,11 @@ void Dense::BindParams(const std::vector<float*>& params, const std::vector<floa
 
 LayerDesc Dense::Describe() const {
   LayerDesc d;
+  if (!fused()) {  // the GPU engine runs relu and linear only
+    d.kind = LayerDesc::Kind::kOther;
+    d.class_name = std::string("Dense with activation \"") + ActivationName(act_) + "\"";
+    return d;
+  }
   d.kind = LayerDesc::Kind::kDense;
   d.units = units_;
   d.relu = act_ == Activation::kRelu;
@@ -47,8 +67,11 @@ LayerDesc Dense::Describe() const {
 }
 
 const float* Dense::Forward(const float* in, int batch, bool training) {
-  float* out = EnsureSize(out_, static_cast<size_t>(batch) * units_);
-  kernels::DenseForward(in, batch, in_, kernel_, units_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, out);
+  const size_t nu = static_cast<size_t>(batch) * units_;
+  float* out = EnsureSize(out_, nu);
+  float* pre = fused() ? out : EnsureSize(pre_, nu);
+  kernels::DenseForward(in, batch, in_, kernel_, units_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, pre);
+  if (!fused()) ActivationForward(act_, pre, batch, units_, out);
   if (training) {
     x_ = in;
     batch_ = batch;
@@ -59,7 +82,8 @@ const float* Dense::Forward(const float* in, int batch, bool training) {
 const float* Dense::Backward(const float* dout, bool need_din) {
   const size_t nu = static_cast<size_t>(batch_) * units_;
   float* scratch = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, nu);
-  const float* d = ActivationBiasBackward(dout, out_.data(), batch_, units_, act_, scratch, use_bias_ ? dbias_ : nullptr);
+  const float* d = ActivationBiasBackward(dout, pre_.data(), out_.data(), batch_, units_, act_, scratch,
+                                          use_bias_ ? dbias_ : nullptr);
   if (dkernel_ != nullptr) kernels::DenseWeightGrad(x_, d, batch_, in_, units_, dkernel_);  // null: frozen
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * in_);

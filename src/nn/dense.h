@@ -1,5 +1,5 @@
 // dense: Keras Dense on a flat input, kernel [in, units], bias [units].
-//   forward   out[N, U] = in[N, I] x W[I, U] + b, then the activation
+//   forward   out[N, U] = act(in[N, I] x W[I, U] + b)
 //   backward  dW = in^T x dpre,  din = dpre x W^T
 #pragma once
 
@@ -17,7 +17,9 @@ namespace ringtrain::nn {
 
 class Dense final : public Layer {
  public:
-  // Fields: units, activation, use_bias (true). `in` must be rank 1.
+  // Fields: units, activation (linear; any of nn/activations.h), use_bias (true),
+  // kernel_initializer ("glorot_uniform"), bias_initializer ("zeros"), and
+  // kernel_regularizer / bias_regularizer when null. `in` must be rank 1.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);
 
@@ -30,11 +32,16 @@ class Dense final : public Layer {
   LayerDesc Describe() const override;
 
  private:
-  Dense(std::string name, int in, int units, Activation act, bool use_bias);
+  Dense(std::string name, int in, int units, Activation act, bool use_bias, const Initializer& kernel_init,
+        const Initializer& bias_init);
+
+  // relu and linear run fused in the kernels; the others after them, on pre_.
+  bool fused() const { return act_ == Activation::kLinear || act_ == Activation::kRelu; }
 
   int in_, units_;
   Activation act_;
   bool use_bias_;
+  Initializer kernel_init_, bias_init_;
   float* kernel_ = nullptr;  // into the model's buffers
   float* bias_ = nullptr;
   float* dkernel_ = nullptr;
@@ -42,7 +49,7 @@ class Dense final : public Layer {
 
   const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
-  std::vector<float> out_, dpre_, din_, scratch_;
+  std::vector<float> out_, pre_, dpre_, din_, scratch_;
 };
 
 }  // namespace ringtrain::nn

@@ -133,20 +133,33 @@ StatusOr<double> GetNumber(const nlohmann::json& j, const char* key, double fall
 }
 
 StatusOr<Activation> GetActivation(const nlohmann::json& j, const std::string& ctx) {
+  static const std::pair<const char*, Activation> kNames[] = {
+      {"linear", Activation::kLinear},     {"relu", Activation::kRelu},           {"relu6", Activation::kRelu6},
+      {"sigmoid", Activation::kSigmoid},   {"tanh", Activation::kTanh},           {"softmax", Activation::kSoftmax},
+      {"gelu", Activation::kGelu},         {"gelu_new", Activation::kGeluTanh},   {"swish", Activation::kSwish},
+      {"silu", Activation::kSwish},        {"elu", Activation::kElu},             {"selu", Activation::kSelu},
+      {"leaky_relu", Activation::kLeakyRelu}, {"softplus", Activation::kSoftplus}, {"softsign", Activation::kSoftsign},
+      {"mish", Activation::kMish},         {"exponential", Activation::kExponential},
+  };
   auto it = j.find("activation");
   if (it == j.end() || it->is_null()) return Activation::kLinear;
   if (it->is_string()) {
-    std::string a = Lower(it->get<std::string>());
-    if (a == "relu") return Activation::kRelu;
-    if (a == "linear") return Activation::kLinear;
-    if (a == "softmax") {
-      return InvalidArgumentError(ctx +
-                                  ": activation 'softmax' is not supported: the loss takes logits, so leave the last "
-                                  "layer without an activation (or \"linear\")");
+    const std::string a = Lower(it->get<std::string>());
+    for (const auto& [name, act] : kNames) {
+      if (a == name) return act;
     }
   }
-  return InvalidArgumentError(ctx + ": unknown 'activation' " + BriefDump(*it) +
-                              " (supported: \"relu\", \"linear\", or leave it out)");
+  std::string list;
+  for (const auto& [name, act] : kNames) list += std::string(list.empty() ? "" : ", ") + "\"" + name + "\"";
+  return InvalidArgumentError(ctx + ": unknown 'activation' " + BriefDump(*it) + " (supported: " + list +
+                              ", or leave it out for linear)");
+}
+
+Status RequireNull(const nlohmann::json& j, const char* key, const std::string& ctx) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  return InvalidArgumentError(ctx + ": '" + key + "' " + BriefDump(*it) +
+                              " is not supported on this layer; leave it out (or null)");
 }
 
 StatusOr<Padding> GetPadding(const nlohmann::json& j, const std::string& ctx) {

@@ -14,7 +14,18 @@
 
 namespace ringtrain::nn {
 
-enum class Activation { kLinear, kRelu };
+// Keras' activations by name (nn/activations.h computes them). relu is fused into the
+// Dense and Conv2D kernels; the others run after the linear part.
+enum class Activation {
+  kLinear, kRelu, kRelu6, kSigmoid, kTanh, kSoftmax,
+  kGelu,      // "gelu": Keras' default approximate=False, x * Phi(x)
+  kGeluTanh,  // "gelu_new" (tfjs' name): the tanh approximation
+  kSwish,     // "swish" / "silu"
+  kElu,       // alpha 1
+  kSelu,
+  kLeakyRelu,  // Keras 3's activations.leaky_relu: negative_slope 0.2
+  kSoftplus, kSoftsign, kMish, kExponential,
+};
 enum class Padding { kValid, kSame };
 
 // `j` must be an object whose keys are all in `allowed`.
@@ -32,8 +43,10 @@ StatusOr<bool> GetBool(const nlohmann::json& j, const char* key, bool fallback, 
 // A finite number in [lo, hi] (open at either end when the *_open flag is set).
 StatusOr<double> GetNumber(const nlohmann::json& j, const char* key, double fallback, double lo, bool lo_open,
                            double hi, bool hi_open, const std::string& ctx);
-// "activation": "relu" | "linear" | null | absent.
+// "activation": a Keras activation name (see Activation) | null | absent (linear).
 StatusOr<Activation> GetActivation(const nlohmann::json& j, const std::string& ctx);
+// j[key] absent or null; otherwise "<key> is not supported", naming the value.
+Status RequireNull(const nlohmann::json& j, const char* key, const std::string& ctx);
 // "padding": "valid" (default) | "same", case-insensitive like Keras.
 StatusOr<Padding> GetPadding(const nlohmann::json& j, const std::string& ctx);
 

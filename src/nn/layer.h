@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "nn/initializers.h"
 #include "nn/layer_desc.h"
 
 namespace ringtrain::nn {
@@ -31,11 +32,13 @@ std::string ShapeToString(const Shape& shape);
 
 // A parameter tensor a layer asks the model to allocate and initialise.
 struct ParamSpec {
-  enum class Init { kGlorotUniform, kZeros, kOnes };
+  // Keras' initializer (nn/initializers.h); ParamSpec::Init::kZeros, kOnes and
+  // kGlorotUniform name the common ones.
+  using Init = Initializer;
   std::string suffix;          // Keras' weight name: "kernel", "bias", "gamma", "moving_mean"
   std::vector<int64_t> shape;  // row-major
   Init init = Init::kZeros;
-  int64_t fan_in = 0;  // for Glorot
+  int64_t fan_in = 0;  // Keras' fans, for the variance-scaling initializers
   int64_t fan_out = 0;
   // false for state a layer keeps but no gradient updates (BatchNormalization's moving
   // statistics): Keras' non-trainable weights. A frozen layer's weights all count as

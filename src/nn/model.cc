@@ -9,7 +9,7 @@
 
 #include "common/logging.h"
 #include "common/memory_bound.h"
-#include "nn/init.h"
+#include "nn/initializers.h"
 #include "nn/json_fields.h"
 #include "nn/layer.h"
 #include "nn/model_build.h"
@@ -120,16 +120,7 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
       info.count = static_cast<size_t>(Count(s.shape));
       info.trainable = trains[l][k];
       float* w = m.params.data() + info.offset;
-      switch (s.init) {
-        case ParamSpec::Init::kGlorotUniform:
-          GlorotUniform(w, info.count, s.fan_in, s.fan_out, seed, index);
-          break;
-        case ParamSpec::Init::kOnes:
-          std::fill(w, w + info.count, 1.0f);
-          break;
-        case ParamSpec::Init::kZeros:
-          break;
-      }
+      Initialize(s.init, w, info.count, s.fan_in, s.fan_out, seed, index);
       p.push_back(w);
       g.push_back(info.trainable ? m.grads.data() + info.offset : nullptr);
       m.infos.push_back(std::move(info));
@@ -265,7 +256,7 @@ std::vector<LayerDesc> Model::layers() const {
     const Layer& layer = *m.graph.layers[l];
     LayerDesc d = layer.Describe();
     d.name = layer.name();
-    d.class_name = layer.class_name();
+    if (d.class_name.empty()) d.class_name = layer.class_name();  // a layer may say more ("Dense with activation ...")
     d.input_shape = layer.input_shape();
     d.output_shape = layer.output_shape();
     d.inputs = m.graph.inputs[l];

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "nn/batch_norm.h"
+#include "nn/activation_layers.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
@@ -16,6 +17,8 @@
 #include "nn/random_affine.h"
 #include "nn/random_crop.h"
 #include "nn/random_flip.h"
+#include "nn/merge_layers.h"
+#include "nn/rescaling.h"
 #include "nn/reshape_flatten.h"
 
 namespace ringtrain::nn::internal {
@@ -48,6 +51,14 @@ const LayerType kLayerTypes[] = {
     {"sync_batch_normalization", "SyncBatchNormalization", &BatchNorm::CreateSync},
     {"layer_normalization", "LayerNormalization", &LayerNorm::Create},
     {"dropout", "Dropout", &Dropout::Create},
+    {"activation", "Activation", &ActivationLayer::CreateActivation},
+    {"re_lu", "ReLU", &ActivationLayer::CreateReLU},
+    {"leaky_re_lu", "LeakyReLU", &ActivationLayer::CreateLeakyReLU},
+    {"softmax", "Softmax", &ActivationLayer::CreateSoftmax},
+    {"rescaling", "Rescaling", &Rescaling::Create},
+    {"add", "Add", nullptr, &MergeLayer::CreateAdd},
+    {"multiply", "Multiply", nullptr, &MergeLayer::CreateMultiply},
+    {"concatenate", "Concatenate", nullptr, &MergeLayer::CreateConcatenate},
 };
 
 std::string Lower(std::string t) {
