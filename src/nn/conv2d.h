@@ -1,6 +1,7 @@
 // conv2d: Keras Conv2D over NHWC input, kernel HWIO [kh, kw, in, filters], bias
 // [filters]. The passes are kernels::ConvForward / ConvFilterGrad / ConvInputGrad,
-// with the bias and the activation fused into them.
+// with the bias and the activation fused into them. With dilation_rate > 1 or groups > 1
+// the passes are kernels::GroupedConv* (im2col per group + sgemm) instead.
 #pragma once
 
 #include <memory>
@@ -18,7 +19,8 @@ namespace ringtrain::nn {
 
 class Conv2D final : public Layer {
  public:
-  // Fields: filters, kernel_size, strides (1), padding ("valid"), activation, use_bias (true).
+  // Fields: filters, kernel_size, strides (1), padding ("valid"), dilation_rate (1),
+  // groups (1), activation, use_bias (true).
   // `in` must be [H, W, C]. `ctx` prefixes error messages.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);
@@ -32,11 +34,16 @@ class Conv2D final : public Layer {
   LayerDesc Describe() const override;
 
  private:
-  Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias);
+  Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, int groups, Activation act,
+         bool use_bias);
+  // Dilation or groups: the kernels::GroupedConv* passes.
+  bool general() const { return groups_ > 1 || kg_.dilation_h > 1 || kg_.dilation_w > 1; }
+  const float* BackwardGeneral(const float* dout, bool need_din);
 
   Window2D g_;
   kernels::Window kg_;
   int filters_;
+  int groups_;
   Activation act_;
   bool use_bias_;
 

@@ -6,11 +6,16 @@
 #include <set>
 #include <string>
 
+#include "nn/avg_pool2d.h"
 #include "nn/conv2d.h"
 #include "nn/dense.h"
+#include "nn/depthwise_conv2d.h"
+#include "nn/global_pool2d.h"
 #include "nn/json_fields.h"
 #include "nn/max_pool2d.h"
 #include "nn/reshape_flatten.h"
+#include "nn/separable_conv2d.h"
+#include "nn/zero_padding2d.h"
 
 namespace ringtrain::nn::internal {
 
@@ -34,6 +39,12 @@ const LayerType kLayerTypes[] = {
     {"conv2d", "Conv2D", &Conv2D::Create},
     {"max_pooling2d", "MaxPooling2D", &MaxPool2D::Create},
     {"dense", "Dense", &Dense::Create},
+    {"depthwise_conv2d", "DepthwiseConv2D", &DepthwiseConv2D::Create},
+    {"separable_conv2d", "SeparableConv2D", &SeparableConv2D::Create},
+    {"average_pooling2d", "AveragePooling2D", &AvgPool2D::Create},
+    {"global_average_pooling2d", "GlobalAveragePooling2D", &GlobalPool2D::CreateAverage},
+    {"global_max_pooling2d", "GlobalMaxPooling2D", &GlobalPool2D::CreateMax},
+    {"zero_padding2d", "ZeroPadding2D", &ZeroPadding2D::Create},
 };
 
 std::string Lower(std::string t) {
