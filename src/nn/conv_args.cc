@@ -53,6 +53,17 @@ Status CheckDefaultInitializer(const nlohmann::json& j, const char* key, const c
     ok = Canonical(it->get<std::string>()) == want;
   } else if (it->is_object() && it->contains("class_name") && (*it)["class_name"].is_string()) {
     ok = Canonical((*it)["class_name"].get<std::string>()) == want;
+    // tfjs writes glorot_uniform as the VarianceScaling it is.
+    if (!ok && want == "glorotuniform" && (*it)["class_name"] == "VarianceScaling" && it->contains("config") &&
+        (*it)["config"].is_object()) {
+      const auto& config = (*it)["config"];
+      const auto scale = config.find("scale");
+      ok = scale != config.end() && scale->is_number() && scale->get<double>() == 1.0 &&
+           config.value("mode", nlohmann::json()) == "fan_avg" &&
+           config.value("distribution", nlohmann::json()) == "uniform";
+      for (auto& [k, unused] : config.items()) ok = ok && (k == "scale" || k == "mode" || k == "distribution" || k == "seed");
+      if (ok) return Status::Ok();
+    }
     // Only a seed may configure the default (ringtrain seeds from the job's seed).
     if (ok && it->contains("config") && !(*it)["config"].is_null()) {
       const auto& config = (*it)["config"];

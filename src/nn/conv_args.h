@@ -23,7 +23,8 @@ StatusOr<std::pair<int, int>> GetDilation(const nlohmann::json& j, std::pair<int
 // The new layers initialise as Keras does by default (glorot_uniform kernels, zero
 // biases) and have no initializer or regularizer arguments of their own yet: `key` may
 // be absent, null, or Keras' default (`keras_default`, "glorot_uniform" or "zeros", as a
-// name or as {"class_name": "GlorotUniform", "config": {"seed": ...}}); anything else is
+// name, as {"class_name": "GlorotUniform", "config": {"seed": ...}} or, as tfjs writes it, as
+// VarianceScaling(scale 1, fan_avg, uniform)); anything else is
 // refused, naming the key, rather than silently ignored.
 Status CheckDefaultInitializer(const nlohmann::json& j, const char* key, const char* keras_default,
                                const std::string& ctx);
