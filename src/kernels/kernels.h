@@ -73,7 +73,8 @@ void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y
 size_t ConvFilterGradScratch(const Window& g, int filters, int batch);
 
 // dx[batch, h, w, c] = the adjoint of the convolution applied to dpre. scratch:
-// ConvInputGradScratch floats.
+// ConvInputGradScratch floats. sgemm + col2im, except on AVX-512 where stride 1 runs as
+// the transposed convolution through ConvForward's tiles, and 1x1 as Dense's input gradient.
 void ConvInputGrad(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
                    float* scratch);
 size_t ConvInputGradScratch(const Window& g, int filters, int batch);

@@ -10,7 +10,7 @@ StatusOr<std::unique_ptr<Layer>> DepthwiseConv2D::Create(const nlohmann::json& j
                                                          const std::string& ctx) {
   RT_RETURN_IF_ERROR(CheckKnownFields(j,
                                       {"type", "name", "kernel_size", "strides", "padding", "depth_multiplier",
-                                       "dilation_rate", "activation", "use_bias", "depthwise_initializer",
+                                       "dilation_rate", "groups", "activation", "use_bias", "depthwise_initializer",
                                        "bias_initializer", "depthwise_regularizer", "bias_regularizer"},
                                       ctx));
   RT_RETURN_IF_ERROR(CheckImageInput(in, "depthwise_conv2d", ctx));
@@ -19,6 +19,11 @@ StatusOr<std::unique_ptr<Layer>> DepthwiseConv2D::Create(const nlohmann::json& j
   RT_ASSIGN_OR_RETURN(Padding padding, GetPadding(j, ctx));
   RT_ASSIGN_OR_RETURN(auto dilation, GetDilation(j, strides, ctx));
   RT_ASSIGN_OR_RETURN(int multiplier, GetPositiveInt(j, "depth_multiplier", 1, ctx, 1 << 16));
+  // tf.keras 2 writes the groups of its Conv base class into the config: only 1 means this layer.
+  RT_ASSIGN_OR_RETURN(int groups, GetPositiveInt(j, "groups", 1, ctx));
+  if (groups != 1) {
+    return InvalidArgumentError(ctx + ": 'groups' is " + std::to_string(groups) + "; DepthwiseConv2D has no groups (it must be 1)");
+  }
   RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
   RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
   RT_RETURN_IF_ERROR(CheckDefaultInitializer(j, "depthwise_initializer", "glorot_uniform", ctx));

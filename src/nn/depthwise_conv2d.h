@@ -22,7 +22,7 @@ namespace ringtrain::nn {
 
 class DepthwiseConv2D final : public Layer {
  public:
-  // Fields: kernel_size, strides (1), padding ("valid"), depth_multiplier (1),
+  // Fields: kernel_size, strides (1), padding ("valid"), depth_multiplier (1), groups (only 1),
   // dilation_rate (1), activation, use_bias (true); depthwise_initializer and
   // bias_initializer only at Keras' defaults. `in` must be [H, W, C].
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,

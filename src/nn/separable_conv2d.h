@@ -23,7 +23,7 @@ namespace ringtrain::nn {
 
 class SeparableConv2D final : public Layer {
  public:
-  // Fields: filters, kernel_size, strides (1), padding ("valid"), depth_multiplier (1),
+  // Fields: filters, kernel_size, strides (1), padding ("valid"), depth_multiplier (1), groups (only 1),
   // dilation_rate (1), activation, use_bias (true); the initializers only at Keras'
   // defaults. `in` must be [H, W, C].
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,

@@ -1,6 +1,8 @@
 // The convolution and pooling layers of issue 16 through their Keras JSON (written by
 // the tfjs oracle's "build", loaded with KerasJsonToCompact) against tfjs running that
 // JSON; GlobalPooling's keepdims; every bad argument refused with a message naming it.
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "kernels/kernels.h"
 #include "nn/keras_json.h"
 #include "nn/model.h"
 #include "test_util.h"
@@ -156,6 +159,71 @@ TEST(GlobalPoolingTest, KeepdimsKeepsValuesAndGradients) {
   }
 }
 
+// ---- determinism and frozen layers ----------------------------------------------------------
+
+json AllLayersModel(bool freeze_depthwise) {
+  return {{"input_shape", {9, 8, 4}},
+          {"layers",
+           {{{"type", "Conv2D"}, {"filters", 4}, {"kernel_size", 3}, {"padding", "same"}, {"activation", "relu"}},
+            {{"type", "ZeroPadding2D"}, {"padding", {{1, 0}, {0, 2}}}},
+            {{"type", "Conv2D"}, {"filters", 6}, {"kernel_size", 3}, {"groups", 2}, {"dilation_rate", 2}},
+            {{"type", "DepthwiseConv2D"}, {"kernel_size", 2}, {"depth_multiplier", 2}, {"padding", "same"},
+             {"activation", "relu"}, {"trainable", !freeze_depthwise}},
+            {{"type", "SeparableConv2D"}, {"filters", 5}, {"kernel_size", 2}, {"strides", 2}, {"padding", "same"}},
+            {{"type", "AveragePooling2D"}, {"padding", "same"}},
+            {{"type", "GlobalMaxPooling2D"}, {"keepdims", true}},
+            {{"type", "Flatten"}},
+            {{"type", "Dense"}, {"units", 3}}}}};
+}
+
+// Output and gradients once, on `threads` kernel threads.
+std::vector<float> RunOnce(bool freeze, int threads) {
+  kernels::SetNumThreads(threads);
+  auto m = Model::FromJson(AllLayersModel(freeze), 3);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  if (!m.ok()) return {};
+  const int batch = 4;
+  const std::vector<float> x = testing::RandomVector(batch * 9 * 8 * 4, 8);
+  const std::vector<float> dy = testing::RandomVector(batch * 3, 9);
+  const float* out = (*m)->Forward(x.data(), batch, true);
+  std::vector<float> result(out, out + batch * 3);
+  (*m)->Backward(dy.data());
+  result.insert(result.end(), (*m)->grads(), (*m)->grads() + (*m)->num_params());
+  kernels::SetNumThreads(1);
+  return result;
+}
+
+TEST(ConvLayersTest, SameBitsForAnyThreadCount) {
+  const std::vector<float> one = RunOnce(false, 1);
+  ASSERT_FALSE(one.empty());
+  EXPECT_EQ(one, RunOnce(false, 3));
+  EXPECT_EQ(one, RunOnce(false, 1)) << "a second run differs";
+}
+
+// A frozen DepthwiseConv2D still passes the gradient back to the Conv2D layers before it,
+// which then get the same gradients as with the layer trainable.
+TEST(ConvLayersTest, FrozenDepthwiseStillPassesGradients) {
+  auto trainable = Model::FromJson(AllLayersModel(false), 3);
+  auto frozen = Model::FromJson(AllLayersModel(true), 3);
+  ASSERT_TRUE(trainable.ok() && frozen.ok());
+  const int batch = 2;
+  const std::vector<float> x = testing::RandomVector(batch * 9 * 8 * 4, 10);
+  const std::vector<float> dy = testing::RandomVector(batch * 3, 11);
+  std::map<std::string, std::vector<float>> grads[2];
+  int k = 0;
+  for (Model* m : {trainable->get(), frozen->get()}) {
+    m->Forward(x.data(), batch, true);
+    m->Backward(dy.data());
+    for (const ParamInfo& p : m->param_infos()) grads[k][p.name] = Slice(m->grads(), p.offset, p.count);
+    ++k;
+  }
+  for (const char* name : {"conv2d/kernel", "conv2d/bias", "conv2d_1/kernel", "conv2d_1/bias"}) {
+    ASSERT_TRUE(grads[0].count(name) && grads[1].count(name)) << name;
+    EXPECT_EQ(grads[0][name], grads[1][name]) << name;
+    EXPECT_TRUE(std::any_of(grads[1][name].begin(), grads[1][name].end(), [](float v) { return v != 0; })) << name;
+  }
+}
+
 // ---- errors -------------------------------------------------------------------------------
 
 struct ErrorCase {
@@ -212,6 +280,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "depthwise_conv2d needs a 3-D input"},
         ErrorCase{"depthwise_activation", {8, 8, 2},
                   {{"type", "DepthwiseConv2D"}, {"kernel_size", 3}, {"activation", "no_such"}}, "activation"},
+        ErrorCase{"depthwise_groups", {8, 8, 2}, {{"type", "DepthwiseConv2D"}, {"kernel_size", 3}, {"groups", 2}},
+                  "groups"},
         ErrorCase{"separable_no_filters", {8, 8, 2}, {{"type", "SeparableConv2D"}, {"kernel_size", 3}}, "filters"},
         ErrorCase{"separable_pointwise_initializer", {8, 8, 2},
                   {{"type", "SeparableConv2D"},
