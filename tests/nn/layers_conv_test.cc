@@ -269,6 +269,15 @@ INSTANTIATE_TEST_SUITE_P(
                   J({{"filters", 4}, {"kernel_size", {3, 2}}, {"dilation_rate", {2, 3}}, {"padding", "same"},
                      {"activation", "relu"}}),
                   {5, 7, 3}, {5, 7, 4}},
+        // dilation 1, groups 1: the fast path, whose input gradient (checked here through
+        // "pre") runs as a transposed convolution or a dense product on AVX-512.
+        LayerCase{"fast_even_kernel_same", "Conv2D", J({{"filters", 5}, {"kernel_size", {4, 2}}, {"padding", "same"}}),
+                  {6, 5, 3}, {6, 5, 5}},
+        LayerCase{"fast_valid_relu", "Conv2D", J({{"filters", 17}, {"kernel_size", 3}, {"activation", "relu"}}),
+                  {6, 7, 2}, {4, 5, 17}},
+        LayerCase{"fast_pointwise", "Conv2D", J({{"filters", 6}, {"kernel_size", 1}}), {4, 3, 5}, {4, 3, 6}},
+        LayerCase{"fast_pointwise_strides2", "Conv2D", J({{"filters", 3}, {"kernel_size", 1}, {"strides", 2}}),
+                  {5, 4, 4}, {3, 2, 3}},
         LayerCase{"dilation2_even_kernel_same_no_bias", "Conv2D",
                   J({{"filters", 2}, {"kernel_size", {2, 2}}, {"dilation_rate", 2}, {"padding", "same"},
                      {"use_bias", false}}),
