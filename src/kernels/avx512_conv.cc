@@ -288,4 +288,21 @@ void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y
   }
 }
 
+void ConvInputGradStride1(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
+                          float* scratch) {
+  // wt[i, j, f, c] = w[kh - 1 - i, kw - 1 - j, c, f]
+  float* wt = scratch;
+  for (int i = 0; i < g.kh; ++i) {
+    for (int j = 0; j < g.kw; ++j) {
+      const float* src = w + static_cast<size_t>((g.kh - 1 - i) * g.kw + (g.kw - 1 - j)) * g.c * filters;
+      float* dst = wt + static_cast<size_t>(i * g.kw + j) * filters * g.c;
+      for (int c = 0; c < g.c; ++c) {
+        for (int f = 0; f < filters; ++f) dst[static_cast<size_t>(f) * g.c + c] = src[static_cast<size_t>(c) * filters + f];
+      }
+    }
+  }
+  avx512::ConvForward(TransposedStride1(g, filters), g.c, dpre, batch, wt, nullptr, false, dx,
+              scratch + static_cast<size_t>(g.kh) * g.kw * g.c * filters);
+}
+
 }  // namespace ringtrain::kernels::avx512

@@ -63,8 +63,38 @@ size_t ConvFilterGradScratch(const Window& g, int filters, int batch) {
   return std::max(avx, cols + outputs);
 }
 
+namespace {
+
+// Where ConvInputGrad takes AVX-512's transposed convolution: stride 1, not a plain
+// 1x1 product (that one is a single sgemm).
+// A 1x1 stride-1 unpadded convolution: a dense product over the pixels.
+bool IsDirect(const Window& g) {
+  return g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 && g.pad_left == 0;
+}
+
+bool TransposedPath(const Window& g) {
+  const bool pointwise = g.kh == 1 && g.kw == 1 && g.pad_top == 0 && g.pad_left == 0;
+  return g.stride_h == 1 && g.stride_w == 1 && !pointwise && g.pad_top < g.kh && g.pad_left < g.kw;
+}
+
+}  // namespace
+
+Window TransposedStride1(const Window& g, int filters) {
+  Window t;
+  t.h = g.out_h, t.w = g.out_w, t.c = filters;
+  t.kh = g.kh, t.kw = g.kw;
+  t.pad_top = g.kh - 1 - g.pad_top, t.pad_left = g.kw - 1 - g.pad_left;
+  t.out_h = g.h, t.out_w = g.w;
+  return t;
+}
+
 size_t ConvInputGradScratch(const Window& g, int filters, int batch) {
-  return static_cast<size_t>(batch) * g.out_h * g.out_w * g.kh * g.kw * g.c;
+  const size_t cols = static_cast<size_t>(batch) * g.out_h * g.out_w * g.kh * g.kw * g.c;
+  if (IsDirect(g)) return std::max(cols, DenseInputGradScratch(batch * g.out_h * g.out_w, filters));
+  if (!TransposedPath(g)) return cols;
+  const size_t transposed = static_cast<size_t>(g.kh) * g.kw * g.c * filters +
+                            PaddedInputSize(TransposedStride1(g, filters), batch);
+  return std::max(cols, transposed);
 }
 
 size_t DenseInputGradScratch(int batch, int units) {
@@ -73,9 +103,18 @@ size_t DenseInputGradScratch(int batch, int units) {
 
 void ConvInputGrad(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
                    float* scratch) {
+  if (UseAvx512() && TransposedPath(g)) {
+    // sgemm + col2im runs at a tenth of the forward's speed for few channels (ResNet's
+    // 16 to 64); the transposed convolution runs at the forward's.
+    avx512::ConvInputGradStride1(g, filters, dpre, w, batch, dx, scratch);
+    return;
+  }
   const int M = batch * g.out_h * g.out_w, K = g.kh * g.kw * g.c;
-  const bool direct = g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_top == 0 &&
-                      g.pad_left == 0;
+  const bool direct = IsDirect(g);
+  if (UseAvx512() && direct) {  // dx[M, c] = dpre[M, filters] w^T: Dense's input gradient
+    avx512::DenseInputGrad(dpre, w, M, K, filters, dx, scratch);
+    return;
+  }
   float* dcols = direct ? dx : scratch;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, K, filters, 1.0f, dpre, filters, w, filters, 0.0f, dcols,
               K);

@@ -20,6 +20,11 @@ namespace ringtrain::kernels {
 
 namespace avx512 {
 RINGTRAIN_KERNEL_DECLS
+// The input gradient of a stride-1 convolution as a convolution itself: dpre (zero-padded
+// by kh - 1 - pad_top rows above, ...) with the kernel flipped and transposed to [kh, kw,
+// filters, c], through ConvForward's register tiles. scratch: ConvInputGradScratch.
+void ConvInputGradStride1(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
+                          float* scratch);
 }  // namespace avx512
 
 namespace portable {
@@ -34,6 +39,9 @@ size_t PaddedInputSize(const Window& g, int batch);
 // Copies x into a zero-padded [batch, out_h*stride_h + kh - stride_h, ...] buffer so
 // every window lies inside it. Returns x itself when no padding is needed.
 const float* PadInput(const Window& g, const float* x, int batch, float* padded, int* padded_h, int* padded_w);
+
+// The transposed convolution ConvInputGradStride1 runs: dpre as the input, dx the output.
+Window TransposedStride1(const Window& g, int filters);
 
 // True where the AVX-512 implementation runs (the CPU has it and it is not disabled).
 bool UseAvx512();

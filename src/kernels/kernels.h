@@ -50,6 +50,10 @@ struct Window {
   int stride_h = 1, stride_w = 1;
   int pad_top = 0, pad_left = 0;
   int out_h = 0, out_w = 0;
+  // Keras' dilation_rate: window tap (i, j) reads input cell (oh * stride_h - pad_top +
+  // i * dilation_h, ...). Only the grouped/dilated and depthwise kernels below honour
+  // it; ConvForward and the pooling kernels need 1.
+  int dilation_h = 1, dilation_w = 1;
   size_t in_size() const { return static_cast<size_t>(h) * w * c; }
 };
 
@@ -69,10 +73,36 @@ void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y
 size_t ConvFilterGradScratch(const Window& g, int filters, int batch);
 
 // dx[batch, h, w, c] = the adjoint of the convolution applied to dpre. scratch:
-// ConvInputGradScratch floats.
+// ConvInputGradScratch floats. sgemm + col2im, except on AVX-512 where stride 1 runs as
+// the transposed convolution through ConvForward's tiles, and 1x1 as Dense's input gradient.
 void ConvInputGrad(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
                    float* scratch);
 size_t ConvInputGradScratch(const Window& g, int filters, int batch);
+
+// ---------------------------------------------------------------- grouped / dilated conv2d
+// Keras Conv2D with groups and dilation_rate: w is [kh, kw, c / groups, filters]; output
+// filter f belongs to group f / (filters / groups), which reads input channels
+// [group * c / groups, (group + 1) * c / groups). im2col per group, then one sgemm per
+// group (OpenBLAS on one thread: the same bits whatever the thread count). The caller
+// applies the activation's gradient: `d` is the gradient before the activation.
+// scratch: GroupedConvScratch floats for every pass.
+void GroupedConvForward(const Window& g, int groups, int filters, const float* x, int batch, const float* w,
+                        const float* bias, bool relu, float* y, float* scratch);
+void GroupedConvFilterGrad(const Window& g, int groups, int filters, const float* x, const float* d, int batch,
+                           float* dw, float* scratch);
+void GroupedConvInputGrad(const Window& g, int groups, int filters, const float* d, const float* w, int batch,
+                          float* dx, float* scratch);
+size_t GroupedConvScratch(const Window& g, int groups, int batch);
+
+// ---------------------------------------------------------------- depthwise conv2d
+// Keras DepthwiseConv2D: w is [kh, kw, c, m]; output channel c * m + k is input channel
+// c convolved with w[:, :, c, k] (channel-major, as Keras orders it). Direct loops over
+// contiguous channels, no scratch; dilation honoured. Backward: `d` is the gradient
+// before the activation; dw is overwritten, dx is overwritten.
+void DepthwiseConvForward(const Window& g, int multiplier, const float* x, int batch, const float* w,
+                          const float* bias, bool relu, float* y);
+void DepthwiseConvFilterGrad(const Window& g, int multiplier, const float* x, const float* d, int batch, float* dw);
+void DepthwiseConvInputGrad(const Window& g, int multiplier, const float* d, const float* w, int batch, float* dx);
 
 // ---------------------------------------------------------------- max pooling
 // Cells outside the input ('same' padding) are ignored. Ties go to the first cell in

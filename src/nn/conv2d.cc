@@ -1,16 +1,17 @@
 #include "nn/conv2d.h"
 
 #include "kernels/kernels.h"
+#include "nn/activation.h"
 #include "nn/activations.h"
+#include "nn/conv_args.h"
 
 namespace ringtrain::nn {
 
 StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                 const std::string& ctx) {
   RT_RETURN_IF_ERROR(CheckKnownFields(
-      j,
-      {"type", "name", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "kernel_initializer",
-       "bias_initializer", "kernel_regularizer", "bias_regularizer", "dilation_rate", "groups"},
+      j, {"type", "name", "filters", "kernel_size", "strides", "padding", "dilation_rate", "groups", "activation",
+          "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer"},
       ctx));
   RT_RETURN_IF_ERROR(RequireNull(j, "kernel_regularizer", ctx));
   RT_RETURN_IF_ERROR(RequireNull(j, "bias_regularizer", ctx));
@@ -27,15 +28,12 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
   RT_ASSIGN_OR_RETURN(auto kernel, GetIntPair(j, "kernel_size", {0, 0}, ctx));
   RT_ASSIGN_OR_RETURN(auto strides, GetIntPair(j, "strides", {1, 1}, ctx));
   RT_ASSIGN_OR_RETURN(Padding padding, GetPadding(j, ctx));
-  // Keras JSON writes these with their defaults; only the defaults are supported.
-  RT_ASSIGN_OR_RETURN(auto dilation, GetIntPair(j, "dilation_rate", {1, 1}, ctx));
-  if (dilation != std::make_pair(1, 1)) {
-    return InvalidArgumentError(ctx + ": 'dilation_rate' " + BriefDump(j["dilation_rate"]) +
-                                " is not supported (only 1, Keras' default)");
-  }
+  RT_ASSIGN_OR_RETURN(auto dilation, GetDilation(j, strides, ctx));
   RT_ASSIGN_OR_RETURN(int groups, GetPositiveInt(j, "groups", 1, ctx));
-  if (groups != 1) {
-    return InvalidArgumentError(ctx + ": 'groups' " + std::to_string(groups) + " is not supported (only 1, Keras' default)");
+  if (filters % groups != 0 || in[2] % groups != 0) {
+    return InvalidArgumentError(ctx + ": 'groups' " + std::to_string(groups) + " must divide both 'filters' (" +
+                                std::to_string(filters) + ") and the input channels (" + std::to_string(in[2]) +
+                                "); Keras requires both to be multiples of groups");
   }
   RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
   RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
@@ -43,17 +41,20 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
   RT_ASSIGN_OR_RETURN(Initializer bias_init, GetInitializer(j, "bias_initializer", Initializer::kZeros, ctx));
   Window2D g;
   g.channels = in[2];
-  RT_ASSIGN_OR_RETURN(g.h, MakeWindow(in[0], kernel.first, strides.first, padding, "kernel", "height", ctx));
-  RT_ASSIGN_OR_RETURN(g.w, MakeWindow(in[1], kernel.second, strides.second, padding, "kernel", "width", ctx));
-  return std::unique_ptr<Layer>(new Conv2D(std::move(name), in, g, filters, act, use_bias, kernel_init, bias_init));
+  RT_ASSIGN_OR_RETURN(g.h, MakeWindow(in[0], kernel.first, strides.first, padding, "kernel", "height", ctx,
+                                      dilation.first));
+  RT_ASSIGN_OR_RETURN(g.w, MakeWindow(in[1], kernel.second, strides.second, padding, "kernel", "width", ctx,
+                                      dilation.second));
+  return std::unique_ptr<Layer>(new Conv2D(std::move(name), in, g, filters, groups, act, use_bias, kernel_init, bias_init));
 }
 
-Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias,
-               const Initializer& kernel_init, const Initializer& bias_init)
+Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, int groups, Activation act,
+               bool use_bias, const Initializer& kernel_init, const Initializer& bias_init)
     : Layer(std::move(name), in, Shape{g.h.out, g.w.out, filters}),
       g_(g),
       kg_(ToKernelWindow(g)),
       filters_(filters),
+      groups_(groups),
       act_(act),
       use_bias_(use_bias),
       kernel_init_(kernel_init),
@@ -61,8 +62,9 @@ Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters
 
 std::vector<ParamSpec> Conv2D::ParamSpecs() const {
   const int64_t area = static_cast<int64_t>(g_.h.k) * g_.w.k;
+  const int group_channels = g_.channels / groups_;
   std::vector<ParamSpec> specs;
-  specs.push_back({"kernel", {g_.h.k, g_.w.k, g_.channels, filters_}, kernel_init_, area * g_.channels,
+  specs.push_back({"kernel", {g_.h.k, g_.w.k, group_channels, filters_}, kernel_init_, area * group_channels,
                    area * filters_});
   if (use_bias_) specs.push_back({"bias", {filters_}, bias_init_, filters_, filters_});  // Keras' fans of a 1-D weight
   return specs;
@@ -79,6 +81,11 @@ void Conv2D::BindParams(const std::vector<float*>& params, const std::vector<flo
 
 LayerDesc Conv2D::Describe() const {
   LayerDesc d;
+  if (general()) {  // the GPU engine runs neither dilation nor groups
+    d.kind = LayerDesc::Kind::kOther;
+    d.class_name = class_name();
+    return d;
+  }
   if (!fused()) {  // the GPU engine runs relu and linear only
     d.kind = LayerDesc::Kind::kOther;
     d.class_name = std::string("Conv2D with activation \"") + ActivationName(act_) + "\"";
@@ -96,9 +103,15 @@ const float* Conv2D::Forward(const float* in, int batch, bool training) {
   const size_t outputs = static_cast<size_t>(batch) * output_size();
   float* out = EnsureSize(out_, outputs);
   float* pre = fused() ? out : EnsureSize(pre_, outputs);
-  float* scratch = EnsureSize(scratch_, kernels::ConvForwardScratch(kg_, filters_, batch));
-  kernels::ConvForward(kg_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, pre,
-                       scratch);
+  const bool relu = act_ == Activation::kRelu;
+  if (general()) {
+    float* scratch = EnsureSize(scratch_, kernels::GroupedConvScratch(kg_, groups_, batch));
+    kernels::GroupedConvForward(kg_, groups_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, relu, pre,
+                                scratch);
+  } else {
+    float* scratch = EnsureSize(scratch_, kernels::ConvForwardScratch(kg_, filters_, batch));
+    kernels::ConvForward(kg_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, relu, pre, scratch);
+  }
   if (!fused()) ActivationForward(act_, pre, outputs / filters_, filters_, out);
   if (training) {
     x_ = in;
@@ -115,6 +128,7 @@ const float* Conv2D::Backward(const float* dout, bool need_din) {
     ActivationBackwardInto(act_, dout, pre_.data(), out_.data(), outputs / filters_, filters_, dact);
     dout = dact;
   }
+  if (general()) return BackwardGeneral(dout, need_din);
   float* dpre = need_din ? EnsureSize(dpre_, outputs) : nullptr;
   float* scratch = nullptr;
   if (dkernel_ != nullptr) {
@@ -131,6 +145,23 @@ const float* Conv2D::Backward(const float* dout, bool need_din) {
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
   scratch = EnsureSize(scratch_, kernels::ConvInputGradScratch(kg_, filters_, batch_));
   kernels::ConvInputGrad(kg_, filters_, dpre, kernel_, batch_, din, scratch);
+  return din;
+}
+
+const float* Conv2D::BackwardGeneral(const float* dout, bool need_din) {
+  if (dkernel_ == nullptr && dbias_ == nullptr && !need_din) return nullptr;
+  const size_t rows = static_cast<size_t>(batch_) * g_.out_pixels();
+  const bool relu = act_ == Activation::kRelu;
+  // The gradient before the activation (dout itself when linear or already applied), with the bias gradient.
+  const Activation kernel_act = relu ? Activation::kRelu : Activation::kLinear;
+  float* masked = relu ? EnsureSize(dpre_, rows * filters_) : nullptr;
+  const float* d = ActivationBiasBackward(dout, out_.data(), rows, static_cast<size_t>(filters_), kernel_act, masked,
+                                          use_bias_ ? dbias_ : nullptr);
+  float* scratch = EnsureSize(scratch_, kernels::GroupedConvScratch(kg_, groups_, batch_));
+  if (dkernel_ != nullptr) kernels::GroupedConvFilterGrad(kg_, groups_, filters_, x_, d, batch_, dkernel_, scratch);
+  if (!need_din) return nullptr;
+  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
+  kernels::GroupedConvInputGrad(kg_, groups_, filters_, d, kernel_, batch_, din, scratch);
   return din;
 }
 

@@ -1,6 +1,7 @@
 // conv2d: Keras Conv2D over NHWC input, kernel HWIO [kh, kw, in, filters], bias
 // [filters]. The passes are kernels::ConvForward / ConvFilterGrad / ConvInputGrad,
-// with the bias and the activation fused into them.
+// with the bias and the activation fused into them. With dilation_rate > 1 or groups > 1
+// the passes are kernels::GroupedConv* (im2col per group + sgemm) instead.
 #pragma once
 
 #include <memory>
@@ -18,10 +19,10 @@ namespace ringtrain::nn {
 
 class Conv2D final : public Layer {
  public:
-  // Fields: filters, kernel_size, strides (1), padding ("valid"), activation (linear; any
-  // of nn/activations.h), use_bias (true), kernel_initializer ("glorot_uniform"),
-  // bias_initializer ("zeros"), kernel_regularizer / bias_regularizer when null,
-  // dilation_rate and groups when 1 (Keras' defaults, which Keras JSON writes).
+  // Fields: filters, kernel_size, strides (1), padding ("valid"), dilation_rate (1),
+  // groups (1), activation (linear; any of nn/activations.h), use_bias (true),
+  // kernel_initializer ("glorot_uniform"), bias_initializer ("zeros"),
+  // kernel_regularizer / bias_regularizer when null.
   // `in` must be [H, W, C]. `ctx` prefixes error messages.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);
@@ -35,15 +36,18 @@ class Conv2D final : public Layer {
   LayerDesc Describe() const override;
 
  private:
-  Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias,
-         const Initializer& kernel_init, const Initializer& bias_init);
-
+  Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, int groups, Activation act,
+         bool use_bias, const Initializer& kernel_init, const Initializer& bias_init);
   // relu and linear run fused in the kernels; the others after them, on pre_.
   bool fused() const { return act_ == Activation::kLinear || act_ == Activation::kRelu; }
+  // Dilation or groups: the kernels::GroupedConv* passes.
+  bool general() const { return groups_ > 1 || kg_.dilation_h > 1 || kg_.dilation_w > 1; }
+  const float* BackwardGeneral(const float* dout, bool need_din);
 
   Window2D g_;
   kernels::Window kg_;
   int filters_;
+  int groups_;
   Activation act_;
   bool use_bias_;
   Initializer kernel_init_, bias_init_;

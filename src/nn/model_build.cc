@@ -11,6 +11,11 @@
 #include "nn/conv2d.h"
 #include "nn/dense.h"
 #include "nn/dropout.h"
+#include "nn/avg_pool2d.h"
+#include "nn/conv2d.h"
+#include "nn/dense.h"
+#include "nn/depthwise_conv2d.h"
+#include "nn/global_pool2d.h"
 #include "nn/json_fields.h"
 #include "nn/layer_norm.h"
 #include "nn/max_pool2d.h"
@@ -20,6 +25,8 @@
 #include "nn/merge_layers.h"
 #include "nn/rescaling.h"
 #include "nn/reshape_flatten.h"
+#include "nn/separable_conv2d.h"
+#include "nn/zero_padding2d.h"
 
 namespace ringtrain::nn::internal {
 
@@ -59,6 +66,12 @@ const LayerType kLayerTypes[] = {
     {"add", "Add", nullptr, &MergeLayer::CreateAdd},
     {"multiply", "Multiply", nullptr, &MergeLayer::CreateMultiply},
     {"concatenate", "Concatenate", nullptr, &MergeLayer::CreateConcatenate},
+    {"depthwise_conv2d", "DepthwiseConv2D", &DepthwiseConv2D::Create},
+    {"separable_conv2d", "SeparableConv2D", &SeparableConv2D::Create},
+    {"average_pooling2d", "AveragePooling2D", &AvgPool2D::Create},
+    {"global_average_pooling2d", "GlobalAveragePooling2D", &GlobalPool2D::CreateAverage},
+    {"global_max_pooling2d", "GlobalMaxPooling2D", &GlobalPool2D::CreateMax},
+    {"zero_padding2d", "ZeroPadding2D", &ZeroPadding2D::Create},
 };
 
 std::string Lower(std::string t) {

@@ -72,7 +72,14 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
         c.scratch_fwd = std::max(cols, padded);
         const uint64_t filter_grad =
             std::max(SatAdd(SatAdd(padded, out), SatMul(SatAdd(taps, 1), U(d.units))), SatAdd(cols, out));
-        c.scratch_bwd = std::max(filter_grad, need_din ? cols : 0);
+        // The input gradient: im2col columns, or (AVX-512, stride 1) the zero-padded output
+        // gradient and the flipped kernel of the transposed convolution.
+        const uint64_t transposed =
+            g.stride_h == 1 && g.stride_w == 1
+                ? SatAdd(SatMul(SatMul(U(int64_t{g.out_h} + g.kh - 1), U(int64_t{g.out_w} + g.kw - 1)), U(d.units)),
+                         SatMul(taps, U(d.units)))
+                : 0;
+        c.scratch_bwd = std::max(filter_grad, need_din ? std::max(cols, transposed) : 0);
         c.rows_per_example = positions;
         break;
       }

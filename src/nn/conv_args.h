@@ -1,0 +1,34 @@
+// Argument readers shared by the convolution and pooling layers (Conv2D, DepthwiseConv2D,
+// SeparableConv2D, the pooling and padding layers). Every error is an INVALID_ARGUMENT
+// whose message starts with `ctx` and names the field; nothing here throws.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "nn/layer.h"
+
+namespace ringtrain::nn {
+
+// `in` must be [H, W, C]; `type` ("depthwise_conv2d") names the layer in the message.
+Status CheckImageInput(const Shape& in, const char* type, const std::string& ctx);
+
+// Keras' dilation_rate: an int or a pair, default 1; Keras refuses strides > 1 with it.
+StatusOr<std::pair<int, int>> GetDilation(const nlohmann::json& j, std::pair<int, int> strides,
+                                          const std::string& ctx);
+
+// The new layers initialise as Keras does by default (glorot_uniform kernels, zero
+// biases) and have no initializer or regularizer arguments of their own yet: `key` may
+// be absent, null, or Keras' default (`keras_default`, "glorot_uniform" or "zeros", as a
+// name, as {"class_name": "GlorotUniform", "config": {"seed": ...}} or, as tfjs writes it, as
+// VarianceScaling(scale 1, fan_avg, uniform)); anything else is
+// refused, naming the key, rather than silently ignored.
+Status CheckDefaultKernelInitializer(const nlohmann::json& j, const char* key, const char* keras_default,
+                               const std::string& ctx);
+// `key` (a regularizer) must be absent or null.
+Status CheckNoRegularizer(const nlohmann::json& j, const char* key, const std::string& ctx);
+
+}  // namespace ringtrain::nn
