@@ -473,10 +473,6 @@ TEST(SimpleLayersTest, RefusalsNameTheField) {
           {"type": "Concatenate", "inputs": ["a", "b"]}, {"type": "flatten"}]})",
        "model.layers[2] (concatenate): Concatenate needs inputs whose shapes agree except along the axis, but input 0 is "
        "(None, 2, 2, 2) and input 1 is (None, 1, 1, 2)"},
-      {R"({"input_shape": [3, 3, 1], "layers": [{"type": "conv2d", "filters": 1, "kernel_size": 2, "dilation_rate": 2}, {"type": "flatten"}]})",
-       "model.layers[0] (conv2d): 'dilation_rate' 2 is not supported (only 1, Keras' default)"},
-      {R"({"input_shape": [3, 3, 2], "layers": [{"type": "conv2d", "filters": 2, "kernel_size": 2, "groups": 2}, {"type": "flatten"}]})",
-       "model.layers[0] (conv2d): 'groups' 2 is not supported"},
       {R"({"input_shape": [3], "layers": [{"type": "dense", "units": 2, "bias_regularizer": "l2"}]})",
        "model.layers[0] (dense): 'bias_regularizer' \"l2\" is not supported on this layer"},
       {R"({"input_shape": [3], "layers": [{"type": "dense", "units": 2}, {"type": "Add", "name": "x", "alpha": 1, "inputs": ["dense", "dense"]}]})",
