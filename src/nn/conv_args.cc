@@ -83,4 +83,35 @@ Status CheckNoRegularizer(const nlohmann::json& j, const char* key, const std::s
                               " is not supported for this layer (no regularizer): remove it");
 }
 
+StatusOr<DepthwiseArgs> GetDepthwiseArgs(const nlohmann::json& j, const char* class_name, const std::string& ctx) {
+  DepthwiseArgs a;
+  RT_ASSIGN_OR_RETURN(a.kernel, GetIntPair(j, "kernel_size", {0, 0}, ctx));
+  RT_ASSIGN_OR_RETURN(a.strides, GetIntPair(j, "strides", {1, 1}, ctx));
+  RT_ASSIGN_OR_RETURN(a.padding, GetPadding(j, ctx));
+  RT_ASSIGN_OR_RETURN(a.dilation, GetDilation(j, a.strides, ctx));
+  RT_ASSIGN_OR_RETURN(a.multiplier, GetPositiveInt(j, "depth_multiplier", 1, ctx, 1 << 16));
+  RT_ASSIGN_OR_RETURN(int groups, GetPositiveInt(j, "groups", 1, ctx));
+  if (groups != 1) {
+    return InvalidArgumentError(ctx + ": 'groups' is " + std::to_string(groups) + "; " + class_name +
+                                " has no groups (it must be 1)");
+  }
+  RT_ASSIGN_OR_RETURN(a.act, GetActivation(j, ctx));
+  RT_ASSIGN_OR_RETURN(a.use_bias, GetBool(j, "use_bias", true, ctx));
+  return a;
+}
+
+StatusOr<Window2D> DepthwiseWindow(const Shape& in, const DepthwiseArgs& a, const char* what, const std::string& ctx) {
+  if (static_cast<int64_t>(in[2]) * a.multiplier > (1 << 24)) {
+    return InvalidArgumentError(ctx + ": 'depth_multiplier' " + std::to_string(a.multiplier) + " times " +
+                                std::to_string(in[2]) + " input channels is too many " + what + " channels");
+  }
+  Window2D g;
+  g.channels = in[2];
+  RT_ASSIGN_OR_RETURN(g.h, MakeWindow(in[0], a.kernel.first, a.strides.first, a.padding, "kernel", "height", ctx,
+                                      a.dilation.first));
+  RT_ASSIGN_OR_RETURN(g.w, MakeWindow(in[1], a.kernel.second, a.strides.second, a.padding, "kernel", "width", ctx,
+                                      a.dilation.second));
+  return g;
+}
+
 }  // namespace ringtrain::nn

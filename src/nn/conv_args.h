@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "nn/json_fields.h"
 #include "nn/layer.h"
+#include "nn/window.h"
 
 namespace ringtrain::nn {
 
@@ -30,5 +32,21 @@ Status CheckDefaultKernelInitializer(const nlohmann::json& j, const char* key, c
                                const std::string& ctx);
 // `key` (a regularizer) must be absent or null.
 Status CheckNoRegularizer(const nlohmann::json& j, const char* key, const std::string& ctx);
+
+// The depthwise part of DepthwiseConv2D and SeparableConv2D, as Keras reads it:
+// kernel_size, strides, padding, dilation_rate, depth_multiplier, groups (1 only: tf.keras 2
+// writes its Conv base class's), activation, use_bias. `class_name` names the layer in the
+// groups message.
+struct DepthwiseArgs {
+  std::pair<int, int> kernel, strides, dilation;
+  Padding padding = Padding::kValid;
+  int multiplier = 1;
+  Activation act = Activation::kLinear;
+  bool use_bias = true;
+};
+StatusOr<DepthwiseArgs> GetDepthwiseArgs(const nlohmann::json& j, const char* class_name, const std::string& ctx);
+// The depthwise window over `in` ([H, W, C]), after checking that C * depth_multiplier
+// (the layer's `what` channels: "output", "intermediate") stays within bounds.
+StatusOr<Window2D> DepthwiseWindow(const Shape& in, const DepthwiseArgs& a, const char* what, const std::string& ctx);
 
 }  // namespace ringtrain::nn

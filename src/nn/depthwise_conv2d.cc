@@ -14,33 +14,13 @@ StatusOr<std::unique_ptr<Layer>> DepthwiseConv2D::Create(const nlohmann::json& j
                                        "bias_initializer", "depthwise_regularizer", "bias_regularizer"},
                                       ctx));
   RT_RETURN_IF_ERROR(CheckImageInput(in, "depthwise_conv2d", ctx));
-  RT_ASSIGN_OR_RETURN(auto kernel, GetIntPair(j, "kernel_size", {0, 0}, ctx));
-  RT_ASSIGN_OR_RETURN(auto strides, GetIntPair(j, "strides", {1, 1}, ctx));
-  RT_ASSIGN_OR_RETURN(Padding padding, GetPadding(j, ctx));
-  RT_ASSIGN_OR_RETURN(auto dilation, GetDilation(j, strides, ctx));
-  RT_ASSIGN_OR_RETURN(int multiplier, GetPositiveInt(j, "depth_multiplier", 1, ctx, 1 << 16));
-  // tf.keras 2 writes the groups of its Conv base class into the config: only 1 means this layer.
-  RT_ASSIGN_OR_RETURN(int groups, GetPositiveInt(j, "groups", 1, ctx));
-  if (groups != 1) {
-    return InvalidArgumentError(ctx + ": 'groups' is " + std::to_string(groups) + "; DepthwiseConv2D has no groups (it must be 1)");
-  }
-  RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
-  RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
+  RT_ASSIGN_OR_RETURN(DepthwiseArgs a, GetDepthwiseArgs(j, "DepthwiseConv2D", ctx));
   RT_RETURN_IF_ERROR(CheckDefaultKernelInitializer(j, "depthwise_initializer", "glorot_uniform", ctx));
   RT_RETURN_IF_ERROR(CheckDefaultKernelInitializer(j, "bias_initializer", "zeros", ctx));
   RT_RETURN_IF_ERROR(CheckNoRegularizer(j, "depthwise_regularizer", ctx));
   RT_RETURN_IF_ERROR(CheckNoRegularizer(j, "bias_regularizer", ctx));
-  if (static_cast<int64_t>(in[2]) * multiplier > (1 << 24)) {
-    return InvalidArgumentError(ctx + ": 'depth_multiplier' " + std::to_string(multiplier) + " times " +
-                                std::to_string(in[2]) + " input channels is too many output channels");
-  }
-  Window2D g;
-  g.channels = in[2];
-  RT_ASSIGN_OR_RETURN(g.h, MakeWindow(in[0], kernel.first, strides.first, padding, "kernel", "height", ctx,
-                                      dilation.first));
-  RT_ASSIGN_OR_RETURN(g.w, MakeWindow(in[1], kernel.second, strides.second, padding, "kernel", "width", ctx,
-                                      dilation.second));
-  return std::unique_ptr<Layer>(new DepthwiseConv2D(std::move(name), in, g, multiplier, act, use_bias));
+  RT_ASSIGN_OR_RETURN(Window2D g, DepthwiseWindow(in, a, "output", ctx));
+  return std::unique_ptr<Layer>(new DepthwiseConv2D(std::move(name), in, g, a.multiplier, a.act, a.use_bias));
 }
 
 DepthwiseConv2D::DepthwiseConv2D(std::string name, const Shape& in, const Window2D& g, int multiplier,

@@ -16,35 +16,15 @@ StatusOr<std::unique_ptr<Layer>> SeparableConv2D::Create(const nlohmann::json& j
       ctx));
   RT_RETURN_IF_ERROR(CheckImageInput(in, "separable_conv2d", ctx));
   RT_ASSIGN_OR_RETURN(int filters, GetPositiveInt(j, "filters", 0, ctx));
-  RT_ASSIGN_OR_RETURN(auto kernel, GetIntPair(j, "kernel_size", {0, 0}, ctx));
-  RT_ASSIGN_OR_RETURN(auto strides, GetIntPair(j, "strides", {1, 1}, ctx));
-  RT_ASSIGN_OR_RETURN(Padding padding, GetPadding(j, ctx));
-  RT_ASSIGN_OR_RETURN(auto dilation, GetDilation(j, strides, ctx));
-  RT_ASSIGN_OR_RETURN(int multiplier, GetPositiveInt(j, "depth_multiplier", 1, ctx, 1 << 16));
-  // tf.keras 2 writes the groups of its Conv base class into the config: only 1 means this layer.
-  RT_ASSIGN_OR_RETURN(int groups, GetPositiveInt(j, "groups", 1, ctx));
-  if (groups != 1) {
-    return InvalidArgumentError(ctx + ": 'groups' is " + std::to_string(groups) + "; SeparableConv2D has no groups (it must be 1)");
-  }
-  RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
-  RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
+  RT_ASSIGN_OR_RETURN(DepthwiseArgs a, GetDepthwiseArgs(j, "SeparableConv2D", ctx));
   RT_RETURN_IF_ERROR(CheckDefaultKernelInitializer(j, "depthwise_initializer", "glorot_uniform", ctx));
   RT_RETURN_IF_ERROR(CheckDefaultKernelInitializer(j, "pointwise_initializer", "glorot_uniform", ctx));
   RT_RETURN_IF_ERROR(CheckDefaultKernelInitializer(j, "bias_initializer", "zeros", ctx));
   for (const char* key : {"depthwise_regularizer", "pointwise_regularizer", "bias_regularizer"}) {
     RT_RETURN_IF_ERROR(CheckNoRegularizer(j, key, ctx));
   }
-  if (static_cast<int64_t>(in[2]) * multiplier > (1 << 24)) {
-    return InvalidArgumentError(ctx + ": 'depth_multiplier' " + std::to_string(multiplier) + " times " +
-                                std::to_string(in[2]) + " input channels is too many intermediate channels");
-  }
-  Window2D g;
-  g.channels = in[2];
-  RT_ASSIGN_OR_RETURN(g.h, MakeWindow(in[0], kernel.first, strides.first, padding, "kernel", "height", ctx,
-                                      dilation.first));
-  RT_ASSIGN_OR_RETURN(g.w, MakeWindow(in[1], kernel.second, strides.second, padding, "kernel", "width", ctx,
-                                      dilation.second));
-  return std::unique_ptr<Layer>(new SeparableConv2D(std::move(name), in, g, multiplier, filters, act, use_bias));
+  RT_ASSIGN_OR_RETURN(Window2D g, DepthwiseWindow(in, a, "intermediate", ctx));
+  return std::unique_ptr<Layer>(new SeparableConv2D(std::move(name), in, g, a.multiplier, filters, a.act, a.use_bias));
 }
 
 SeparableConv2D::SeparableConv2D(std::string name, const Shape& in, const Window2D& g, int multiplier, int filters,
