@@ -45,12 +45,9 @@ void GradientSync::Ready(size_t offset) {
   if (more) cv_.notify_all();
 }
 
-Status GradientSync::Finish() {
-  Ready(0);
-  auto start = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(mu_);
+Status GradientSync::WaitDone(std::unique_lock<std::mutex>& lock, size_t target) {
   size_t seen = done_;
-  while (done_ < packs_.size()) {
+  while (done_ < target) {
     // Bounded: the deadline restarts whenever a pack completes.
     if (!cv_.wait_for(lock, timeout_, [&] { return done_ != seen; })) {
       return DeadlineExceededError("gradient all-reduce made no progress for " + std::to_string(timeout_.count()) +
@@ -59,6 +56,14 @@ Status GradientSync::Finish() {
     }
     seen = done_;
   }
+  return Status::Ok();
+}
+
+Status GradientSync::Finish() {
+  Ready(0);
+  auto start = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  RT_RETURN_IF_ERROR(WaitDone(lock, packs_.size()));
   wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return error_;
 }
@@ -66,15 +71,7 @@ Status GradientSync::Finish() {
 Status GradientSync::AllReduceInline(float* data, size_t n) {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    size_t seen = done_;
-    while (done_ < released_) {
-      if (!cv_.wait_for(lock, timeout_, [&] { return done_ != seen; })) {
-        return DeadlineExceededError("gradient all-reduce made no progress for " + std::to_string(timeout_.count()) +
-                                     " ms (pack " + std::to_string(done_ + 1) + " of " +
-                                     std::to_string(packs_.size()) + ")");
-      }
-      seen = done_;
-    }
+    RT_RETURN_IF_ERROR(WaitDone(lock, released_));
     if (!error_.ok()) return error_;
   }
   Status st = comm_->AllReduce(data, n, collective::ReduceOp::kSum);

@@ -51,6 +51,9 @@ class GradientSync {
 
  private:
   void Loop();
+  // Waits (holding `lock` on mu_) until `target` packs are reduced, the deadline restarting
+  // whenever one completes.
+  Status WaitDone(std::unique_lock<std::mutex>& lock, size_t target);
 
   collective::Communicator* comm_;
   float* grads_;
