@@ -13,9 +13,11 @@ struct Wire {
 
   bool done() const { return p == end; }
 
-  bool Varint(uint64_t* v) {
+  // A varint of at most max_bytes bytes: protobuf reads tags and lengths in at most 5
+  // and refuses a longer (non-canonical) encoding, so the scan must refuse it too.
+  bool Varint(uint64_t* v, int max_bytes = 10) {
     uint64_t r = 0;
-    for (int i = 0; i < 10; ++i) {
+    for (int i = 0; i < max_bytes; ++i) {
       if (p == end) return false;
       const uint8_t b = *p++;
       if (i == 9 && b > 1) return false;  // past 64 bits
@@ -29,14 +31,14 @@ struct Wire {
   }
   bool Tag(uint32_t* field, uint32_t* wire) {
     uint64_t t;
-    if (!Varint(&t) || t > 0xffffffffu || (t >> 3) == 0) return false;
+    if (!Varint(&t, 5) || t > 0xffffffffu || (t >> 3) == 0) return false;
     *field = static_cast<uint32_t>(t >> 3);
     *wire = static_cast<uint32_t>(t & 7);
     return true;
   }
   bool Len(Wire* sub) {
     uint64_t n;
-    if (!Varint(&n) || n > static_cast<uint64_t>(end - p) || n > 0x7fffffffu) return false;
+    if (!Varint(&n, 5) || n > static_cast<uint64_t>(end - p) || n > 0x7fffffffu) return false;
     *sub = Wire{p, p + n};
     p += n;
     return true;

@@ -85,6 +85,13 @@ TEST(ExampleScanTest, LeavesUnusualFormsToProtobuf) {
   // Truncated and garbage bytes.
   ExpectAgrees(ok.substr(0, ok.size() - 1), {"label"}, false);
   ExpectAgrees("\x0a\x05\x0a\x03\x0a\x01", {"label"}, false);
+  // A tag or a length spelled in six varint bytes (a padded, non-canonical encoding):
+  // protobuf reads both in at most five bytes and refuses the message (found by fuzzing).
+  for (const std::string& padded : {std::string("\xa8\x8a\xf3\x8a\x8a\x00\x08\x01", 8),
+                                    std::string("\x0a\x80\x80\x80\x80\x80\x00", 7)}) {
+    EXPECT_FALSE(ParseExample(padded).ok());
+    ExpectAgrees(padded, {"label"}, false);
+  }
   // An unknown field (number 7, varint) in the Example is skipped, as protobuf keeps it aside.
   ExpectAgrees(ok + std::string("\x38\x01", 2), {"label"});
   // Unpacked int64 values (wire type 0), which protobuf also accepts.
