@@ -7,7 +7,8 @@ namespace ringtrain::nn {
 StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                 const std::string& ctx) {
   RT_RETURN_IF_ERROR(CheckKnownFields(
-      j, {"type", "name", "filters", "kernel_size", "strides", "padding", "activation", "use_bias"}, ctx));
+      j, {"type", "name", "filters", "kernel_size", "strides", "padding", "activation", "use_bias",
+          "kernel_regularizer", "bias_regularizer"}, ctx));
   if (in.size() != 3) {
     std::string hint;
     if (in.size() == 2) {
@@ -27,7 +28,12 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
   g.channels = in[2];
   RT_ASSIGN_OR_RETURN(g.h, MakeWindow(in[0], kernel.first, strides.first, padding, "kernel", "height", ctx));
   RT_ASSIGN_OR_RETURN(g.w, MakeWindow(in[1], kernel.second, strides.second, padding, "kernel", "width", ctx));
-  return std::unique_ptr<Layer>(new Conv2D(std::move(name), in, g, filters, act, use_bias));
+  std::unique_ptr<Conv2D> layer(new Conv2D(std::move(name), in, g, filters, act, use_bias));
+  RT_ASSIGN_OR_RETURN(layer->kernel_regularizer_, Regularizer::FromJson(j.value("kernel_regularizer", nlohmann::json()),
+                                                                     ctx + ": kernel_regularizer"));
+  RT_ASSIGN_OR_RETURN(layer->bias_regularizer_, Regularizer::FromJson(j.value("bias_regularizer", nlohmann::json()),
+                                                                   ctx + ": bias_regularizer"));
+  return std::unique_ptr<Layer>(std::move(layer));
 }
 
 Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, Activation act, bool use_bias)
@@ -44,6 +50,8 @@ std::vector<ParamSpec> Conv2D::ParamSpecs() const {
   specs.push_back({"kernel", {g_.h.k, g_.w.k, g_.channels, filters_}, ParamSpec::Init::kGlorotUniform,
                    area * g_.channels, area * filters_});
   if (use_bias_) specs.push_back({"bias", {filters_}, ParamSpec::Init::kZeros, 0, 0});
+  specs[0].regularizer = kernel_regularizer_;
+  if (use_bias_) specs[1].regularizer = bias_regularizer_;
   return specs;
 }
 

@@ -12,13 +12,15 @@
 #include "common/status.h"
 #include "nn/json_fields.h"
 #include "nn/layer.h"
+#include "nn/regularizer.h"
 #include "nn/window.h"
 
 namespace ringtrain::nn {
 
 class Conv2D final : public Layer {
  public:
-  // Fields: filters, kernel_size, strides (1), padding ("valid"), activation, use_bias (true).
+  // Fields: filters, kernel_size, strides (1), padding ("valid"), activation, use_bias (true),
+  // kernel_regularizer and bias_regularizer (null; nn/regularizer.h).
   // `in` must be [H, W, C]. `ctx` prefixes error messages.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);
@@ -39,6 +41,7 @@ class Conv2D final : public Layer {
   int filters_;
   Activation act_;
   bool use_bias_;
+  Regularizer kernel_regularizer_, bias_regularizer_;  // Keras' kernel_/bias_regularizer
 
   float* kernel_ = nullptr;  // into the model's buffers
   float* bias_ = nullptr;

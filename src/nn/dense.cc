@@ -7,7 +7,8 @@ namespace ringtrain::nn {
 
 StatusOr<std::unique_ptr<Layer>> Dense::Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                const std::string& ctx) {
-  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "units", "activation", "use_bias"}, ctx));
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "units", "activation", "use_bias",
+                                          "kernel_regularizer", "bias_regularizer"}, ctx));
   if (in.size() != 1) {
     return InvalidArgumentError(ctx + ": dense needs a flat input per example, got " + ShapeToString(in) +
                                 "; add {\"type\": \"flatten\"} before it");
@@ -15,7 +16,12 @@ StatusOr<std::unique_ptr<Layer>> Dense::Create(const nlohmann::json& j, std::str
   RT_ASSIGN_OR_RETURN(int units, GetPositiveInt(j, "units", 0, ctx));
   RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
   RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
-  return std::unique_ptr<Layer>(new Dense(std::move(name), in[0], units, act, use_bias));
+  std::unique_ptr<Dense> layer(new Dense(std::move(name), in[0], units, act, use_bias));
+  RT_ASSIGN_OR_RETURN(layer->kernel_regularizer_, Regularizer::FromJson(j.value("kernel_regularizer", nlohmann::json()),
+                                                                     ctx + ": kernel_regularizer"));
+  RT_ASSIGN_OR_RETURN(layer->bias_regularizer_, Regularizer::FromJson(j.value("bias_regularizer", nlohmann::json()),
+                                                                   ctx + ": bias_regularizer"));
+  return std::unique_ptr<Layer>(std::move(layer));
 }
 
 Dense::Dense(std::string name, int in, int units, Activation act, bool use_bias)
@@ -25,6 +31,8 @@ std::vector<ParamSpec> Dense::ParamSpecs() const {
   std::vector<ParamSpec> specs;
   specs.push_back({"kernel", {in_, units_}, ParamSpec::Init::kGlorotUniform, in_, units_});
   if (use_bias_) specs.push_back({"bias", {units_}, ParamSpec::Init::kZeros, 0, 0});
+  specs[0].regularizer = kernel_regularizer_;
+  if (use_bias_) specs[1].regularizer = bias_regularizer_;
   return specs;
 }
 

@@ -12,12 +12,14 @@
 #include "common/status.h"
 #include "nn/json_fields.h"
 #include "nn/layer.h"
+#include "nn/regularizer.h"
 
 namespace ringtrain::nn {
 
 class Dense final : public Layer {
  public:
-  // Fields: units, activation, use_bias (true). `in` must be rank 1.
+  // Fields: units, activation, use_bias (true), kernel_regularizer and
+  // bias_regularizer (null; nn/regularizer.h). `in` must be rank 1.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);
 
@@ -35,6 +37,7 @@ class Dense final : public Layer {
   int in_, units_;
   Activation act_;
   bool use_bias_;
+  Regularizer kernel_regularizer_, bias_regularizer_;  // Keras' kernel_/bias_regularizer
   float* kernel_ = nullptr;  // into the model's buffers
   float* bias_ = nullptr;
   float* dkernel_ = nullptr;

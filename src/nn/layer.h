@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "nn/layer_desc.h"
+#include "nn/regularizer.h"
 
 namespace ringtrain::nn {
 
@@ -40,6 +41,9 @@ struct ParamSpec {
   // statistics): Keras' non-trainable weights. A frozen layer's weights all count as
   // non-trainable, whatever this says.
   bool trainable = true;
+  // Keras' kernel_regularizer / bias_regularizer: its penalty joins the loss and its
+  // gradient the weight's (nn/model_regularization.h). None by default.
+  Regularizer regularizer;
 };
 
 // What a layer may need to know about the step it runs in: Dropout and the
