@@ -30,6 +30,7 @@ struct Loaded {
   std::string split;  // "eval" or "train"
   data::Dataset data;
   int batch = 0;
+  nlohmann::json loss, metrics;  // the job's
 };
 
 // A bad "model" or data section is the job's fault; anything else concerns the file.
@@ -86,6 +87,8 @@ int Load(const Flags& flags, Loaded* out) {
   out->split = split;
   out->data = std::move(decoded).value();
   out->batch = *batch;
+  out->loss = job->loss;
+  out->metrics = job->metrics;
   return kExitOk;
 }
 
@@ -96,7 +99,7 @@ int RunEvaluate(const std::vector<std::string>& args) {
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   Loaded in;
   if (int code = Load(*flags, &in); code != kExitOk) return code;
-  auto r = inference::EvaluateModel(in.model.get(), in.data, in.batch);
+  auto r = inference::EvaluateModel(in.model.get(), in.data, in.batch, in.loss, in.metrics);
   if (!r.ok()) return Fail(r.status().WithContext("data." + in.split).About(Subject::kConfig));
   if (flags->get("json") == "true") {
     std::printf("%s\n", inference::EvaluationJson(*r, in.split, in.model_path).dump().c_str());

@@ -9,7 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "data/dataset.h"
@@ -19,13 +23,19 @@ namespace ringtrain::inference {
 
 struct EvalResult {
   int64_t examples = 0;
-  double loss = 0;      // mean sparse softmax cross-entropy over the examples
-  double accuracy = 0;  // fraction whose argmax (ties to the first class) is the label
+  double loss = 0;      // the loss's mean over the examples, plus the weights' regularization penalty (Keras)
+  double accuracy = 0;  // the metric named "accuracy" or "acc" (0 without one)
+  std::vector<std::pair<std::string, double>> metrics;  // every metric by its history key, in order
 };
 
-// Evaluates `model` on all of `data` in batches of `batch` (the last may be smaller).
-// INVALID_ARGUMENT when batch < 1, the data is empty, its examples do not have the
-// model's input size, or a label lies outside the model's classes (naming it).
+// Evaluates `model` on all of `data` in batches of `batch` (the last may be smaller)
+// under the job's "loss" and "metrics" (config::JobConfig's fields: nn/loss.h,
+// nn/metrics.h). INVALID_ARGUMENT when batch < 1, the data is empty, its examples do
+// not have the model's input size, the loss or metrics do not fit the model ("loss: ..."),
+// or a label is one the loss cannot take (naming it).
+StatusOr<EvalResult> EvaluateModel(nn::Model* model, const data::Dataset& data, int batch, const nlohmann::json& loss,
+                                   const nlohmann::json& metrics);
+// The same with sparse categorical cross-entropy from logits and ["accuracy"].
 StatusOr<EvalResult> EvaluateModel(nn::Model* model, const data::Dataset& data, int batch);
 
 struct Prediction {

@@ -6,14 +6,20 @@ namespace ringtrain::inference {
 
 std::string FormatEvaluation(const EvalResult& r) {
   char line[160];
-  std::snprintf(line, sizeof(line), "Evaluation - %lld examples - loss: %.4f - accuracy: %.4f\n",
-                static_cast<long long>(r.examples), r.loss, r.accuracy);
-  return line;
+  std::snprintf(line, sizeof(line), "Evaluation - %lld examples - loss: %.4f", static_cast<long long>(r.examples),
+                r.loss);
+  std::string s = line;
+  for (const auto& [name, value] : r.metrics) {
+    std::snprintf(line, sizeof(line), "%.4f", value);
+    s += " - " + name + ": " + line;
+  }
+  return s + "\n";
 }
 
 nlohmann::json EvaluationJson(const EvalResult& r, const std::string& data_split, const std::string& model_path) {
-  return {{"examples", r.examples}, {"loss", r.loss}, {"accuracy", r.accuracy}, {"data", data_split},
-          {"model", model_path}};
+  nlohmann::json j = {{"examples", r.examples}, {"loss", r.loss}, {"data", data_split}, {"model", model_path}};
+  for (const auto& [name, value] : r.metrics) j[name] = value;
+  return j;
 }
 
 std::string FormatPrediction(size_t index, const Prediction& p, const int32_t* label) {
