@@ -18,7 +18,7 @@ std::string MetricType(const nlohmann::json& entry) {
 
 bool IsArgmaxAccuracy(const nlohmann::json& entry, int num_outputs) {
   const std::string t = MetricType(entry);
-  if (t == "accuracy" || t == "acc" || t == "Accuracy") return num_outputs >= 2;  // else binary_accuracy
+  if (t == "accuracy" || t == "acc") return num_outputs >= 2;  // else binary_accuracy
   return t == "sparse_categorical_accuracy" || t == "SparseCategoricalAccuracy" || t == "categorical_accuracy" ||
          t == "CategoricalAccuracy";
 }
