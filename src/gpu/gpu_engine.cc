@@ -207,7 +207,7 @@ class GpuEngine final : public engine::Engine {
                                               "categorical_crossentropy without label_smoothing) with from_logits "
                                               "true, not ") + objective->loss().name() +
                                   (objective->loss().config().from_logits ? "" : " from probabilities") +
-                                  "; use that loss or set the job's "device" to "cpu"")
+                                  "; use that loss or set the job's \"device\" to \"cpu\"")
           .About(Subject::kConfig);
     }
     for (size_t m = 0; m < objective->metrics().size(); ++m) {
@@ -215,7 +215,7 @@ class GpuEngine final : public engine::Engine {
         return InvalidArgumentError("metrics[" + std::to_string(m) + "]: the GPU engine computes only accuracy " +
                                     "(sparse_categorical_accuracy / categorical_accuracy), not '" +
                                     objective->metrics()[m]->name() +
-                                    "'; remove it or set the job's "device" to "cpu"")
+                                    "'; remove it or set the job's \"device\" to \"cpu\"")
             .About(Subject::kConfig);
       }
     }
