@@ -55,6 +55,40 @@ TEST(EvaluateTest, LossAndAccuracyAsWorkedOutByHand) {
   }
 }
 
+// The job's loss and metrics, and the regularization penalty in the loss (Keras).
+TEST(EvaluateTest, TheJobsLossMetricsAndRegularization) {
+  auto m = nn::Model::FromJson(nlohmann::json::parse(R"({"input_shape": [3], "layers": [
+      {"type": "dense", "units": 1, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.5}}}]})"),
+                               1);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  nn::Model* model = m->get();
+  // output = x0 - x1 (kernel [1, -1, 0], bias 0): penalty 0.5 * (1 + 1) = 1.
+  std::fill(model->params(), model->params() + model->num_params(), 0.0f);
+  model->params()[model->param_infos()[0].offset] = 1.0f;
+  model->params()[model->param_infos()[0].offset + 1] = -1.0f;
+  data::Dataset d = Data({{2, 0, 0}, {0, 1, 0}, {0, 3, 0}, {1, 2, 0}}, {1, 0, 1, 0});
+  d.num_classes = 2;
+  const nlohmann::json loss = {{"type", "binary_crossentropy"}, {"from_logits", true}};
+  const nlohmann::json metrics = {{{"type", "binary_accuracy"}, {"threshold", 0}}, "auc"};
+  auto r = EvaluateModel(model, d, 3, loss, metrics);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // Logits 2, -1, -3, -1 with labels 1, 0, 1, 0: BCE = log(1 + exp(-z)) for label 1, log(1 + exp(z)) for 0.
+  const double bce = (std::log1p(std::exp(-2.0)) + std::log1p(std::exp(-1.0)) + std::log1p(std::exp(3.0)) +
+                      std::log1p(std::exp(-1.0))) / 4.0;
+  EXPECT_NEAR(r->loss, bce + 1.0, 1e-6);
+  ASSERT_EQ(r->metrics.size(), 2u);
+  EXPECT_EQ(r->metrics[0].first, "binary_accuracy");
+  EXPECT_DOUBLE_EQ(r->metrics[0].second, 0.75);
+  EXPECT_EQ(r->metrics[1].first, "auc");
+  EXPECT_EQ(r->accuracy, 0.0) << "no metric named accuracy";
+  // A label binary cross-entropy cannot take, and a loss that does not fit the model.
+  data::Dataset bad = Data({{2, 0, 0}}, {2});
+  EXPECT_EQ(EvaluateModel(model, bad, 3, loss, metrics).status().code(), Code::kInvalidArgument);
+  auto refused = EvaluateModel(model, d, 3, "sparse_categorical_crossentropy", nlohmann::json::array());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message().rfind("loss", 0), 0u) << refused.status().message();
+}
+
 TEST(EvaluateTest, TheSameInputsGiveTheSameBits) {
   auto m = nn::Model::FromJson(nlohmann::json::parse(R"({"input_shape": [6, 6], "layers": [
       {"type": "flatten"}, {"type": "dense", "units": 7, "activation": "relu"}, {"type": "dense", "units": 4}]})"),

@@ -28,14 +28,14 @@ nlohmann::json BinaryJob(const std::string& dir) {
   return job;
 }
 
-struct Run {
+struct LaunchRun {
   std::string output;
   std::vector<nlohmann::json> history;
   std::string model;
 };
 
-Run Launch(const std::string& dir) {
-  Run run;
+LaunchRun Launch(const std::string& dir) {
+  LaunchRun run;
   WriteFile(dir + "/job.json", BinaryJob(dir).dump());
   Process p(RingtrainBinary(), {"launch", "--workers", "2", "--job", dir + "/job.json"},
             {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
@@ -50,8 +50,8 @@ Run Launch(const std::string& dir) {
 
 TEST(LossesMetricsTest, BinaryCrossentropyAucAndL2OnTwoWorkers) {
   TempDir a, b;
-  Run first = Launch(a.path());
-  Run second = Launch(b.path());
+  LaunchRun first = Launch(a.path());
+  LaunchRun second = Launch(b.path());
   ASSERT_EQ(first.history.size(), 3u) << first.output;  // 2 epochs, then the final evaluation
 
   for (int e = 0; e < 2; ++e) {
