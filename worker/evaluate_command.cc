@@ -34,6 +34,7 @@ struct Loaded {
   std::string split;  // "eval" or "train"
   data::Dataset data;
   int batch = 0;
+  nlohmann::json loss, metrics;  // the job's
 };
 
 // A bad "model" or data section is the job's fault; anything else concerns the file.
@@ -90,6 +91,8 @@ int Load(const Flags& flags, Loaded* out) {
   out->split = split;
   out->data = std::move(decoded).value();
   out->batch = *batch;
+  out->loss = job->loss;
+  out->metrics = job->metrics;
   return kExitOk;
 }
 
@@ -100,7 +103,7 @@ int RunEvaluate(const std::vector<std::string>& args) {
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   Loaded in;
   if (int code = Load(*flags, &in); code != kExitOk) return code;
-  auto r = inference::EvaluateModel(in.model.get(), in.data, in.batch);
+  auto r = inference::EvaluateModel(in.model.get(), in.data, in.batch, in.loss, in.metrics);
   if (!r.ok()) return Fail(r.status().WithContext("data." + in.split).About(Subject::kConfig));
   if (flags->get("json") == "true") {
     std::printf("%s\n", inference::EvaluationJson(*r, in.split, in.model_path).dump().c_str());
@@ -133,6 +136,8 @@ int LoadForInput(const Flags& flags, Loaded* out, std::vector<std::string>* name
                << flags.get("input") << ": " << data->size() << " examples";
   out->model_path = model_path;
   out->model = std::move(model).value();
+  out->loss = job->loss;
+  out->metrics = job->metrics;
   out->split = "input";
   out->data = std::move(data).value();
   out->batch = *batch;
@@ -157,8 +162,10 @@ int RunPredict(const std::vector<std::string>& args) {
                                                      std::to_string(*first) + ")"));
   }
   const size_t begin = static_cast<size_t>(*first);
-  std::vector<inference::Prediction> preds = inference::Predict(
-      in.model.get(), in.data.images.data() + begin * in.data.example_size, static_cast<size_t>(*count), in.batch);
+  auto predicted = inference::Predict(in.model.get(), in.data.images.data() + begin * in.data.example_size,
+                                      static_cast<size_t>(*count), in.batch, in.loss);
+  if (!predicted.ok()) return Fail(predicted.status().WithContext("loss").About(Subject::kConfig));
+  const std::vector<inference::Prediction>& preds = *predicted;
   if (flags->has("output")) {
     // The outputs as Keras' model.predict returns them: [count, units] float32.
     const int64_t units = in.model->num_classes();

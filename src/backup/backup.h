@@ -9,7 +9,7 @@
 // JSON holds {"format": "ringtrain-backup", "version": 1, "job_fingerprint",
 // "num_workers", "steps_per_epoch", "global_step", "epoch" (completed epochs),
 // "step_in_epoch", "optimizer": {"name", "iterations", "slots": [...]},
-// "metrics": {"loss_sum", "correct", "examples"}, "history": [...],
+// "metrics": {"loss_sum", "correct", "examples", "sums" (optional)}, "history": [...],
 // "weights_file", "weights_bytes", "checksums": {tensor name: CRC-32 (zlib) hex of its
 // bytes}}.
 //

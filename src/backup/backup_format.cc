@@ -144,6 +144,7 @@ struct Metadata {
   std::vector<std::string> slots;
   double loss_sum = 0;
   int64_t correct = 0, examples = 0;
+  std::vector<double> sums;
   json history;
   std::vector<std::pair<std::string, std::vector<int64_t>>> params;
   std::string weights_file;
@@ -197,6 +198,14 @@ Status ParseMetadata(const std::string& text, Metadata* m) {
   RT_RETURN_IF_ERROR(ReadDouble(*metrics, "loss_sum", "metrics.loss_sum", &m->loss_sum));
   RT_RETURN_IF_ERROR(ReadCount(*metrics, "correct", "metrics.correct", &m->correct));
   RT_RETURN_IF_ERROR(ReadCount(*metrics, "examples", "metrics.examples", &m->examples));
+  if (const json* sums = Member(*metrics, "sums")) {  // absent in older backups
+    if (!sums->is_array()) return BadField("metrics.sums", "an array of numbers");
+    for (const json& v : *sums) {
+      double d = 0;
+      RT_RETURN_IF_ERROR(ReadDouble(json{{"v", v}}, "v", "metrics.sums[]", &d));
+      m->sums.push_back(d);
+    }
+  }
 
   const json* history = Member(doc, "history");
   if (!history || !history->is_array()) return BadField("history", "an array");
@@ -362,6 +371,7 @@ StatusOr<TrainState> DecodeImpl(const BackupIdentity& id, const EncodedBackup& e
   state.epoch_loss_sum = m.loss_sum;
   state.epoch_correct = m.correct;
   state.epoch_examples = m.examples;
+  state.epoch_metric_sums = std::move(m.sums);
   state.history = std::move(m.history);
   return state;
 }
@@ -443,6 +453,11 @@ StatusOr<EncodedBackup> EncodeImpl(const BackupIdentity& id, const TrainState& s
   m["metrics"] = {{"loss_sum", DoubleToJson(state.epoch_loss_sum)},
                   {"correct", state.epoch_correct},
                   {"examples", state.epoch_examples}};
+  if (!state.epoch_metric_sums.empty()) {
+    json sums = json::array();
+    for (double v : state.epoch_metric_sums) sums.push_back(DoubleToJson(v));
+    m["metrics"]["sums"] = std::move(sums);
+  }
   m["history"] = state.history;
   m["params"] = std::move(params);
   m["weights_file"] = BackupStem(state.global_step) + ".safetensors";

@@ -28,6 +28,10 @@ struct TrainState {
   // the loss sum in float64, the counts exactly.
   double epoch_loss_sum = 0;
   int64_t epoch_correct = 0, epoch_examples = 0;
+  // The job's metrics' sums so far (engine::Objective::num_sums() of them, summed over
+  // every worker); empty in backups written before metrics were configurable, which
+  // only counted `epoch_correct` (the argmax accuracy's hits).
+  std::vector<double> epoch_metric_sums;
   // Completed epochs' records, as the history file holds them (a JSON array).
   nlohmann::json history = nlohmann::json::array();
 };

@@ -9,6 +9,8 @@
 #include "common/fingerprint.h"
 #include "common/json.h"
 #include "nn/keras_json.h"
+#include "nn/loss.h"
+#include "nn/metrics.h"
 
 namespace ringtrain::config {
 namespace {
@@ -162,6 +164,33 @@ Status CheckLabelMode(const std::string& loss, const nlohmann::json& train) {
   return Status::Ok();
 }
 
+// The loss's Keras function name ("sparse_categorical_crossentropy"); "" if it does not parse.
+std::string LossName(const nlohmann::json& loss) {
+  auto parsed = nn::Loss::FromJson(loss, 2);
+  return parsed.ok() ? (*parsed)->name() : "";
+}
+
+// "loss" and "metrics", checked as far as they can be before the model is built (its
+// output size decides the rest: the trainer checks that with the same messages).
+Status ParseLossAndMetrics(const nlohmann::json& j, JobConfig* job) {
+  // Absent: what ringtrain has always trained with, the compact form's default (a model
+  // ending in logits). Given, it follows Keras (from_logits false unless it says true).
+  job->loss = j.value("loss", nlohmann::json{{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}});
+  // Every loss takes a model with 2 outputs: its type and arguments are checked here.
+  auto loss = nn::Loss::FromJson(job->loss, 2);
+  if (!loss.ok()) return loss.status().About(Subject::kConfig);
+  job->metrics = j.value("metrics", nlohmann::json::array({"accuracy"}));
+  if (job->metrics.is_null()) job->metrics = nlohmann::json::array();
+  // A metric may need 1 output (auc) or several (top-k): it must fit one of them.
+  auto with_two = nn::MetricsFromJson(job->metrics, job->loss, 2);
+  if (with_two.ok()) return Status::Ok();
+  auto with_one = nn::MetricsFromJson(job->metrics, nlohmann::json("binary_crossentropy"), 1);
+  if (with_one.ok()) return Status::Ok();
+  // Report the failure for the output count the loss suggests.
+  const bool one_output_loss = nn::Loss::FromJson(job->loss, 1).ok();
+  return (one_output_loss ? with_one.status() : with_two.status()).About(Subject::kConfig);
+}
+
 // "model": {"keras_json": PATH | {...}}: Keras' model JSON (model.to_json()),
 // translated into the compact form that the rest of ringtrain reads.
 StatusOr<nlohmann::json> KerasModel(const nlohmann::json& model, const JobConfig& job) {
@@ -200,7 +229,7 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
       "model", "loss", "optimizer", "data", "batch_size_per_worker", "epochs", "steps_per_epoch", "seed",
       "communication", "save_model", "history_file", "name", "description", "backup_and_restore",
       "model_checkpoint", "recovery", "lr_schedule", "validation_freq", "tensorboard_dir", "device",
-      "initial_weights", "skip_mismatch"};
+      "initial_weights", "skip_mismatch", "metrics"};
   RT_RETURN_IF_ERROR(CheckKeys(j, "", kTop));
   for (const char* required : {"model", "optimizer", "data", "batch_size_per_worker"}) {
     if (!j.contains(required)) return Bad(std::string("missing required field '") + required + "'");
@@ -214,26 +243,14 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   if (!j["optimizer"].is_object()) return Bad("'optimizer' must be an object like {\"type\": \"sgd\", ...}");
   job->optimizer = j["optimizer"];
 
-  job->loss = j.value("loss", nlohmann::json{{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}});
-  if (!job->loss.is_object()) return Bad("'loss' must be an object");
-  RT_RETURN_IF_ERROR(CheckKeys(job->loss, "loss.", {"type", "from_logits"}));
-  const auto loss_type = job->loss.find("type");
-  if (loss_type == job->loss.end() ||
-      (*loss_type != "sparse_categorical_crossentropy" && *loss_type != "categorical_crossentropy")) {
-    return Bad("loss.type must be \"sparse_categorical_crossentropy\" (integer labels) or "
-               "\"categorical_crossentropy\" (one-hot labels, a source's label_mode \"categorical\")");
-  }
-  const auto from_logits = job->loss.find("from_logits");
-  if (from_logits == job->loss.end() || *from_logits != true) {
-    return Bad("loss.from_logits must be true: the model's last layer outputs logits (no softmax layer)");
-  }
+  RT_RETURN_IF_ERROR(ParseLossAndMetrics(j, job));
 
   const auto& data = j["data"];
   if (!data.is_object()) return Bad("'data' must be an object with 'train' (and optionally 'eval')");
   RT_RETURN_IF_ERROR(CheckKeys(data, "data.", {"train", "eval", "auto_shard_policy", "pipeline"}));
   if (!data.contains("train") || !data["train"].is_object()) return Bad("missing required object 'data.train'");
   job->train_data = data["train"];
-  RT_RETURN_IF_ERROR(CheckLabelMode(job->loss["type"].get<std::string>(), job->train_data));
+  RT_RETURN_IF_ERROR(CheckLabelMode(LossName(job->loss), job->train_data));
   if (data.contains("pipeline")) {
     RT_ASSIGN_OR_RETURN(job->pipeline, data::ParsePipelineOptions(data["pipeline"], job->base_dir, "data.pipeline"));
   }

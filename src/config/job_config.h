@@ -42,7 +42,12 @@ struct JobConfig {
   std::string base_dir;   // the job file's directory ("." for inline jobs)
 
   nlohmann::json model;                 // the compact form ("keras_json" already translated)
-  nlohmann::json loss;                  // type: "sparse_categorical_crossentropy" | "categorical_crossentropy"
+  // "loss" as Keras takes it (a name, {"type": ...} or {"class_name", "config"}; nn/loss.h),
+  // checked here except for what needs the model's output size. Absent: the compact
+  // form's default {"type": "sparse_categorical_crossentropy", "from_logits": true}.
+  nlohmann::json loss;
+  // "metrics": Keras' list (nn/metrics.h); absent: ["accuracy"], null: none.
+  nlohmann::json metrics;
   nlohmann::json optimizer;
   nlohmann::json train_data;            // data.train
   nlohmann::json eval_data;             // data.eval, or null

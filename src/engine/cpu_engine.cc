@@ -1,11 +1,14 @@
 // The CPU engine: the host nn::Model and nn::Optimizer themselves, on the CPU kernels
 // (kernels/kernels.h). The model copies a training batch's input, so the one host
-// batch buffer can be refilled as soon as StartStep has run the forward pass.
+// batch buffer can be refilled as soon as StartStep has run the forward pass. It
+// computes every loss, metric and regularizer the objective and the model name.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
 #include "kernels/kernels.h"
+#include "nn/model_regularization.h"
 
 namespace ringtrain::engine {
 namespace {
@@ -18,7 +21,10 @@ class CpuEngine final : public Engine {
         max_batch_(max_batch),
         images_(static_cast<size_t>(max_batch) * model->input_size()),
         labels_(static_cast<size_t>(max_batch)),
-        grad_logits_(static_cast<size_t>(max_batch) * model->num_classes()) {}
+        grad_logits_(static_cast<size_t>(max_batch) * model->num_classes()),
+        default_objective_(Objective::Default(model->num_classes())),
+        objective_(&default_objective_),
+        regularized_(nn::HasRegularization(*model)) {}
 
   std::string Describe() const override {
     return std::string("CPU (") + kernels::Implementation() + " kernels, " + std::to_string(kernels::NumThreads()) +
@@ -41,19 +47,40 @@ class CpuEngine final : public Engine {
     return Status::Ok();
   }
 
+  Status SetObjective(const Objective* objective) override {
+    if (batch_ != 0) return FailedPreconditionError("SetObjective between StartStep and FinishBackward");
+    if (objective->loss().num_outputs() != model_->num_classes()) {
+      return InvalidArgumentError("the loss was made for " + std::to_string(objective->loss().num_outputs()) +
+                                  " outputs but the model has " + std::to_string(model_->num_classes()));
+    }
+    objective_ = objective;
+    return Status::Ok();
+  }
+
   Status StartStep(float grad_scale) override {
     if (submitted_ == 0) return FailedPreconditionError("StartStep without a submitted batch");
     batch_ = submitted_;
     submitted_ = 0;
-    const float* logits = model_->Forward(images_.data(), batch_, /*training=*/true);
-    stats_ = nn::SparseSoftmaxCrossEntropy(logits, labels_.data(), batch_, model_->num_classes(), grad_scale,
-                                           grad_logits_.data());
+    const float* outputs = model_->Forward(images_.data(), batch_, /*training=*/true);
+    stats_ = Stats(outputs, labels_.data(), batch_, grad_scale, grad_logits_.data());
     return Status::Ok();
   }
 
-  StatusOr<nn::LossStats> FinishBackward(const std::function<void(size_t)>& on_ready) override {
+  StatusOr<BatchStats> FinishBackward(const std::function<void(size_t)>& on_ready) override {
     if (batch_ == 0) return FailedPreconditionError("FinishBackward without StartStep");
-    model_->Backward(grad_logits_.data(), on_ready);
+    if (!regularized_) {
+      model_->Backward(grad_logits_.data(), on_ready);
+    } else {
+      // Each range's penalty gradient joins it as soon as Backward has made it final,
+      // before on_ready hands it to the all-reduce.
+      const float scale = 1.0f / static_cast<float>(num_replicas_);
+      size_t end = model_->num_trainable();
+      model_->Backward(grad_logits_.data(), [&](size_t offset) {
+        if (offset < end) nn::AddRegularizationGradients(model_, offset, end, scale);
+        end = std::min(end, offset);
+        if (on_ready) on_ready(offset);
+      });
+    }
     batch_ = 0;
     return stats_;
   }
@@ -69,12 +96,23 @@ class CpuEngine final : public Engine {
     return Status::Ok();
   }
 
-  StatusOr<nn::LossStats> Evaluate(const float* images, const int32_t* labels, int batch) override {
-    const float* logits = model_->Forward(images, batch, /*training=*/false);
-    return nn::SparseSoftmaxCrossEntropy(logits, labels, batch, model_->num_classes(), 0.0f, nullptr);
+  StatusOr<BatchStats> Evaluate(const float* images, const int32_t* labels, int batch) override {
+    const float* outputs = model_->Forward(images, batch, /*training=*/false);
+    return Stats(outputs, labels, batch, 0.0f, nullptr);
   }
 
  private:
+  // The loss (and its gradient into `grad` when not null), the regularization penalty
+  // and the metrics of a batch whose outputs the model just computed.
+  BatchStats Stats(const float* outputs, const int32_t* labels, int batch, float grad_scale, float* grad) {
+    BatchStats s;
+    s.loss_sum = objective_->loss().Compute(outputs, labels, batch, grad_scale, grad);
+    if (regularized_) s.loss_sum += static_cast<double>(batch) * nn::RegularizationPenalty(*model_);
+    s.metric_sums.assign(static_cast<size_t>(objective_->num_sums()), 0.0);
+    objective_->Accumulate(outputs, labels, batch, s.metric_sums.data());
+    return s;
+  }
+
   nn::Model* model_;
   nn::Optimizer* optimizer_;
   const int max_batch_;
@@ -84,7 +122,10 @@ class CpuEngine final : public Engine {
   int submitted_ = 0;  // examples in images_/labels_ not yet started
   int batch_ = 0;      // examples of the step between StartStep and FinishBackward
   int num_replicas_ = 1;  // of the all-reduce GradientBuffer was asked for
-  nn::LossStats stats_;
+  Objective default_objective_;
+  const Objective* objective_;  // default_objective_ or SetObjective's
+  const bool regularized_;      // some weight has a regularizer
+  BatchStats stats_;
 };
 
 }  // namespace

@@ -27,14 +27,25 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collective/communicator.h"
 #include "common/status.h"
-#include "nn/loss.h"
+#include "engine/objective.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
 
 namespace ringtrain::engine {
+
+// A batch's statistics (one step's, or one evaluated batch's).
+struct BatchStats {
+  // The loss summed over the batch's examples, plus batch * the model's regularization
+  // penalty (nn/model_regularization.h) on the weights the batch ran with: Keras'
+  // reported loss includes the regularization losses.
+  double loss_sum = 0;
+  // The objective's metrics' sums for the batch (Objective::num_sums() of them).
+  std::vector<double> metric_sums;
+};
 
 class Engine {
  public:
@@ -62,14 +73,23 @@ class Engine {
   // starts copying it to the device at once, on a copy stream.
   virtual Status SubmitBatch(int batch) = 0;
 
+  // The loss and metrics of every later step and evaluation (not owned; it must outlive
+  // the engine or the next call). Until the first call an engine uses its own
+  // Objective::Default(the model's outputs). An engine that cannot compute what it asks
+  // for returns INVALID_ARGUMENT about Subject::kConfig naming the loss or metric (and
+  // keeps the previous objective). Not between StartStep and FinishBackward.
+  virtual Status SetObjective(const Objective* objective) = 0;
+
   // Starts forward, loss and backward on the last submitted batch. Each example's
-  // loss gradient is scaled by grad_scale (1 / global batch). FAILED_PRECONDITION
+  // loss gradient is scaled by grad_scale (1 / global batch); each regularized
+  // trainable weight's penalty gradient by 1 / (the replicas of the GradientBuffer's
+  // communicator), so that the all-reduced sum carries it once. FAILED_PRECONDITION
   // without a submitted batch.
   virtual Status StartStep(float grad_scale) = 0;
   // Finishes the step begun by StartStep: calls on_ready(offset), on this thread, as
   // soon as the gradient buffer's [offset, num_params) is final (offsets decrease;
-  // the last call is with 0), and returns the batch's loss sum and correct count.
-  virtual StatusOr<nn::LossStats> FinishBackward(const std::function<void(size_t)>& on_ready) = 0;
+  // the last call is with 0), and returns the batch's statistics.
+  virtual StatusOr<BatchStats> FinishBackward(const std::function<void(size_t)>& on_ready) = 0;
 
   // Call before the step whose gradients it carries (the trainer calls it once per Fit).
   // Where this step's gradients are, for an all-reduce over `comm`: device memory when
@@ -81,9 +101,9 @@ class Engine {
   // the host optimizer's iterations() goes up by one.
   virtual Status ApplyUpdate() = 0;
 
-  // Inference on `batch` host examples (no gradients, no state change): loss sum and
-  // correct count, computed as nn::SparseSoftmaxCrossEntropy does.
-  virtual StatusOr<nn::LossStats> Evaluate(const float* images, const int32_t* labels, int batch) = 0;
+  // Inference on `batch` host examples (no gradients, no state change): the batch's
+  // statistics under the objective.
+  virtual StatusOr<BatchStats> Evaluate(const float* images, const int32_t* labels, int batch) = 0;
 };
 
 // The CPU engine over `model` and `optimizer` (not owned; they must outlive it).

@@ -198,6 +198,31 @@ class GpuEngine final : public engine::Engine {
                       "the copy of an input batch");
   }
 
+  // The GPU computes the softmax cross-entropy from logits and counts argmax hits:
+  // a job asking for anything else is refused rather than trained on something else.
+  Status SetObjective(const engine::Objective* objective) override {
+    if (in_step_) return FailedPreconditionError("SetObjective between StartStep and FinishBackward");
+    if (!objective->softmax_cross_entropy_from_logits()) {
+      return InvalidArgumentError(std::string("loss: the GPU engine computes only sparse_categorical_crossentropy (or "
+                                              "categorical_crossentropy without label_smoothing) with from_logits "
+                                              "true, not ") + objective->loss().name() +
+                                  (objective->loss().config().from_logits ? "" : " from probabilities") +
+                                  "; use that loss or set the job's \"device\" to \"cpu\"")
+          .About(Subject::kConfig);
+    }
+    for (size_t m = 0; m < objective->metrics().size(); ++m) {
+      if (!objective->argmax_accuracy(m)) {
+        return InvalidArgumentError("metrics[" + std::to_string(m) + "]: the GPU engine computes only accuracy " +
+                                    "(sparse_categorical_accuracy / categorical_accuracy), not '" +
+                                    objective->metrics()[m]->name() +
+                                    "'; remove it or set the job's \"device\" to \"cpu\"")
+            .About(Subject::kConfig);
+      }
+    }
+    objective_ = objective;
+    return Status::Ok();
+  }
+
   Status StartStep(float grad_scale) override {
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
     if (in_step_) return FailedPreconditionError("StartStep twice without FinishBackward");
@@ -205,6 +230,7 @@ class GpuEngine final : public engine::Engine {
     const int batch = submitted_batch_;
     InputSlot& s = inputs_[submitted_slot_];
     submitted_batch_ = 0;
+    step_batch_ = batch;
     RT_RETURN_IF_ERROR(EnsureBatch(batch));
     cudaStream_t compute = ctx_->compute();
     RT_RETURN_IF_ERROR(
@@ -225,7 +251,7 @@ class GpuEngine final : public engine::Engine {
     return Status::Ok();
   }
 
-  StatusOr<nn::LossStats> FinishBackward(const std::function<void(size_t)>& on_ready) override {
+  StatusOr<engine::BatchStats> FinishBackward(const std::function<void(size_t)>& on_ready) override {
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
     if (!in_step_) return FailedPreconditionError("FinishBackward without StartStep");
     in_step_ = false;
@@ -242,7 +268,7 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(ctx_->Wait(done_.get(), Deadline::AfterSeconds(GpuContext::kWaitSeconds),
                                   "the training step's forward and backward pass"));
     if (on_ready) on_ready(0);
-    return StatsAt(0);
+    return StatsAt(0, step_batch_);
   }
 
   float* GradientBuffer(const collective::Communicator& comm) override {
@@ -279,11 +305,11 @@ class GpuEngine final : public engine::Engine {
     return Status::Ok();
   }
 
-  StatusOr<nn::LossStats> Evaluate(const float* images, const int32_t* labels, int batch) override {
+  StatusOr<engine::BatchStats> Evaluate(const float* images, const int32_t* labels, int batch) override {
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
     if (in_step_) return FailedPreconditionError("Evaluate between StartStep and FinishBackward");
     if (batch < 0) return InvalidArgumentError("Evaluate on " + std::to_string(batch) + " examples");
-    if (batch == 0) return nn::LossStats{};
+    if (batch == 0) return StatsOf(0, 0, 0);
     RT_RETURN_IF_ERROR(EnsureBatch(batch));
     // Only Evaluate uses these, and it waits for its work: growing them is safe.
     RT_RETURN_IF_ERROR(eval_images_.Grow(static_cast<size_t>(batch) * in_size_, "evaluation images", id_));
@@ -306,7 +332,7 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(done_.get(), compute), "cudaEventRecord(evaluation done)", id_));
     RT_RETURN_IF_ERROR(
         ctx_->Wait(done_.get(), Deadline::AfterSeconds(GpuContext::kWaitSeconds), "the evaluation pass"));
-    return StatsAt(2);
+    return StatsAt(2, batch);
   }
 
  private:
@@ -349,10 +375,18 @@ class GpuEngine final : public engine::Engine {
     return x;
   }
 
-  nn::LossStats StatsAt(int i) const {
-    nn::LossStats stats;
-    stats.loss_sum = host_stats_.get()[i];
-    stats.correct = std::llround(host_stats_.get()[i + 1]);
+  engine::BatchStats StatsAt(int i, int batch) const {
+    return StatsOf(host_stats_.get()[i], std::llround(host_stats_.get()[i + 1]), batch);
+  }
+  // Every metric is an argmax accuracy (SetObjective): its sums are [hits, examples].
+  engine::BatchStats StatsOf(double loss_sum, int64_t correct, int batch) const {
+    engine::BatchStats stats;
+    stats.loss_sum = loss_sum;
+    stats.metric_sums.reserve(static_cast<size_t>(objective_->num_sums()));
+    for (size_t m = 0; m < objective_->metrics().size(); ++m) {
+      stats.metric_sums.push_back(static_cast<double>(correct));
+      stats.metric_sums.push_back(static_cast<double>(batch));
+    }
     return stats;
   }
 
@@ -387,6 +421,9 @@ class GpuEngine final : public engine::Engine {
   int submitted_slot_ = 0;
   int submitted_batch_ = 0;  // 0: nothing submitted since the last StartStep
   bool in_step_ = false;     // between StartStep and FinishBackward
+  int step_batch_ = 0;       // examples of the step StartStep began
+  engine::Objective default_objective_ = engine::Objective::Default(classes_);
+  const engine::Objective* objective_ = &default_objective_;  // SetObjective's (see there)
   DeviceBuffer<float> eval_images_;
   DeviceBuffer<int32_t> eval_labels_;
 };
@@ -410,6 +447,15 @@ StatusOr<std::unique_ptr<engine::Engine>> NewGpuEngine(nn::Model* model, nn::Opt
     return UnimplementedError("optimizer '" + optimizer->name() + "' with clipnorm, clipvalue, global_clipnorm, " +
                               "weight_decay or amsgrad has no GPU update; remove them or set the job's \"device\" " +
                               "to \"cpu\"");
+  }
+  // Nor has weight regularization (its penalty in the loss, its gradient).
+  for (const nn::ParamInfo& p : model->param_infos()) {
+    if (p.regularizer.active()) {
+      return InvalidArgumentError("'" + p.name + "' has a regularizer (kernel_regularizer / bias_regularizer); the " +
+                                  "GPU engine does not implement weight regularization: remove it or set the job's " +
+                                  "\"device\" to \"cpu\"")
+          .About(Subject::kConfig);
+    }
   }
   RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuContext> ctx, GpuContext::Create(ordinal));
   auto engine = std::make_unique<GpuEngine>(model, optimizer, max_batch, std::move(ctx));

@@ -13,8 +13,6 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
       j, {"type", "name", "filters", "kernel_size", "strides", "padding", "dilation_rate", "groups", "activation",
           "use_bias", "kernel_initializer", "bias_initializer", "kernel_regularizer", "bias_regularizer"},
       ctx));
-  RT_RETURN_IF_ERROR(RequireNull(j, "kernel_regularizer", ctx));
-  RT_RETURN_IF_ERROR(RequireNull(j, "bias_regularizer", ctx));
   if (in.size() != 3) {
     std::string hint;
     if (in.size() == 2) {
@@ -45,7 +43,13 @@ StatusOr<std::unique_ptr<Layer>> Conv2D::Create(const nlohmann::json& j, std::st
                                       dilation.first));
   RT_ASSIGN_OR_RETURN(g.w, MakeWindow(in[1], kernel.second, strides.second, padding, "kernel", "width", ctx,
                                       dilation.second));
-  return std::unique_ptr<Layer>(new Conv2D(std::move(name), in, g, filters, groups, act, use_bias, kernel_init, bias_init));
+  std::unique_ptr<Conv2D> layer(
+      new Conv2D(std::move(name), in, g, filters, groups, act, use_bias, kernel_init, bias_init));
+  RT_ASSIGN_OR_RETURN(layer->kernel_regularizer_, Regularizer::FromJson(j.value("kernel_regularizer", nlohmann::json()),
+                                                                     ctx + ": kernel_regularizer"));
+  RT_ASSIGN_OR_RETURN(layer->bias_regularizer_, Regularizer::FromJson(j.value("bias_regularizer", nlohmann::json()),
+                                                                   ctx + ": bias_regularizer"));
+  return std::unique_ptr<Layer>(std::move(layer));
 }
 
 Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, int groups, Activation act,
@@ -67,6 +71,8 @@ std::vector<ParamSpec> Conv2D::ParamSpecs() const {
   specs.push_back({"kernel", {g_.h.k, g_.w.k, group_channels, filters_}, kernel_init_, area * group_channels,
                    area * filters_});
   if (use_bias_) specs.push_back({"bias", {filters_}, bias_init_, filters_, filters_});  // Keras' fans of a 1-D weight
+  specs[0].regularizer = kernel_regularizer_;
+  if (use_bias_) specs[1].regularizer = bias_regularizer_;
   return specs;
 }
 

@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "nn/json_fields.h"
 #include "nn/layer.h"
+#include "nn/regularizer.h"
 #include "nn/window.h"
 
 namespace ringtrain::nn {
@@ -22,7 +23,7 @@ class Conv2D final : public Layer {
   // Fields: filters, kernel_size, strides (1), padding ("valid"), dilation_rate (1),
   // groups (1), activation (linear; any of nn/activations.h), use_bias (true),
   // kernel_initializer ("glorot_uniform"), bias_initializer ("zeros"),
-  // kernel_regularizer / bias_regularizer when null.
+  // kernel_regularizer / bias_regularizer (null; nn/regularizer.h).
   // `in` must be [H, W, C]. `ctx` prefixes error messages.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);
@@ -51,6 +52,7 @@ class Conv2D final : public Layer {
   Activation act_;
   bool use_bias_;
   Initializer kernel_init_, bias_init_;
+  Regularizer kernel_regularizer_, bias_regularizer_;  // Keras' kernel_/bias_regularizer
 
   float* kernel_ = nullptr;  // into the model's buffers
   float* bias_ = nullptr;

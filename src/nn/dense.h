@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "nn/json_fields.h"
 #include "nn/layer.h"
+#include "nn/regularizer.h"
 
 namespace ringtrain::nn {
 
@@ -19,7 +20,7 @@ class Dense final : public Layer {
  public:
   // Fields: units, activation (linear; any of nn/activations.h), use_bias (true),
   // kernel_initializer ("glorot_uniform"), bias_initializer ("zeros"), and
-  // kernel_regularizer / bias_regularizer when null. `in` must be rank 1.
+  // kernel_regularizer / bias_regularizer (null; nn/regularizer.h). `in` must be rank 1.
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
                                                  const std::string& ctx);
 
@@ -42,6 +43,7 @@ class Dense final : public Layer {
   Activation act_;
   bool use_bias_;
   Initializer kernel_init_, bias_init_;
+  Regularizer kernel_regularizer_, bias_regularizer_;  // Keras' kernel_/bias_regularizer
   float* kernel_ = nullptr;  // into the model's buffers
   float* bias_ = nullptr;
   float* dkernel_ = nullptr;

@@ -18,6 +18,7 @@
 
 #include "nn/initializers.h"
 #include "nn/layer_desc.h"
+#include "nn/regularizer.h"
 
 namespace ringtrain::nn {
 
@@ -35,6 +36,15 @@ struct ParamSpec {
   // Keras' initializer (nn/initializers.h); ParamSpec::Init::kZeros, kOnes and
   // kGlorotUniform name the common ones.
   using Init = Initializer;
+  ParamSpec() = default;
+  ParamSpec(std::string suffix, std::vector<int64_t> shape, Init init, int64_t fan_in, int64_t fan_out,
+            bool trainable = true)
+      : suffix(std::move(suffix)),
+        shape(std::move(shape)),
+        init(init),
+        fan_in(fan_in),
+        fan_out(fan_out),
+        trainable(trainable) {}
   std::string suffix;          // Keras' weight name: "kernel", "bias", "gamma", "moving_mean"
   std::vector<int64_t> shape;  // row-major
   Init init = Init::kZeros;
@@ -44,6 +54,9 @@ struct ParamSpec {
   // statistics): Keras' non-trainable weights. A frozen layer's weights all count as
   // non-trainable, whatever this says.
   bool trainable = true;
+  // Keras' kernel_regularizer / bias_regularizer: its penalty joins the loss and its
+  // gradient the weight's (nn/model_regularization.h). None by default.
+  Regularizer regularizer;
 };
 
 // What a layer may need to know about the step it runs in: Dropout and the

@@ -119,6 +119,7 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
       info.offset = offsets[l][k];
       info.count = static_cast<size_t>(Count(s.shape));
       info.trainable = trains[l][k];
+      info.regularizer = s.regularizer;
       float* w = m.params.data() + info.offset;
       Initialize(s.init, w, info.count, s.fan_in, s.fan_out, seed, index);
       p.push_back(w);

@@ -16,6 +16,7 @@
 
 #include "common/status.h"
 #include "nn/layer_desc.h"
+#include "nn/regularizer.h"
 
 namespace ringtrain::nn {
 
@@ -25,6 +26,7 @@ struct ParamInfo {
   size_t offset = 0;           // into params() (and grads() when trainable), in floats
   size_t count = 0;
   bool trainable = true;       // false: a frozen layer's weight or a moving statistic; no gradient
+  Regularizer regularizer;     // the layer's kernel_/bias_regularizer (none by default)
 };
 
 class Layer;         // defined in nn/layer.h

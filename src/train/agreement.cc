@@ -22,13 +22,19 @@ StatusOr<int64_t> SmallestOverWorkers(collective::Communicator* comm, int64_t va
   return *std::min_element(values.begin(), values.end());
 }
 
-StatusOr<MetricSums> SumOverWorkers(collective::Communicator* comm, const MetricSums& mine) {
+StatusOr<MetricSums> SumOverWorkers(collective::Communicator* comm, const MetricSums& mine, size_t num_sums) {
   MetricSums sum = mine;
-  int64_t counts[2] = {mine.correct, mine.examples};
+  if (sum.metric_sums.empty()) sum.metric_sums.assign(num_sums, 0.0);
+  if (sum.metric_sums.size() != num_sums) {
+    return InternalError("metric sums of " + std::to_string(sum.metric_sums.size()) + " values, expected " +
+                         std::to_string(num_sums));
+  }
   RT_RETURN_IF_ERROR(comm->AllReduce(&sum.loss_sum, 1, collective::ReduceOp::kSum).WithContext("summing the loss"));
-  RT_RETURN_IF_ERROR(comm->AllReduce(counts, 2, collective::ReduceOp::kSum).WithContext("counting the examples"));
-  sum.correct = counts[0];
-  sum.examples = counts[1];
+  if (num_sums > 0) {
+    RT_RETURN_IF_ERROR(comm->AllReduce(sum.metric_sums.data(), num_sums, collective::ReduceOp::kSum)
+                           .WithContext("summing the metrics"));
+  }
+  RT_RETURN_IF_ERROR(comm->AllReduce(&sum.examples, 1, collective::ReduceOp::kSum).WithContext("counting the examples"));
   return sum;
 }
 

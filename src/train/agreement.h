@@ -8,7 +8,9 @@
 // Errors: the communicator's, with what was being agreed on as context.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "collective/communicator.h"
 #include "common/status.h"
@@ -25,21 +27,25 @@ StatusOr<FurthestWorker> FindFurthestWorker(collective::Communicator* comm, int6
 // The smallest of every worker's `value`.
 StatusOr<int64_t> SmallestOverWorkers(collective::Communicator* comm, int64_t value);
 
-// An epoch's metrics so far: Keras reports loss_sum / examples and correct / examples.
+// An epoch's metrics so far: Keras reports loss_sum / examples and each metric's
+// Result over its sums (engine::Objective).
 struct MetricSums {
-  double loss_sum = 0;  // per-example losses, summed
-  int64_t correct = 0;
+  double loss_sum = 0;              // per-example losses (regularization included), summed
+  std::vector<double> metric_sums;  // the objective's metrics' sums; empty counts as zeros
   int64_t examples = 0;
 
   MetricSums& operator+=(const MetricSums& o) {
     loss_sum += o.loss_sum;
-    correct += o.correct;
+    if (metric_sums.size() < o.metric_sums.size()) metric_sums.resize(o.metric_sums.size(), 0.0);
+    for (size_t i = 0; i < o.metric_sums.size(); ++i) metric_sums[i] += o.metric_sums[i];
     examples += o.examples;
     return *this;
   }
 };
-// Every worker's `mine`, summed over the workers (loss sums in a fixed order, so the
-// bits are the same on every worker and across runs).
-StatusOr<MetricSums> SumOverWorkers(collective::Communicator* comm, const MetricSums& mine);
+// Every worker's `mine`, summed over the workers (loss and metric sums in a fixed
+// order, so the bits are the same on every worker and across runs). Every worker's
+// metric_sums must have the same size (a size of 0 is taken as zeros of the size
+// `num_sums`).
+StatusOr<MetricSums> SumOverWorkers(collective::Communicator* comm, const MetricSums& mine, size_t num_sums);
 
 }  // namespace ringtrain::train

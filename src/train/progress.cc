@@ -18,13 +18,20 @@ double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+
+std::string Metrics(const NamedValues& metrics, const char* prefix) {
+  std::string s;
+  for (const auto& [name, value] : metrics) s += std::string(" - ") + prefix + name + ": " + Fixed(value, 4);
+  return s;
+}
+
 }  // namespace
 
 std::string FormatEpochLine(const EpochLine& l) {
   std::string s = "Epoch " + std::to_string(l.epoch) + "/" + std::to_string(l.epochs) + " - " +
                   std::to_string(l.step) + "/" + std::to_string(l.steps) + " - " + Fixed(l.seconds, 1) +
-                  "s - loss: " + Fixed(l.loss, 4) + " - accuracy: " + Fixed(l.accuracy, 4);
-  if (l.has_val) s += " - val_loss: " + Fixed(l.val_loss, 4) + " - val_accuracy: " + Fixed(l.val_accuracy, 4);
+                  "s - loss: " + Fixed(l.loss, 4) + Metrics(l.metrics, "");
+  if (l.has_val) s += " - val_loss: " + Fixed(l.val_loss, 4) + Metrics(l.val_metrics, "val_");
   if (l.learning_rate > 0) {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%.4e", l.learning_rate);  // as the seed's PrintLR shows small rates
@@ -47,8 +54,8 @@ void ProgressPrinter::Update(const EpochLine& l) {
   int filled = l.steps > 0 ? width * l.step / l.steps : width;
   std::string bar(static_cast<size_t>(filled), '=');
   if (filled < width) bar += '>' + std::string(static_cast<size_t>(width - filled - 1), '.');
-  std::fprintf(out_, "\rEpoch %d/%d %d/%d [%s] - loss: %.4f - accuracy: %.4f\x1b[K", l.epoch, l.epochs, l.step,
-               l.steps, bar.c_str(), l.loss, l.accuracy);
+  std::fprintf(out_, "\rEpoch %d/%d %d/%d [%s] - loss: %.4f%s\x1b[K", l.epoch, l.epochs, l.step, l.steps,
+               bar.c_str(), l.loss, Metrics(l.metrics, "").c_str());
   std::fflush(out_);
 }
 

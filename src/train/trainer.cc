@@ -59,6 +59,14 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   } else {
     t->engine_ = engine::NewCpuEngine(t->model_.get(), t->optimizer_.get(), job.batch_size_per_worker);
   }
+  // The loss and metrics need the model's output size: what JobConfig could not check
+  // before the model was built is checked here, with its "loss: ..." / "metrics[i]: ..." line.
+  {
+    auto objective = engine::Objective::FromJson(job.loss, job.metrics, t->model_->num_classes());
+    if (!objective.ok()) return objective.status();
+    t->objective_ = std::make_unique<engine::Objective>(std::move(objective).value());
+  }
+  RT_RETURN_IF_ERROR(t->engine_->SetObjective(t->objective_.get()));
   RT_LOG(INFO) << "device: " << t->engine_->Describe();
   if (!job.lr_schedule.is_null()) {
     RT_ASSIGN_OR_RETURN(t->schedule_, nn::LrSchedule::FromJson(job.lr_schedule));
@@ -82,9 +90,15 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
     return InvalidArgumentError("data.train examples have " + std::to_string(d.size()) +
                                 " values but model.input_shape needs " + std::to_string(t->model_->input_size()));
   }
-  if (d.num_classes > t->model_->num_classes()) {
+  const int outputs = t->model_->num_classes();
+  if (outputs >= 2 && d.num_classes > outputs) {
     return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but the model's last layer has " +
-                                std::to_string(t->model_->num_classes()) + " units");
+                                std::to_string(outputs) + " units");
+  }
+  if (outputs == 1 && t->objective_->loss().kind() == nn::LossKind::kBinaryCrossentropy && d.num_classes > 2) {
+    return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but binary_crossentropy " +
+                                "with one output unit takes the labels 0 and 1; give the last layer one unit per class " +
+                                "and use a categorical loss, or use two-class data");
   }
   if (t->has_eval_ && t->eval_.spec().size() != d.size()) {
     return InvalidArgumentError("data.eval examples have " + std::to_string(t->eval_.spec().size()) +
@@ -144,8 +158,28 @@ bool Trainer::IsBackupPoint(bool epoch_end) const {
   return epoch_end;
 }
 
+NamedValues Trainer::MetricValues(const std::vector<double>& sums) const {
+  std::vector<double> zeros;
+  const double* s = sums.data();
+  if (sums.size() < static_cast<size_t>(objective_->num_sums())) {
+    zeros.assign(static_cast<size_t>(objective_->num_sums()), 0.0);
+    s = zeros.data();
+  }
+  const std::vector<double> values = objective_->Results(s);
+  NamedValues out;
+  for (size_t m = 0; m < values.size(); ++m) out.emplace_back(objective_->metrics()[m]->name(), values[m]);
+  return out;
+}
+
+double Trainer::AccuracyOf(const NamedValues& values) {
+  for (const auto& [name, value] : values) {
+    if (name == "accuracy" || name == "acc") return value;
+  }
+  return 0.0;
+}
+
 StatusOr<MetricSums> Trainer::ReduceMetrics(collective::Communicator* comm) {
-  auto totals = SumOverWorkers(comm, pending_);
+  auto totals = SumOverWorkers(comm, pending_, static_cast<size_t>(objective_->num_sums()));
   if (!totals.ok()) return totals.status().WithContext("reducing the metrics");
   MetricSums out = carried_;
   out += *totals;
@@ -217,25 +251,27 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
     const int first_step = e == first_epoch ? static_cast<int>(global_step_ % steps) : 0;
     const double start = e == first_epoch ? first_batch_start : Now();
     const double input_wait_start = e == first_epoch ? first_batch_wait : input->wait_seconds();
-    double shown_loss = 0;  // this process's running metrics, for the progress line only
-    int64_t shown_correct = 0;
+    MetricSums shown;  // this process's running metrics, for the progress line only
     const double wait_start = sync.wait_seconds();
-    EpochLine line{epoch, job_.epochs, first_step, steps};
+    EpochLine line;
+    line.epoch = epoch;
+    line.epochs = job_.epochs;
+    line.step = first_step;
+    line.steps = steps;
     EpochTiming timing;
     for (int step = first_step + 1; step <= steps; ++step) {
       timing.learning_rate = NextLearningRate(e);
       auto stats = Step(comm, &sync, input, grad_scale, /*prefetch=*/global_step_ + 1 < total_steps());
       if (!stats.ok()) return stats.status().WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step));
-      const nn::LossStats& s = *stats;
+      const engine::BatchStats& s = *stats;
       ++global_step_;
       if (step == first_step + 1 && e == first_epoch) RT_LOG(INFO) << "step " << global_step_ << " completed";
-      pending_ += MetricSums{s.loss_sum, s.correct, batch};
-      shown_loss += s.loss_sum;
-      shown_correct += s.correct;
-      const double shown_n = static_cast<double>(step - first_step) * batch;
+      const MetricSums batch_sums{s.loss_sum, s.metric_sums, batch};
+      pending_ += batch_sums;
+      shown += batch_sums;
       line.step = step;
-      line.loss = shown_loss / shown_n;
-      line.accuracy = static_cast<double>(shown_correct) / shown_n;
+      line.loss = shown.loss_sum / static_cast<double>(shown.examples);
+      if (progress.drawing()) line.metrics = MetricValues(shown.metric_sums);
       progress.Update(line);
 
       const bool epoch_end = step == steps;
@@ -268,7 +304,7 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
   return Status::Ok();
 }
 
-StatusOr<nn::LossStats> Trainer::Step(collective::Communicator* comm, GradientSync* sync, data::Pipeline* input,
+StatusOr<engine::BatchStats> Trainer::Step(collective::Communicator* comm, GradientSync* sync, data::Pipeline* input,
                                       float grad_scale, bool prefetch) {
   nn::StepContext context;
   context.seed = job_.seed;

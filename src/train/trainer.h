@@ -86,17 +86,23 @@ struct TrainerOptions {
 struct EpochResult {
   int epoch = 0;
   int steps = 0;
+  // loss: Keras' "loss" (regularization included). accuracy: the value of the metric
+  // named "accuracy" or "acc" (0 when the job has none); metrics: every metric of the
+  // job, by its history key, in the job's order.
   double loss = 0, accuracy = 0, images_per_sec = 0, seconds = 0;
+  NamedValues metrics;
   double learning_rate = 0;    // the rate of the epoch's last step ("lr" in the history)
   double step_ms = 0;          // mean wall time per step over the epoch (this run's steps)
   double comm_wait_share = 0;  // share of the epoch spent waiting for gradients (0 on one worker)
   double input_wait_share = 0; // share of the epoch this worker spent waiting for input batches
   bool has_val = false;        // validation_freq evaluated data.eval after this epoch
   double val_loss = 0, val_accuracy = 0;
+  NamedValues val_metrics;     // the metrics' names without "val_"
 };
 
 struct EvalResult {
-  double loss = 0, accuracy = 0;
+  double loss = 0, accuracy = 0;  // accuracy: as EpochResult's
+  NamedValues metrics;
   int64_t examples = 0;
 };
 
@@ -177,9 +183,13 @@ class Trainer {
   // carried_ plus every worker's pending_ (which it clears).
   StatusOr<MetricSums> ReduceMetrics(collective::Communicator* comm);
   Status WriteModelCheckpoint(int epoch);
+  // The metrics' values from summed metric sums (empty sums: zeros), by name.
+  NamedValues MetricValues(const std::vector<double>& sums) const;
+  // The value of the metric named "accuracy" or "acc" among `values`, else 0.
+  static double AccuracyOf(const NamedValues& values);
   // One training step on the batch already submitted to the engine; submits the next
   // one (while the step computes) when `prefetch`.
-  StatusOr<nn::LossStats> Step(collective::Communicator* comm, GradientSync* sync, data::Pipeline* input,
+  StatusOr<engine::BatchStats> Step(collective::Communicator* comm, GradientSync* sync, data::Pipeline* input,
                                float grad_scale, bool prefetch);
   // The job's data.pipeline for this worker's `split` ("train" / "eval"): a file cache
   // gets its own file, <cache>.<split>.w<rank>, keyed by the source entry.
@@ -190,6 +200,7 @@ class Trainer {
   TrainerOptions options_;
   std::unique_ptr<nn::Model> model_;
   std::unique_ptr<nn::Optimizer> optimizer_;
+  std::unique_ptr<engine::Objective> objective_;  // the job's loss and metrics (the engine points at it)
   std::unique_ptr<engine::Engine> engine_;    // runs model_ and optimizer_ (declared after them: destroyed first)
   std::unique_ptr<nn::LrSchedule> schedule_;  // null: the optimizer's own rate throughout
   std::unique_ptr<summary::EventWriter> tb_train_, tb_validation_;  // chief with tensorboard_dir only

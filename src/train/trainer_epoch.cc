@@ -29,7 +29,8 @@ Status Trainer::EndEpoch(collective::Communicator* comm, int epoch, const EpochT
   r.steps = steps_per_epoch_;
   r.seconds = timing.seconds;
   r.loss = totals.loss_sum / static_cast<double>(totals.examples);
-  r.accuracy = static_cast<double>(totals.correct) / static_cast<double>(totals.examples);
+  r.metrics = MetricValues(totals.metric_sums);
+  r.accuracy = AccuracyOf(r.metrics);
   r.images_per_sec = static_cast<double>(timing.steps_run) * job_.batch_size_per_worker * comm->size() / timing.seconds;
   r.learning_rate = timing.learning_rate;
   r.step_ms = timing.seconds * 1000.0 / timing.steps_run;
@@ -44,29 +45,31 @@ Status Trainer::EndEpoch(collective::Communicator* comm, int epoch, const EpochT
     r.has_val = true;
     r.val_loss = val->loss;
     r.val_accuracy = val->accuracy;
+    r.val_metrics = val->metrics;
   }
   history_.push_back(r);
+  // Keras' history keys: "loss", each metric's name, and "val_" before them.
   nlohmann::json record = {{"epoch", epoch},
                            {"loss", r.loss},
-                           {"accuracy", r.accuracy},
                            {"images_per_sec", r.images_per_sec},
                            {"lr", r.learning_rate},
                            {"step_ms", r.step_ms},
                            {"comm_wait_share", r.comm_wait_share},
                            {"input_wait_share", r.input_wait_share}};
+  for (const auto& [name, value] : r.metrics) record[name] = value;
   if (r.has_val) {
     record["val_loss"] = r.val_loss;
-    record["val_accuracy"] = r.val_accuracy;
+    for (const auto& [name, value] : r.val_metrics) record["val_" + name] = value;
   }
   history_json_.push_back(record);
   line->seconds = r.seconds;
   line->loss = r.loss;
-  line->accuracy = r.accuracy;
+  line->metrics = r.metrics;
   line->images_per_sec = r.images_per_sec;
   line->learning_rate = r.learning_rate;
   line->has_val = r.has_val;
   line->val_loss = r.val_loss;
-  line->val_accuracy = r.val_accuracy;
+  line->val_metrics = r.val_metrics;
   if (history_file_) RT_RETURN_IF_ERROR(history_file_->AppendEpoch(record));
   RT_RETURN_IF_ERROR(WriteTensorBoard(r));
   if (options_.is_chief && !job_.model_checkpoint.empty()) {
@@ -80,11 +83,16 @@ Status Trainer::WriteTensorBoard(const EpochResult& r) {
   if (!tb_train_) return Status::Ok();
   // Keras' TensorBoard callback: epoch summaries at step = the 0-based epoch index.
   const int64_t step = r.epoch - 1;
-  RT_RETURN_IF_ERROR(TensorBoardError(
-      tb_train_->AddScalars(step, {{"epoch_loss", static_cast<float>(r.loss)},
-                                   {"epoch_accuracy", static_cast<float>(r.accuracy)},
-                                   {"epoch_learning_rate", static_cast<float>(r.learning_rate)},
-                                   {"epoch_images_per_sec", static_cast<float>(r.images_per_sec)}})));
+  // Keras' TensorBoard callback: "epoch_" + each history key.
+  auto scalars = [](double loss, const NamedValues& metrics) {
+    std::vector<std::pair<std::string, float>> out = {{"epoch_loss", static_cast<float>(loss)}};
+    for (const auto& [name, value] : metrics) out.emplace_back("epoch_" + name, static_cast<float>(value));
+    return out;
+  };
+  auto train = scalars(r.loss, r.metrics);
+  train.emplace_back("epoch_learning_rate", static_cast<float>(r.learning_rate));
+  train.emplace_back("epoch_images_per_sec", static_cast<float>(r.images_per_sec));
+  RT_RETURN_IF_ERROR(TensorBoardError(tb_train_->AddScalars(step, train)));
   if (!r.has_val) return Status::Ok();
   if (!tb_validation_) {
     auto w = summary::EventWriter::Open((std::filesystem::path(job_.tensorboard_dir) / "validation").string(),
@@ -92,8 +100,7 @@ Status Trainer::WriteTensorBoard(const EpochResult& r) {
     if (!w.ok()) return TensorBoardError(w.status());
     tb_validation_ = std::move(w).value();
   }
-  return TensorBoardError(tb_validation_->AddScalars(step, {{"epoch_loss", static_cast<float>(r.val_loss)},
-                                                             {"epoch_accuracy", static_cast<float>(r.val_accuracy)}}));
+  return TensorBoardError(tb_validation_->AddScalars(step, scalars(r.val_loss, r.val_metrics)));
 }
 
 Status Trainer::WriteModelCheckpoint(int epoch) {
@@ -125,16 +132,17 @@ StatusOr<EvalResult> Trainer::EvaluateShards(collective::Communicator* comm) {
     RT_RETURN_IF_ERROR(eval_input_->Next(eval_images_.data(), eval_labels_.data()).About(Subject::kData));
     auto s = engine_->Evaluate(eval_images_.data(), eval_labels_.data(), b);
     if (!s.ok()) return s.status().WithContext("evaluating data.eval on the " + engine_->Describe());
-    mine += MetricSums{s->loss_sum, s->correct, 0};
+    mine += MetricSums{s->loss_sum, s->metric_sums, 0};
   }
   mine.examples = static_cast<int64_t>(n);
-  auto totals = SumOverWorkers(comm, mine);
+  auto totals = SumOverWorkers(comm, mine, static_cast<size_t>(objective_->num_sums()));
   if (!totals.ok()) return totals.status().WithContext("reducing evaluation metrics");
   EvalResult r;
   r.examples = totals->examples;
   if (r.examples == 0) return FailedPreconditionError("data.eval is empty on every worker; give it examples");
   r.loss = totals->loss_sum / static_cast<double>(totals->examples);
-  r.accuracy = static_cast<double>(totals->correct) / static_cast<double>(totals->examples);
+  r.metrics = MetricValues(totals->metric_sums);
+  r.accuracy = AccuracyOf(r.metrics);
   return r;
 }
 
@@ -142,11 +150,19 @@ StatusOr<EvalResult> Trainer::Evaluate(collective::Communicator* comm) {
   // Outside Fit the host model is the authoritative copy (it may have been restored).
   RT_RETURN_IF_ERROR(engine_->LoadFromHost().WithContext("loading the model onto the " + engine_->Describe()));
   RT_ASSIGN_OR_RETURN(EvalResult r, EvaluateShards(comm));
-  std::fprintf(options_.out, "Evaluation - %lld examples - loss: %.4f - accuracy: %.4f\n",
-               static_cast<long long>(r.examples), r.loss, r.accuracy);
+  std::string metrics;
+  for (const auto& [name, value] : r.metrics) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.4f", value);
+    metrics += " - " + name + ": " + buf;
+  }
+  std::fprintf(options_.out, "Evaluation - %lld examples - loss: %.4f%s\n", static_cast<long long>(r.examples), r.loss,
+               metrics.c_str());
   std::fflush(options_.out);
   if (history_file_) {
-    RT_RETURN_IF_ERROR(history_file_->SetEvaluation({{"loss", r.loss}, {"accuracy", r.accuracy}}));
+    nlohmann::json evaluation = {{"loss", r.loss}};
+    for (const auto& [name, value] : r.metrics) evaluation[name] = value;
+    RT_RETURN_IF_ERROR(history_file_->SetEvaluation(evaluation));
   }
   return r;
 }

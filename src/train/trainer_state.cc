@@ -1,6 +1,7 @@
 // The trainer's state as a backup::TrainState: taking it, restoring it, and making it
 // equal on every worker after a (re)formation of the ring.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "common/logging.h"
@@ -37,8 +38,16 @@ backup::TrainState Trainer::Snapshot() const {
   MetricSums epoch = carried_;
   epoch += pending_;
   s.epoch_loss_sum = epoch.loss_sum;
-  s.epoch_correct = epoch.correct;
   s.epoch_examples = epoch.examples;
+  s.epoch_metric_sums = epoch.metric_sums;
+  s.epoch_metric_sums.resize(static_cast<size_t>(objective_->num_sums()), 0.0);
+  // The field older backups had: the first argmax accuracy's hits.
+  for (size_t m = 0; m < objective_->metrics().size(); ++m) {
+    if (objective_->argmax_accuracy(m)) {
+      s.epoch_correct = std::llround(s.epoch_metric_sums[static_cast<size_t>(objective_->first_sum(m))]);
+      break;
+    }
+  }
   s.history = history_json_;
   return s;
 }
@@ -61,6 +70,11 @@ Status Trainer::Restore(const backup::TrainState& s) {
                                   "' does not fit the " + optimizer_->name() + " optimizer's '" + slots[i].first + "'");
     }
   }
+  if (!s.epoch_metric_sums.empty() && s.epoch_metric_sums.size() != static_cast<size_t>(objective_->num_sums())) {
+    return InvalidArgumentError("the state has " + std::to_string(s.epoch_metric_sums.size()) +
+                                " metric sums but the job's metrics take " + std::to_string(objective_->num_sums()) +
+                                "; resume with the job's original \"metrics\" or delete the backup directory");
+  }
   // Parsed before anything changes, so that a bad history leaves the trainer as it was.
   nlohmann::json history_json = s.history.is_array() ? s.history : nlohmann::json::array();
   std::vector<EpochResult> history;
@@ -70,7 +84,11 @@ Status Trainer::Restore(const backup::TrainState& s) {
       r.epoch = h.value("epoch", 0);
       r.steps = steps_per_epoch_;
       r.loss = h.value("loss", 0.0);
-      r.accuracy = h.value("accuracy", 0.0);
+      for (const auto& m : objective_->metrics()) {
+        if (h.contains(m->name())) r.metrics.emplace_back(m->name(), h.value(m->name(), 0.0));
+        if (h.contains("val_" + m->name())) r.val_metrics.emplace_back(m->name(), h.value("val_" + m->name(), 0.0));
+      }
+      r.accuracy = AccuracyOf(r.metrics);
       r.images_per_sec = h.value("images_per_sec", 0.0);
       r.learning_rate = h.value("lr", 0.0);
       r.step_ms = h.value("step_ms", 0.0);
@@ -78,7 +96,7 @@ Status Trainer::Restore(const backup::TrainState& s) {
       r.input_wait_share = h.value("input_wait_share", 0.0);
       r.has_val = h.contains("val_loss");
       r.val_loss = h.value("val_loss", 0.0);
-      r.val_accuracy = h.value("val_accuracy", 0.0);
+      r.val_accuracy = AccuracyOf(r.val_metrics);
       history.push_back(r);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -93,7 +111,16 @@ Status Trainer::Restore(const backup::TrainState& s) {
   }
   optimizer_->set_iterations(s.optimizer_iterations);
   global_step_ = s.global_step;
-  carried_ = MetricSums{s.epoch_loss_sum, s.epoch_correct, s.epoch_examples};
+  carried_ = MetricSums{s.epoch_loss_sum, s.epoch_metric_sums, s.epoch_examples};
+  if (carried_.metric_sums.empty()) {
+    // A backup from before configurable metrics counted the argmax accuracy's hits only.
+    carried_.metric_sums.assign(static_cast<size_t>(objective_->num_sums()), 0.0);
+    for (size_t m = 0; m < objective_->metrics().size(); ++m) {
+      if (!objective_->argmax_accuracy(m)) continue;
+      carried_.metric_sums[static_cast<size_t>(objective_->first_sum(m))] = static_cast<double>(s.epoch_correct);
+      carried_.metric_sums[static_cast<size_t>(objective_->first_sum(m)) + 1] = static_cast<double>(s.epoch_examples);
+    }
+  }
   pending_ = MetricSums();
   history_json_ = std::move(history_json);
   history_ = std::move(history);

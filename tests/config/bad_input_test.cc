@@ -77,9 +77,10 @@ TEST(JobNumbersTest, CommunicationNumbersAreBounded) {
 }
 
 TEST(JobNumbersTest, WrongTypesAreOneLine) {
-  ExpectBad(JobWith("loss", R"({"type": 5})"), "loss.type must be");
+  ExpectBad(JobWith("loss", R"({"type": 5})"), "loss: 'type' must name the loss");
   ExpectBad(JobWith("loss", R"({"type": "sparse_categorical_crossentropy", "from_logits": "yes"})"),
-            "loss.from_logits must be true");
+            "'from_logits' must be true or false");
+  ExpectBad(JobWith("metrics", R"([7])"), "metrics[0]");
   ExpectBad(JobWith("recovery", "[1]"), "'recovery' must be");
   ExpectBad(JobWith("device", "7"), "'device' must be a non-empty string");
   ExpectBad("[" + std::string(200, '[') + std::string(201, ']'), "nested deeper than");

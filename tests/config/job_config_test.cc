@@ -62,7 +62,10 @@ TEST(JobConfigTest, BadJobs) {
   ExpectBad(R"({"batch_size_per_worker": 0})", "batch_size_per_worker");
   ExpectBad(R"({"batch_size_per_worker": null})", "missing required field 'batch_size_per_worker'");
   ExpectBad(R"({"epochs": "3"})", "'epochs' must be a positive integer");
-  ExpectBad(R"({"loss": {"from_logits": false}})", "from_logits must be true");
+  ExpectBad(R"({"loss": {"type": "hinge"}})", "loss: ");
+  ExpectBad(R"({"loss": {"from_logits": 1}})", "'from_logits' must be true or false");
+  ExpectBad(R"({"metrics": "accuracy"})", "metrics: must be a list");
+  ExpectBad(R"({"metrics": ["accuracy", "f1_score"]})", "metrics[1]");
   ExpectBad(R"({"communication": {"implementaton": "RING"}})", "unknown field 'communication.implementaton'");
   ExpectBad(R"({"data": {"train": null}})", "data.train");
   ExpectBad(R"({"seed": -1})", "seed");
@@ -309,6 +312,51 @@ TEST(JobConfigTest, CategoricalCrossentropyNeedsCategoricalLabels) {
             std::string::npos);
   j["loss"]["type"] = "mean_squared_error";
   EXPECT_FALSE(ParseJobConfig(j.dump(), "/jobs").ok());
+}
+
+// "loss" as Keras takes it; absent, the compact form's sparse cross-entropy from logits.
+TEST(JobConfigTest, LossAndMetricsAsKerasTakesThem) {
+  nlohmann::json j = nlohmann::json::parse(kSeedJob);
+  j.erase("loss");
+  auto absent = ParseJobConfig(j.dump(), "/jobs");
+  ASSERT_TRUE(absent.ok()) << absent.status().ToString();
+  EXPECT_EQ(absent->loss, (nlohmann::json{{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}}));
+  EXPECT_EQ(absent->metrics, nlohmann::json::array({"accuracy"}));
+
+  j["loss"] = "binary_crossentropy";
+  j["metrics"] = {"accuracy", "auc"};  // auc needs one output: fits a model the loss allows
+  auto binary = ParseJobConfig(j.dump(), "/jobs");
+  ASSERT_TRUE(binary.ok()) << binary.status().ToString();
+  EXPECT_EQ(binary->loss, "binary_crossentropy");
+  EXPECT_EQ(binary->metrics, (nlohmann::json{"accuracy", "auc"}));
+
+  j["loss"] = {{"class_name", "CategoricalCrossentropy"}, {"config", {{"from_logits", true}, {"label_smoothing", 0.1}}}};
+  j["metrics"] = nullptr;
+  j["data"]["train"]["label_mode"] = "categorical";
+  auto keras = ParseJobConfig(j.dump(), "/jobs");
+  ASSERT_TRUE(keras.ok()) << keras.status().ToString();
+  EXPECT_TRUE(keras->metrics.is_array() && keras->metrics.empty());
+
+  // The loss's own name decides the label check whatever form it is given in.
+  j["data"]["train"]["label_mode"] = "int";
+  auto mismatch = ParseJobConfig(j.dump(), "/jobs");
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_NE(mismatch.status().message().find("needs one-hot labels"), std::string::npos);
+
+  // Errors are one "loss: ..." / "metrics[i]: ..." line about the job (exit code 2).
+  j = nlohmann::json::parse(kSeedJob);
+  j["loss"] = {{"type", "binary_crossentropy"}, {"label_smoothing", 2}};
+  auto bad = ParseJobConfig(j.dump(), "/jobs");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().subject(), Subject::kConfig);
+  EXPECT_EQ(bad.status().message().rfind("loss", 0), 0u) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("label_smoothing"), std::string::npos) << bad.status().message();
+  j["loss"] = "sparse_categorical_crossentropy";
+  j["metrics"] = {"accuracy", {{"type", "top_k_categorical_accuracy"}, {"k", 0}}};
+  bad = ParseJobConfig(j.dump(), "/jobs");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().subject(), Subject::kConfig);
+  EXPECT_EQ(bad.status().message().rfind("metrics[1]", 0), 0u) << bad.status().message();
 }
 
 TEST(JobConfigTest, MissingFileIsClear) {

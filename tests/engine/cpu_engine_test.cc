@@ -91,7 +91,8 @@ TEST(CpuEngineTest, StepsMatchTheModelDrivenByHand) {
   const float* logits = by_hand.model->Forward(images.data(), kBatch, false);
   nn::LossStats want = nn::SparseSoftmaxCrossEntropy(logits, labels.data(), kBatch, 5, 0.0f, nullptr);
   EXPECT_EQ(eval->loss_sum, want.loss_sum);
-  EXPECT_EQ(eval->correct, want.correct);
+  // The default objective's one metric, "accuracy": [hits, examples].
+  EXPECT_EQ(eval->metric_sums, (std::vector<double>{static_cast<double>(want.correct), kBatch}));
 }
 
 TEST(CpuEngineTest, ProtocolErrorsAreReported) {

@@ -286,8 +286,8 @@ Data MakeData(size_t example, int n, int classes) {
 }
 
 struct TrainResult {
-  std::vector<nn::LossStats> steps;
-  nn::LossStats eval;
+  std::vector<engine::BatchStats> steps;
+  engine::BatchStats eval;
   std::vector<float> params;
   std::vector<std::vector<float>> slots;
   int64_t iterations = 0;
@@ -391,10 +391,10 @@ void Train(bool gpu, Opt opt, collective::Implementation impl, TrainResult* out,
   out->iterations = optimizer->iterations();
 }
 
-void ExpectStatsNear(const nn::LossStats& gpu, const nn::LossStats& cpu, const std::string& what) {
+void ExpectStatsNear(const engine::BatchStats& gpu, const engine::BatchStats& cpu, const std::string& what) {
   EXPECT_LE(std::fabs(gpu.loss_sum - cpu.loss_sum) / std::max(std::fabs(cpu.loss_sum), 1e-6), kTolerance)
       << what << ": loss sum " << gpu.loss_sum << " on the GPU, " << cpu.loss_sum << " on the CPU";
-  EXPECT_EQ(gpu.correct, cpu.correct) << what;
+  EXPECT_EQ(gpu.metric_sums, cpu.metric_sums) << what;
 }
 
 void CheckTraining(Opt opt, collective::Implementation impl) {
@@ -472,7 +472,7 @@ TEST(GpuParityTest, SameStepsTwiceGiveTheSameBits) {
   for (size_t i = 0; i < a.slots.size(); ++i) EXPECT_EQ(a.slots[i], b.slots[i]) << "optimizer slot " << i;
   for (size_t s = 0; s < a.steps.size(); ++s) {
     EXPECT_EQ(a.steps[s].loss_sum, b.steps[s].loss_sum) << "step " << s;
-    EXPECT_EQ(a.steps[s].correct, b.steps[s].correct) << "step " << s;
+    EXPECT_EQ(a.steps[s].metric_sums, b.steps[s].metric_sums) << "step " << s;
   }
   EXPECT_EQ(a.eval.loss_sum, b.eval.loss_sum);
 }

@@ -55,6 +55,40 @@ TEST(EvaluateTest, LossAndAccuracyAsWorkedOutByHand) {
   }
 }
 
+// The job's loss and metrics, and the regularization penalty in the loss (Keras).
+TEST(EvaluateTest, TheJobsLossMetricsAndRegularization) {
+  auto m = nn::Model::FromJson(nlohmann::json::parse(R"({"input_shape": [3], "layers": [
+      {"type": "dense", "units": 1, "kernel_regularizer": {"class_name": "L2", "config": {"l2": 0.5}}}]})"),
+                               1);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  nn::Model* model = m->get();
+  // output = x0 - x1 (kernel [1, -1, 0], bias 0): penalty 0.5 * (1 + 1) = 1.
+  std::fill(model->params(), model->params() + model->num_params(), 0.0f);
+  model->params()[model->param_infos()[0].offset] = 1.0f;
+  model->params()[model->param_infos()[0].offset + 1] = -1.0f;
+  data::Dataset d = Data({{2, 0, 0}, {0, 1, 0}, {0, 3, 0}, {1, 2, 0}}, {1, 0, 1, 0});
+  d.num_classes = 2;
+  const nlohmann::json loss = {{"type", "binary_crossentropy"}, {"from_logits", true}};
+  const nlohmann::json metrics = {{{"type", "binary_accuracy"}, {"threshold", 0}}, "auc"};
+  auto r = EvaluateModel(model, d, 3, loss, metrics);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // Logits 2, -1, -3, -1 with labels 1, 0, 1, 0: BCE = log(1 + exp(-z)) for label 1, log(1 + exp(z)) for 0.
+  const double bce = (std::log1p(std::exp(-2.0)) + std::log1p(std::exp(-1.0)) + std::log1p(std::exp(3.0)) +
+                      std::log1p(std::exp(-1.0))) / 4.0;
+  EXPECT_NEAR(r->loss, bce + 1.0, 1e-6);
+  ASSERT_EQ(r->metrics.size(), 2u);
+  EXPECT_EQ(r->metrics[0].first, "binary_accuracy");
+  EXPECT_DOUBLE_EQ(r->metrics[0].second, 0.75);
+  EXPECT_EQ(r->metrics[1].first, "auc");
+  EXPECT_EQ(r->accuracy, 0.0) << "no metric named accuracy";
+  // A label binary cross-entropy cannot take, and a loss that does not fit the model.
+  data::Dataset bad = Data({{2, 0, 0}}, {2});
+  EXPECT_EQ(EvaluateModel(model, bad, 3, loss, metrics).status().code(), Code::kInvalidArgument);
+  auto refused = EvaluateModel(model, d, 3, "sparse_categorical_crossentropy", nlohmann::json::array());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message().rfind("loss", 0), 0u) << refused.status().message();
+}
+
 TEST(EvaluateTest, TheSameInputsGiveTheSameBits) {
   auto m = nn::Model::FromJson(nlohmann::json::parse(R"({"input_shape": [6, 6], "layers": [
       {"type": "flatten"}, {"type": "dense", "units": 7, "activation": "relu"}, {"type": "dense", "units": 4}]})"),
@@ -128,6 +162,45 @@ TEST(PredictTest, SoftmaxInDoubleAndArgmaxTiesToTheFirstClass) {
     }
   }
   EXPECT_TRUE(Predict(model.get(), x.data(), 0, 4).empty());
+}
+
+// The job's loss says what the outputs are: probabilities (a softmax output) are used as
+// they are, not put through a second softmax; binary cross-entropy reads one output as
+// P(class 1) (a sigmoid of it from logits); a regression loss has no class.
+TEST(PredictTest, ReadsTheOutputsAsTheJobsLossSays) {
+  auto model = IdentityModel();
+  const std::vector<float> x = {0.2f, 0.5f, 0.3f};
+  auto probs = Predict(model.get(), x.data(), 1, 1, nlohmann::json("sparse_categorical_crossentropy"));
+  ASSERT_TRUE(probs.ok()) << probs.status().ToString();
+  EXPECT_EQ((*probs)[0].predicted_class, 1);
+  EXPECT_EQ((*probs)[0].probability, static_cast<double>(0.5f));
+  EXPECT_EQ((*probs)[0].probabilities[2], static_cast<double>(0.3f));
+
+  auto mse = Predict(model.get(), x.data(), 1, 1, nlohmann::json("mse"));
+  ASSERT_TRUE(mse.ok());
+  EXPECT_FALSE((*mse)[0].has_class);
+  EXPECT_EQ((*mse)[0].outputs, x);
+
+  auto one = nn::Model::FromJson(nlohmann::json::parse(R"({"input_shape": [1], "layers": [
+      {"type": "dense", "units": 1, "kernel_initializer": "ones"}]})"),
+                                 1);
+  ASSERT_TRUE(one.ok());
+  const std::vector<float> z = {2.0f, -0.5f, 0.25f};
+  auto logits = Predict(one->get(), z.data(), 3, 2,
+                        nlohmann::json{{"type", "binary_crossentropy"}, {"from_logits", true}});
+  ASSERT_TRUE(logits.ok()) << logits.status().ToString();
+  EXPECT_EQ((*logits)[0].predicted_class, 1);
+  EXPECT_NEAR((*logits)[0].probability, 1 / (1 + std::exp(-2.0)), 1e-15);
+  EXPECT_EQ((*logits)[1].predicted_class, 0);
+  EXPECT_NEAR((*logits)[1].probability, 1 - 1 / (1 + std::exp(0.5)), 1e-15);
+  auto probability = Predict(one->get(), z.data(), 3, 2, nlohmann::json("binary_crossentropy"));
+  ASSERT_TRUE(probability.ok());
+  EXPECT_EQ((*probability)[2].predicted_class, 0);  // 0.25 <= 0.5
+  EXPECT_EQ((*probability)[2].probabilities, (std::vector<double>{0.75, 0.25}));
+
+  // A class loss on one output does not fit the model.
+  EXPECT_EQ(Predict(one->get(), z.data(), 1, 1, nlohmann::json("sparse_categorical_crossentropy")).status().code(),
+            Code::kInvalidArgument);
 }
 
 }  // namespace

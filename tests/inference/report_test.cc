@@ -7,7 +7,7 @@ namespace ringtrain::inference {
 namespace {
 
 TEST(ReportTest, EvaluationLineIsTheTrainersLine) {
-  EvalResult r{2000, 0.08994, 0.97351};
+  EvalResult r{2000, 0.08994, 0.97351, {{"accuracy", 0.97351}}};
   EXPECT_EQ(FormatEvaluation(r), "Evaluation - 2000 examples - loss: 0.0899 - accuracy: 0.9735\n");
   nlohmann::json j = EvaluationJson(r, "eval", "m.safetensors");
   EXPECT_EQ(j["examples"], 2000);
@@ -15,6 +15,15 @@ TEST(ReportTest, EvaluationLineIsTheTrainersLine) {
   EXPECT_EQ(j["accuracy"].get<double>(), 0.97351);
   EXPECT_EQ(j["data"], "eval");
   EXPECT_EQ(j["model"], "m.safetensors");
+}
+
+TEST(ReportTest, EveryMetricByItsHistoryKey) {
+  EvalResult r{10, 0.5, 0, {{"binary_accuracy", 0.75}, {"auc", 0.8125}}};
+  EXPECT_EQ(FormatEvaluation(r), "Evaluation - 10 examples - loss: 0.5000 - binary_accuracy: 0.7500 - auc: 0.8125\n");
+  nlohmann::json j = EvaluationJson(r, "train", "m.safetensors");
+  EXPECT_EQ(j["binary_accuracy"].get<double>(), 0.75);
+  EXPECT_EQ(j["auc"].get<double>(), 0.8125);
+  EXPECT_FALSE(j.contains("accuracy"));
 }
 
 TEST(ReportTest, PredictionLineAndJson) {

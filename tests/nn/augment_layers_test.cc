@@ -60,7 +60,7 @@ void ExpectAdjoint(Layer& l, int batch, uint64_t seed) {
 const Shape kImg = {6, 8, 3};
 
 TEST(AugmentTest, ZeroFactorsAreTheExactIdentity) {
-  StepContext ctx{42, 7, 1, 2};
+  StepContext ctx{42, 7, 1, 2, nullptr};
   const std::vector<float> x = testing::RandomVector(4 * 6 * 8 * 3, 1);
   for (const char* mode : {"reflect", "wrap", "constant", "nearest"}) {
     for (const char* interp : {"bilinear", "nearest"}) {
@@ -80,7 +80,7 @@ TEST(AugmentTest, ZeroFactorsAreTheExactIdentity) {
 }
 
 TEST(AugmentTest, InferenceIsTheIdentity) {
-  StepContext ctx{1, 0, 0, 1};
+  StepContext ctx{1, 0, 0, 1, nullptr};
   const std::vector<float> x = testing::RandomVector(2 * 6 * 8 * 3, 2);
   auto f = Make(&RandomFlip::Create, json::object(), kImg, &ctx);
   auto t = Make(&RandomAffine::CreateTranslation, {{"height_factor", 0.5}, {"width_factor", 0.5}}, kImg, &ctx);
@@ -91,7 +91,7 @@ TEST(AugmentTest, InferenceIsTheIdentity) {
 }
 
 TEST(AugmentTest, FlipsAreExactPerExample) {
-  StepContext ctx{5, 3, 0, 1};
+  StepContext ctx{5, 3, 0, 1, nullptr};
   const int batch = 64, h = 6, w = 8, c = 3;
   const std::vector<float> x = testing::RandomVector(batch * h * w * c, 3);
   for (const char* mode : {"horizontal", "vertical", "horizontal_and_vertical"}) {
@@ -123,7 +123,7 @@ TEST(AugmentTest, FlipsAreExactPerExample) {
 // height_factor 1/3 of 6 rows and width_factor 1/4 of 8 columns: dy = +-2, dx = +-2
 // exactly (a pair [f, f] fixes the shift), so the result is a whole-pixel shift.
 TEST(AugmentTest, TranslationByWholePixelsIsExact) {
-  StepContext ctx{9, 0, 0, 1};
+  StepContext ctx{9, 0, 0, 1, nullptr};
   const int h = 6, w = 8, c = 3;
   const std::vector<float> x = testing::RandomVector(h * w * c, 4);
   for (double fy : {-1.0 / 3, 1.0 / 3}) {
@@ -153,7 +153,7 @@ TEST(AugmentTest, TranslationByWholePixelsIsExact) {
 // factor [0.25, 0.25]: a quarter turn, with nearest on a square image: a pure
 // permutation, out[y][x] = in[x][W-1-y] (Keras' matrix with angle pi/2).
 TEST(AugmentTest, QuarterTurnWithNearestIsExact) {
-  StepContext ctx{0, 0, 0, 1};
+  StepContext ctx{0, 0, 0, 1, nullptr};
   const int n = 5, c = 2;
   const std::vector<float> x = testing::RandomVector(n * n * c, 5);
   auto l = Make(&RandomAffine::CreateRotation, {{"factor", {0.25, 0.25}}, {"interpolation", "nearest"}}, {n, n, c},
@@ -183,7 +183,7 @@ TEST(AugmentTest, RandomnessIsPerExampleAndFollowsTheContext) {
     auto l = Make(&RandomAffine::CreateTranslation, args, kImg, &ctx, name);
     return Apply(*l, in, batch);
   };
-  const StepContext base{11, 5, 1, 2};
+  const StepContext base{11, 5, 1, 2, nullptr};
   const std::vector<float> a = run(base, "t", x);
   EXPECT_EQ(a, run(base, "t", x));  // same context: same bits (a fresh layer, as after a restart)
   StepContext other = base;
@@ -210,7 +210,7 @@ TEST(AugmentTest, RandomnessIsPerExampleAndFollowsTheContext) {
 }
 
 TEST(AugmentTest, RandomCropOffsetsCoverTheValidRange) {
-  StepContext ctx{3, 1, 0, 1};
+  StepContext ctx{3, 1, 0, 1, nullptr};
   const int batch = 200, h = 6, w = 8, c = 3;
   const std::vector<float> x = testing::RandomVector(batch * h * w * c, 7);
   auto l = Make(&RandomCrop::Create, {{"height", 4}, {"width", 5}}, kImg, &ctx);
@@ -298,7 +298,7 @@ TEST(AugmentTest, RandomCropResizesUpSmallInputs) {
 }
 
 TEST(AugmentTest, BackwardIsTheAdjoint) {
-  StepContext ctx{21, 4, 1, 2};
+  StepContext ctx{21, 4, 1, 2, nullptr};
   for (const char* mode : {"reflect", "wrap", "constant", "nearest"}) {
     for (const char* interp : {"bilinear", "nearest"}) {
       auto t = Make(&RandomAffine::CreateTranslation,
@@ -377,7 +377,7 @@ TEST(AugmentModelTest, CompactFormTrainsThroughTheAdjoints) {
   auto built = Model::FromJson(CompactModel(), 3);
   ASSERT_TRUE(built.ok()) << built.status().ToString();
   Model& m = **built;
-  m.set_step_context(StepContext{5, 2, 0, 1});
+  m.set_step_context(StepContext{5, 2, 0, 1, nullptr});
   const int batch = 2;
   const std::vector<float> x = testing::RandomVector(batch * 8 * 8 * 2, 90);
   const std::vector<float> r = testing::RandomVector(batch * 2, 91);

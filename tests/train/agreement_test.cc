@@ -18,14 +18,18 @@ TEST(AgreementTest, MetricSumsAreExactPast2To24) {
   for (int n : {2, 3}) {
     std::vector<MetricSums> got(static_cast<size_t>(n));
     std::vector<Status> st = RunRanks(n, [&](int rank, collective::Communicator* comm) -> Status {
-      // Each worker saw 2^24 + rank + 1 correct answers of 2^32 + 2 * rank + 1 examples.
-      MetricSums mine{0.1 * (rank + 1), k2To24 + rank + 1, (int64_t{1} << 32) + 2 * rank + 1};
-      RT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], SumOverWorkers(comm, mine));
+      // Each worker saw 2^24 + rank + 1 correct answers of 2^32 + 2 * rank + 1 examples,
+      // and a second metric's fractional sum.
+      MetricSums mine{0.1 * (rank + 1),
+                      {static_cast<double>(k2To24 + rank + 1), 0.25 * (rank + 1)},
+                      (int64_t{1} << 32) + 2 * rank + 1};
+      RT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], SumOverWorkers(comm, mine, 2));
       return Status::Ok();
     });
     int64_t correct = 0, examples = 0;
-    double loss = 0;
+    double loss = 0, second = 0;
     for (int r = 0; r < n; ++r) {
+      second += 0.25 * (r + 1);
       correct += k2To24 + r + 1;
       examples += (int64_t{1} << 32) + 2 * r + 1;
       loss = r == 0 ? 0.1 : loss + 0.1 * (r + 1);  // rank order, in float64
@@ -33,12 +37,29 @@ TEST(AgreementTest, MetricSumsAreExactPast2To24) {
     for (int r = 0; r < n; ++r) {
       ASSERT_TRUE(st[static_cast<size_t>(r)].ok()) << st[static_cast<size_t>(r)].ToString();
       const MetricSums& g = got[static_cast<size_t>(r)];
-      EXPECT_EQ(g.correct, correct) << n << " workers, rank " << r;
+      ASSERT_EQ(g.metric_sums.size(), 2u);
+      EXPECT_EQ(g.metric_sums[0], static_cast<double>(correct)) << n << " workers, rank " << r;
+      EXPECT_EQ(static_cast<int64_t>(g.metric_sums[0]), correct) << "exact in double";
+      EXPECT_EQ(g.metric_sums[1], second) << n << " workers, rank " << r;
       EXPECT_EQ(g.examples, examples) << n << " workers, rank " << r;
       EXPECT_EQ(g.loss_sum, loss) << n << " workers, rank " << r;  // bit-identical on every worker
     }
     // The counts a float would have mangled.
     EXPECT_NE(static_cast<int64_t>(static_cast<float>(correct)), correct);
+  }
+}
+
+TEST(AgreementTest, EmptyMetricSumsCountAsZeros) {
+  std::vector<MetricSums> got(2);
+  std::vector<Status> st = RunRanks(2, [&](int rank, collective::Communicator* comm) -> Status {
+    MetricSums mine{1.0, rank == 0 ? std::vector<double>{} : std::vector<double>{3.0, 4.0, 5.0}, 2};
+    RT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], SumOverWorkers(comm, mine, 3));
+    return Status::Ok();
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(st[static_cast<size_t>(r)].ok()) << st[static_cast<size_t>(r)].ToString();
+    EXPECT_EQ(got[static_cast<size_t>(r)].metric_sums, (std::vector<double>{3.0, 4.0, 5.0}));
+    EXPECT_EQ(got[static_cast<size_t>(r)].examples, 4);
   }
 }
 

@@ -18,9 +18,27 @@ TEST(ProgressTest, KerasLikeEpochLine) {
   l.steps = 70;
   l.seconds = 3.14;
   l.loss = 2.21723;
-  l.accuracy = 0.41571;
+  l.metrics = {{"accuracy", 0.41571}};
   l.images_per_sec = 2873.4;
   EXPECT_EQ(FormatEpochLine(l), "Epoch 2/3 - 70/70 - 3.1s - loss: 2.2172 - accuracy: 0.4157 - 2873 images/s");
+}
+
+TEST(ProgressTest, EveryMetricAndItsValidationValueByKerasKey) {
+  EpochLine l;
+  l.epoch = 1;
+  l.epochs = 2;
+  l.step = 5;
+  l.steps = 5;
+  l.seconds = 1;
+  l.loss = 0.5;
+  l.metrics = {{"binary_accuracy", 0.75}, {"auc", 0.875}};
+  l.has_val = true;
+  l.val_loss = 0.625;
+  l.val_metrics = {{"binary_accuracy", 0.5}, {"auc", 0.8}};
+  l.images_per_sec = 100;
+  EXPECT_EQ(FormatEpochLine(l),
+            "Epoch 1/2 - 5/5 - 1.0s - loss: 0.5000 - binary_accuracy: 0.7500 - auc: 0.8750 - val_loss: 0.6250 - "
+            "val_binary_accuracy: 0.5000 - val_auc: 0.8000 - 100 images/s");
 }
 
 TEST(ProgressTest, LinesModeWritesOnlyFinishedEpochs) {

@@ -90,6 +90,59 @@ TEST_P(ResumeTest, ThroughTheBackupEncodingEndsIdentical) {
   EXPECT_EQ(t->WeightsFingerprint(), full.fingerprint);
 }
 
+// The job's metrics are summed like the loss: a run resumed mid-epoch (through the
+// backup encoding, which carries the epoch's partial metric sums) reports every metric
+// exactly as the uninterrupted run does; the regularized loss too.
+TEST(ResumeTest, MetricsAndRegularizedLossResumeExactly) {
+  nlohmann::json j = testing::SmallConvJob(250);
+  j["model"]["layers"][1]["kernel_regularizer"] = {{"class_name", "L2"}, {"config", {{"l2", 0.01}}}};
+  j["metrics"] = {"accuracy", {{"type", "sparse_top_k_categorical_accuracy"}, {"k", 2}, {"name", "top2"}}};
+  j["backup_and_restore"] = {{"backup_dir", "unused"}, {"save_freq", 4}};
+  const auto job = testing::ParseTestJob(j);
+  auto full_trainer = NewTrainer(job);
+  std::vector<backup::TrainState> backups;
+  {
+    auto comm = Local();
+    ASSERT_TRUE(full_trainer->Prepare(comm.get()).ok());
+    ASSERT_TRUE(full_trainer->SyncState(comm.get()).ok());
+    ASSERT_TRUE(full_trainer->Fit(comm.get(), [&](const backup::TrainState& s) {
+      backups.push_back(s);
+      return Status::Ok();
+    }).ok());
+  }
+  const auto& full = full_trainer->history();
+  ASSERT_EQ(full.size(), 3u);
+  ASSERT_EQ(full[0].metrics.size(), 2u);
+  EXPECT_EQ(full[0].metrics[0].first, "accuracy");
+  EXPECT_EQ(full[0].metrics[1].first, "top2");
+  EXPECT_EQ(full[0].accuracy, full[0].metrics[0].second);
+  EXPECT_GE(full[0].metrics[1].second, full[0].metrics[0].second) << "top-2 is at least top-1";
+  for (size_t k : {size_t{1}, size_t{5}}) {  // steps 8 and 24: inside epochs 1 and 2
+    ASSERT_LT(k, backups.size());
+    ASSERT_FALSE(backups[k].epoch_metric_sums.empty());
+    auto t = NewTrainer(job);
+    auto comm = Local();
+    ASSERT_TRUE(t->Prepare(comm.get()).ok());
+    auto enc = backup::EncodeBackup(t->Identity(), backups[k]);
+    ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+    auto decoded = backup::DecodeBackup(t->Identity(), *enc);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(decoded->epoch_metric_sums, backups[k].epoch_metric_sums);
+    ASSERT_TRUE(t->Restore(*decoded).ok());
+    ASSERT_TRUE(t->Fit(comm.get()).ok());
+    ASSERT_EQ(t->history().size(), full.size());
+    for (size_t e = 0; e < full.size(); ++e) {
+      EXPECT_EQ(t->history()[e].loss, full[e].loss) << "epoch " << e + 1 << ", resumed at step " << backups[k].global_step;
+      EXPECT_EQ(t->history()[e].metrics, full[e].metrics) << "epoch " << e + 1;
+    }
+  }
+  // A state whose metric sums do not fit the job's metrics is refused.
+  backup::TrainState wrong = backups[1];
+  wrong.epoch_metric_sums.push_back(1.0);
+  auto t = NewTrainer(job);
+  EXPECT_EQ(t->Restore(wrong).code(), Code::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(Optimizers, ResumeTest,
                          ::testing::Values(R"({"type": "sgd", "learning_rate": 0.05, "momentum": 0.9})",
                                            R"({"type": "adam", "learning_rate": 0.01})",

@@ -1,0 +1,59 @@
+// What an engine computes on each batch besides the forward and backward passes: the
+// job's loss (nn/loss.h: its per-example sum and the output gradient) and its metrics
+// (nn/metrics.h: sums that add across batches and workers), built from the job's
+// "loss" and "metrics" once the model's output size is known.
+//
+// Threading: immutable once built (Loss::Compute is called by one engine thread at a
+// time; metrics are const). Nothing blocks. FromJson returns INVALID_ARGUMENT about
+// Subject::kConfig, one line starting with the field ("loss: ..." / "metrics[1]: ...").
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "nn/loss.h"
+#include "nn/metrics.h"
+
+namespace ringtrain::engine {
+
+class Objective {
+ public:
+  // `loss` / `metrics`: the job's fields as JobConfig holds them; num_outputs: the
+  // model's last layer's units.
+  static StatusOr<Objective> FromJson(const nlohmann::json& loss, const nlohmann::json& metrics, int num_outputs);
+  // Sparse categorical cross-entropy from logits with "accuracy": what a job that names
+  // neither trains with (and an engine uses until it is given another).
+  static Objective Default(int num_outputs);
+
+  nn::Loss& loss() const { return *loss_; }
+  const std::vector<std::unique_ptr<nn::Metric>>& metrics() const { return metrics_; }
+  // The metrics' sums side by side: metric m's are [first_sum(m), first_sum(m) + num_sums()).
+  int num_sums() const { return num_sums_; }
+  int first_sum(size_t m) const { return first_sum_[m]; }
+  // Adds every metric's statistics of the batch to sums[0, num_sums()).
+  void Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const;
+  // The metrics' values from accumulated sums, in order.
+  std::vector<double> Results(const double* sums) const;
+
+  // The softmax cross-entropy from logits (sparse, or categorical without label
+  // smoothing: the same computation on class-index labels) that the GPU engine runs.
+  bool softmax_cross_entropy_from_logits() const;
+  // Whether metric m is an argmax accuracy (sparse_categorical_accuracy,
+  // categorical_accuracy, or "accuracy" resolved to one), the one metric the GPU engine counts.
+  bool argmax_accuracy(size_t m) const { return argmax_[m]; }
+
+ private:
+  Objective() = default;
+  void Index();
+  std::unique_ptr<nn::Loss> loss_;
+  std::vector<std::unique_ptr<nn::Metric>> metrics_;
+  std::vector<bool> argmax_;
+  std::vector<int> first_sum_;
+  int num_sums_ = 0;
+};
+
+}  // namespace ringtrain::engine
