@@ -1,5 +1,7 @@
 #include "nn/conv2d.h"
 
+#include <algorithm>
+
 #include "kernels/kernels.h"
 #include "nn/activation.h"
 #include "nn/activations.h"
@@ -103,6 +105,24 @@ LayerDesc Conv2D::Describe() const {
   d.relu = act_ == Activation::kRelu;
   d.use_bias = use_bias_;
   return d;
+}
+
+uint64_t Conv2D::ScratchFloatsPerExample(bool training) const {
+  const uint64_t out = static_cast<uint64_t>(output_size());
+  // pre_ (non-fused), and in training dact_ and dpre_; the kernels' scratch for every pass.
+  uint64_t floats = fused() ? 0 : out;
+  if (training) floats += 2 * out;
+  uint64_t scratch;
+  if (general()) {
+    scratch = kernels::GroupedConvScratch(kg_, groups_, 1);
+  } else {
+    scratch = kernels::ConvForwardScratch(kg_, filters_, 1);
+    if (training) {
+      scratch = std::max<uint64_t>({scratch, kernels::ConvFilterGradScratch(kg_, filters_, 1),
+                                    kernels::ConvInputGradScratch(kg_, filters_, 1)});
+    }
+  }
+  return floats + scratch;
 }
 
 const float* Conv2D::Forward(const float* in, int batch, bool training) {

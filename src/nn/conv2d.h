@@ -35,6 +35,7 @@ class Conv2D final : public Layer {
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
   LayerDesc Describe() const override;
+  uint64_t ScratchFloatsPerExample(bool training) const override;
 
  private:
   Conv2D(std::string name, const Shape& in, const Window2D& g, int filters, int groups, Activation act,

@@ -71,6 +71,14 @@ LayerDesc Dense::Describe() const {
   return d;
 }
 
+uint64_t Dense::ScratchFloatsPerExample(bool training) const {
+  // pre_ (non-fused), and in training dpre_ and the input gradient's scratch.
+  const uint64_t units = static_cast<uint64_t>(units_);
+  uint64_t floats = fused() ? 0 : units;
+  if (training) floats += units + kernels::DenseInputGradScratch(1, units_);
+  return floats;
+}
+
 const float* Dense::Forward(const float* in, int batch, bool training) {
   const size_t nu = static_cast<size_t>(batch) * units_;
   float* out = EnsureSize(out_, nu);

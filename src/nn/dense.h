@@ -31,6 +31,7 @@ class Dense final : public Layer {
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
   LayerDesc Describe() const override;
+  uint64_t ScratchFloatsPerExample(bool training) const override;
 
  private:
   Dense(std::string name, int in, int units, Activation act, bool use_bias, const Initializer& kernel_init,

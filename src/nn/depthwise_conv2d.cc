@@ -62,6 +62,11 @@ LayerDesc DepthwiseConv2D::Describe() const {
   return d;
 }
 
+uint64_t DepthwiseConv2D::ScratchFloatsPerExample(bool training) const {
+  // The direct loops need no scratch; relu's masked output gradient in training.
+  return training && act_ == Activation::kRelu ? static_cast<uint64_t>(output_size()) : 0;
+}
+
 const float* DepthwiseConv2D::Forward(const float* in, int batch, bool training) {
   float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
   kernels::DepthwiseConvForward(kg_, multiplier_, in, batch, kernel_, use_bias_ ? bias_ : nullptr,

@@ -50,6 +50,10 @@ LayerDesc Dropout::Describe() const {
   return d;
 }
 
+uint64_t Dropout::ScratchFloatsPerExample(bool training) const {
+  return training ? static_cast<uint64_t>(input_size()) : 0;  // the mask
+}
+
 uint64_t Dropout::StreamKey(uint64_t seed, int64_t step, int replica, uint64_t layer_hash, uint64_t layer_seed) {
   uint64_t k = Mix(seed + kGolden);
   k = Mix(k ^ static_cast<uint64_t>(step));

@@ -34,6 +34,7 @@ class Dropout final : public Layer {
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
   LayerDesc Describe() const override;
+  uint64_t ScratchFloatsPerExample(bool training) const override;
 
   // The keep decision for element `index` of the stream `key` (exposed for tests).
   static uint64_t StreamKey(uint64_t seed, int64_t step, int replica, uint64_t layer_hash, uint64_t layer_seed);

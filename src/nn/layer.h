@@ -151,6 +151,14 @@ class Layer {
   // fills in the name, the parameter offsets and need_input_grad. Layers the GPU
   // engine does not run return Kind::kOther.
   virtual LayerDesc Describe() const = 0;
+  // For the memory check (nn/model_memory.h) of a layer Describe() reports as kOther:
+  // the floats per example its CPU passes keep besides its output and its input gradients
+  // (pre-activation copies, masks, kernel scratch), with the backward pass's needs when
+  // `training`. An upper bound; 0 when it keeps nothing that grows with the batch.
+  virtual uint64_t ScratchFloatsPerExample(bool training) const {
+    (void)training;
+    return 0;
+  }
 
  private:
   std::string name_;

@@ -85,11 +85,15 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
       }
       case LayerDesc::Kind::kMaxPool2D:
       case LayerDesc::Kind::kOther:
-        // The output, and an input gradient per input.
+        // The output, an input gradient per input, and what the layer says it keeps.
         c.forward = out;
         c.backward = need_din ? SatMul(in, U(l.num_inputs())) : 0;
+        c.scratch_fwd = l.ScratchFloatsPerExample(false);
+        c.scratch_bwd = l.ScratchFloatsPerExample(true);
         break;
     }
+    // A layer whose output feeds several layers sums their gradients in a buffer of its own.
+    if (graph.consumers[i] > 1 && up[i]) c.backward = SatAdd(c.backward, out);
     f.layers_.push_back(std::move(c));
   }
   if (f.num_params_ > internal::kMaxParams) {

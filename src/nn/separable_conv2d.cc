@@ -70,6 +70,16 @@ LayerDesc SeparableConv2D::Describe() const {
   return d;
 }
 
+uint64_t SeparableConv2D::ScratchFloatsPerExample(bool training) const {
+  // mid_ (the depthwise output); in training dmid_, relu's masked gradient and the 1x1
+  // convolution's input-gradient scratch.
+  const uint64_t pixels = static_cast<uint64_t>(g_.out_pixels());
+  const uint64_t mid = pixels * static_cast<uint64_t>(mid_channels());
+  if (!training) return mid;
+  return 2 * mid + static_cast<uint64_t>(output_size()) +
+         kernels::DenseInputGradScratch(static_cast<int>(pixels), filters_);
+}
+
 const float* SeparableConv2D::Forward(const float* in, int batch, bool training) {
   const int pixels = batch * g_.out_pixels();
   float* mid = EnsureSize(mid_, static_cast<size_t>(pixels) * mid_channels());

@@ -36,6 +36,7 @@ class SeparableConv2D final : public Layer {
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
   LayerDesc Describe() const override;
+  uint64_t ScratchFloatsPerExample(bool training) const override;
 
  private:
   SeparableConv2D(std::string name, const Shape& in, const Window2D& g, int multiplier, int filters, Activation act,

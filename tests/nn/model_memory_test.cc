@@ -50,6 +50,29 @@ TEST(ModelFootprintTest, ActivationsGrowWithTheBatch) {
   EXPECT_EQ(f->ActivationBytes(uint64_t{1} << 62, true), UINT64_MAX);  // saturates, never wraps
 }
 
+// Layers the GPU engine does not run still count what their CPU passes keep: a Conv2D
+// with gelu its pre-activation, gradient copies and im2col scratch (as the relu one
+// does), Dropout its mask, and an output feeding two layers its gradient sum.
+TEST(ModelFootprintTest, CpuOnlyLayersCountTheirScratch) {
+  auto model = [](const char* act, bool dropout, bool residual) {
+    json layers = json::array({json{{"type", "conv2d"}, {"name", "c"}, {"filters", 8}, {"kernel_size", 3},
+                                    {"padding", "same"}, {"activation", act}}});
+    if (residual) layers.push_back({{"type", "Add"}, {"inputs", {"c", "c"}}});
+    if (dropout) layers.push_back({{"type", "dropout"}, {"rate", 0.5}});
+    layers.push_back({{"type", "flatten"}});
+    layers.push_back({{"type", "dense"}, {"units", 4}});
+    auto f = ModelFootprint::FromJson(json{{"input_shape", {10, 10, 8}}, {"layers", layers}});
+    EXPECT_TRUE(f.ok()) << f.status().ToString();
+    return f->ActivationBytes(32, /*training=*/true);
+  };
+  const uint64_t out = 32 * 10 * 10 * 8 * 4;  // one conv output of the batch, in bytes
+  const uint64_t im2col = 32 * 10 * 10 * (3 * 3 * 8) * 4;
+  EXPECT_GE(model("gelu", false, false), model("relu", false, false) + 3 * out);
+  EXPECT_GE(model("gelu", false, false), out + im2col);
+  EXPECT_GE(model("relu", true, false), model("relu", false, false) + 3 * out);  // output, mask, input gradient
+  EXPECT_GE(model("relu", false, true), model("relu", false, false) + 3 * out);  // output, input grads, gradient sum
+}
+
 TEST(ModelFootprintTest, BatchesTooLargeForTheKernelsAreRefused) {
   auto f = ModelFootprint::FromJson(Cnn());
   ASSERT_TRUE(f.ok());
