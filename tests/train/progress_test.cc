@@ -10,27 +10,27 @@
 namespace ringtrain::train {
 namespace {
 
-TEST(ProgressTest, KerasLikeEpochLine) {
+// The end of an epoch: step == steps.
+EpochLine Line(int epoch, int epochs, int steps, double seconds, double loss) {
   EpochLine l;
-  l.epoch = 2;
-  l.epochs = 3;
-  l.step = 70;
-  l.steps = 70;
-  l.seconds = 3.14;
-  l.loss = 2.21723;
+  l.epoch = epoch;
+  l.epochs = epochs;
+  l.step = steps;
+  l.steps = steps;
+  l.seconds = seconds;
+  l.loss = loss;
+  return l;
+}
+
+TEST(ProgressTest, KerasLikeEpochLine) {
+  EpochLine l = Line(2, 3, 70, 3.14, 2.21723);
   l.metrics = {{"accuracy", 0.41571}};
   l.images_per_sec = 2873.4;
   EXPECT_EQ(FormatEpochLine(l), "Epoch 2/3 - 70/70 - 3.1s - loss: 2.2172 - accuracy: 0.4157 - 2873 images/s");
 }
 
 TEST(ProgressTest, EveryMetricAndItsValidationValueByKerasKey) {
-  EpochLine l;
-  l.epoch = 1;
-  l.epochs = 2;
-  l.step = 5;
-  l.steps = 5;
-  l.seconds = 1;
-  l.loss = 0.5;
+  EpochLine l = Line(1, 2, 5, 1, 0.5);
   l.metrics = {{"binary_accuracy", 0.75}, {"auc", 0.875}};
   l.has_val = true;
   l.val_loss = 0.625;
