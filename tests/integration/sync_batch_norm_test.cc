@@ -1,6 +1,9 @@
 // BatchNormalization on two real worker processes, one training step on a dataset
 // that is exactly the global batch (16 examples, DATA sharding: worker w reads
-// examples w, w+2, ..., 8 each, all in its first batch):
+// examples w, w+2, ..., 8 each, all in its first batch). The model is a 1x1 Conv2D
+// whose kernel starts at ones (so BatchNormalization's input is the pixels, twice, at
+// the step's forward, and its backward must produce the input gradient that the conv
+// trains on), BatchNormalization, Flatten and Dense:
 // - synchronized true (Keras 3's argument, SyncBatchNormalization): the moving
 //   statistics after the step are those of the GLOBAL batch (computed here from the
 //   data), and the whole model matches a 1-worker run on the concatenated batch;
@@ -26,7 +29,7 @@
 namespace ringtrain::testing {
 namespace {
 
-constexpr int kExamples = 16, kHeight = 4, kWidth = 4, kChannels = 2;  // reshaped to 4 x 2 x 2
+constexpr int kExamples = 16, kHeight = 4, kWidth = 4, kChannels = 2;  // the conv's filters
 constexpr float kMomentum = 0.5f;
 
 std::string BigEndian32(uint32_t v) {
@@ -46,8 +49,8 @@ std::vector<uint8_t> MakePixels() {
   return px;
 }
 
-// Per channel of the 4 x 2 x 2 view (channel = pixel index % 2): the mean and biased
-// variance of the examples `pick` selects, in double.
+// Per channel of BatchNormalization's input (each channel is the pixels, at the first
+// step): the mean and biased variance of the examples `pick` selects, in double.
 struct Moments {
   std::vector<double> mean, var;
 };
@@ -60,9 +63,11 @@ Moments ChannelMoments(const std::vector<uint8_t>& px, Pick pick) {
     if (!pick(i)) continue;
     for (int p = 0; p < per; ++p) {
       const double v = px[static_cast<size_t>(i * per + p)] / 255.0;  // mnist_idx reads pixels / 255
-      m.mean[p % kChannels] += v;
-      sq[p % kChannels] += v * v;
-      n[p % kChannels] += 1;
+      for (int c = 0; c < kChannels; ++c) {
+        m.mean[c] += v;
+        sq[c] += v * v;
+        n[c] += 1;
+      }
     }
   }
   for (int c = 0; c < kChannels; ++c) {
@@ -104,7 +109,9 @@ class SyncBatchNormTest : public ::testing::Test {
         {"model",
          {{"input_shape", {kHeight, kWidth}},
           {"layers",
-           {{{"type", "Reshape"}, {"name", "reshape"}, {"target_shape", {kHeight, kWidth / kChannels, kChannels}}},
+           {{{"type", "Reshape"}, {"name", "reshape"}, {"target_shape", {kHeight, kWidth, 1}}},
+            {{"type", "Conv2D"}, {"name", "conv"}, {"filters", kChannels}, {"kernel_size", 1}, {"use_bias", false},
+             {"kernel_initializer", "ones"}},
             {{"type", "BatchNormalization"}, {"name", "bn"}, {"momentum", kMomentum}, {"synchronized", synchronized}},
             {{"type", "Flatten"}, {"name", "flatten"}},
             {{"type", "Dense"}, {"name", "logits"}, {"units", 10}}}}}},
@@ -199,6 +206,14 @@ TEST_F(SyncBatchNormTest, SynchronizedUsesTheGlobalBatchPerReplicaDoesNot) {
   // forward and backward sums only ordered differently); per replica they do not.
   EXPECT_LE(MaxAbsDifference(sync, one), 1e-5);
   EXPECT_GT(MaxAbsDifference(local, one), 1e-3);
+  // Including the conv below BatchNormalization, which trains on the input gradient
+  // that the synchronized backward all-reduces.
+  ASSERT_EQ(sync.count("conv/kernel"), 1u);
+  ASSERT_EQ(local.count("conv/kernel"), 1u);
+  const auto conv = [](const std::map<std::string, checkpoint::Tensor>& t) {
+    return std::map<std::string, checkpoint::Tensor>{{"conv/kernel", t.at("conv/kernel")}};
+  };
+  EXPECT_GT(MaxAbsDifference(conv(local), conv(one)), 1e-3);
 }
 
 }  // namespace
