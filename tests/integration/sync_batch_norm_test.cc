@@ -13,6 +13,7 @@
 // - either way both workers end with identical weights (their fingerprints).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
