@@ -62,6 +62,8 @@ struct Window {
 // [kh, kw, c, filters]; zero padding. scratch: ConvForwardScratch floats.
 void ConvForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,
                  bool relu, float* y, float* scratch);
+// The Scratch sizes are those of the implementation running when they are asked (the
+// portable one needs an im2col matrix, AVX-512 a padded copy at most).
 size_t ConvForwardScratch(const Window& g, int filters, int batch);
 
 // The filter and bias gradients: dpre = dy masked where y <= 0 when relu (y is the

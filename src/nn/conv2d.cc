@@ -1,5 +1,7 @@
 #include "nn/conv2d.h"
 
+#include <algorithm>
+
 #include "kernels/kernels.h"
 #include "nn/activation.h"
 #include "nn/activations.h"
@@ -145,7 +147,14 @@ const float* Conv2D::Backward(const float* dout, bool need_din) {
     // Frozen: no filter gradient, only the gradient through the activation.
     const float* y = out_.data();
     const bool relu = act_ == Activation::kRelu;
-    for (size_t e = 0; e < outputs; ++e) dpre[e] = relu && !(y[e] > 0.0f) ? 0.0f : dout[e];
+    if (relu) {
+      for (size_t e = 0; e < outputs; ++e) {
+        const float d = dout[e];  // loaded unconditionally: the loop vectorises
+        dpre[e] = y[e] > 0.0f ? d : 0.0f;
+      }
+    } else {
+      std::copy(dout, dout + outputs, dpre);
+    }
   }
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
