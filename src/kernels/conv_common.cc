@@ -27,6 +27,17 @@ size_t PaddedInputSize(const Window& g, int batch) {
          PaddedExtent(g.out_w, g.stride_w, g.kw) * g.c;
 }
 
+const float* PaddedView(const Window& g, const float* x, const float* padded, int* padded_h, int* padded_w) {
+  if (!NeedsPadding(g)) {
+    *padded_h = g.h;
+    *padded_w = g.w;
+    return x;
+  }
+  *padded_h = PaddedExtent(g.out_h, g.stride_h, g.kh);
+  *padded_w = PaddedExtent(g.out_w, g.stride_w, g.kw);
+  return padded;
+}
+
 const float* PadInput(const Window& g, const float* x, int batch, float* padded, int* padded_h, int* padded_w) {
   if (!NeedsPadding(g)) {
     *padded_h = g.h;

@@ -121,6 +121,9 @@ const float* Conv2D::Forward(const float* in, int batch, bool training) {
     kernels::ConvForward(kg_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, relu, pre, scratch);
   }
   if (!fused()) ActivationForward(act_, pre, outputs / filters_, filters_, out);
+  // Backward may reuse what ConvForward left in scratch_ (the padded input) only after
+  // a training Forward, the last one to write it.
+  forward_scratch_ = training && !general();
   if (training) {
     x_ = in;
     batch_ = batch;
@@ -141,8 +144,10 @@ const float* Conv2D::Backward(const float* dout, bool need_din) {
   float* scratch = nullptr;
   if (dkernel_ != nullptr) {
     scratch = EnsureSize(scratch_, kernels::ConvFilterGradScratch(kg_, filters_, batch_));
-    kernels::ConvFilterGrad(kg_, filters_, x_, out_.data(), dout, batch_, act_ == Activation::kRelu, dkernel_,
-                            use_bias_ ? dbias_ : nullptr, dpre, scratch);
+    const auto filter_grad = forward_scratch_ ? kernels::ConvFilterGradAfterForward : kernels::ConvFilterGrad;
+    filter_grad(kg_, filters_, x_, out_.data(), dout, batch_, act_ == Activation::kRelu, dkernel_,
+                use_bias_ ? dbias_ : nullptr, dpre, scratch);
+    forward_scratch_ = false;
   } else if (need_din) {
     // Frozen: no filter gradient, only the gradient through the activation.
     const float* y = out_.data();
