@@ -101,6 +101,6 @@ for w in $workloads; do
   for n in $workers; do
     a=$(median "$out/rt_${w}_$n")
     b=$(median "$out/pt_${w}_$n")
-    printf '| %s | %s | %.0f | %.0f | %.2f |\n' "$w" "$n" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+    printf '| %s | %s | %.1f | %.1f | %.2f |\n' "$w" "$n" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
   done
 done
