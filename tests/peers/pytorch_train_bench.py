@@ -50,7 +50,8 @@ def keras_init(model):
     for mod in model.modules():
         if isinstance(mod, (nn.Conv2d, nn.Linear)):
             nn.init.xavier_uniform_(mod.weight)
-            nn.init.zeros_(mod.bias)
+            if mod.bias is not None:  # ResNet-20's convolutions have none (use_bias false)
+                nn.init.zeros_(mod.bias)
     return model
 
 
