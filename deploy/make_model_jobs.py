@@ -5,6 +5,9 @@
   vgg16_transfer.json        VGG16's include_top=False layout at 224x224x3, its first layers frozen,
                              Flatten and a Dense softmax head, categorical cross-entropy, Adam, on an
                              image folder (deploy/make_mnist_png_folder.py writes one)
+  vgg16_bench.json           issue 16's VGG16 speed workload: the same model with its first 10 layers
+                             (blocks 1-3) frozen, on synthetic data of the same shape, a few short epochs
+                             (tests/bench/train_bench.sh WORKLOADS=vgg16)
 Run from anywhere: python3 deploy/make_model_jobs.py
 """
 import json
@@ -93,8 +96,27 @@ def vgg16(frozen_layers=15):
     }
 
 
+def vgg16_bench():
+    """VGG16 for `ringtrain bench train`: the first 10 of our layers frozen (the issue's "first 10 layers",
+    blocks 1-3), synthetic 224x224x3 data (integer labels, so the sparse form of the same cross-entropy),
+    3 epochs of 2 steps (the first is warm-up): VGG16 costs ~15.5 GMAC forward per image."""
+    job = vgg16(frozen_layers=11)
+    job["description"] = ("Issue 16's VGG16 speed workload (tests/bench/train_bench.sh WORKLOADS=vgg16): "
+                          "vgg16_transfer.json's model with its first 10 layers (blocks 1-3) frozen, on synthetic "
+                          "data of the same shape (224x224x3, 10 classes), sparse categorical cross-entropy on "
+                          "the softmax output, Adam, 3 short epochs (the first is warm-up).")
+    job["model"]["name"] = "vgg16_bench"
+    job["loss"] = {"type": "sparse_categorical_crossentropy", "from_logits": False}
+    job["data"] = {"train": {"format": "synthetic", "count": 128, "shape": [224, 224, 3], "classes": 10, "seed": 1},
+                   "eval": {"format": "synthetic", "count": 32, "shape": [224, 224, 3], "classes": 10, "seed": 2}}
+    job.update({"epochs": 3, "steps_per_epoch": 2})
+    job["save_model"] = "../../build/vgg16_bench/model.safetensors"
+    return job
+
+
 def main():
-    for name, job in (("resnet20_cifar_shape", resnet20()), ("vgg16_transfer", vgg16())):
+    for name, job in (("resnet20_cifar_shape", resnet20()), ("vgg16_transfer", vgg16()),
+                      ("vgg16_bench", vgg16_bench())):
         with open(os.path.join(HERE, "jobs", name + ".json"), "w") as f:
             json.dump(job, f, indent=2)
             f.write("\n")

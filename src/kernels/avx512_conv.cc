@@ -230,11 +230,17 @@ void ConvForward(const Window& g, int filters, const float* x, int batch, const 
 
 void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
                     bool relu, float* dw, float* db, float* dpre, float* scratch) {
+  ConvFilterGradImpl(g, filters, x, y, dy, batch, relu, dw, db, dpre, scratch, /*padded_ready=*/false);
+}
+
+void ConvFilterGradImpl(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
+                        bool relu, float* dw, float* db, float* dpre, float* scratch, bool padded_ready) {
   const int taps = g.kh * g.kw * g.c;
   const size_t per_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
   // scratch: [padded input][masked gradient if the caller wants none][per-example partials]
   int ph, pw;
-  const float* xp = PadInput(g, x, batch, scratch, &ph, &pw);
+  const float* xp =
+      padded_ready ? PaddedView(g, x, scratch, &ph, &pw) : PadInput(g, x, batch, scratch, &ph, &pw);
   float* rest = scratch + PaddedInputSize(g, batch);
   float* d = dpre;
   if (d == nullptr) {

@@ -80,6 +80,14 @@ void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y
                     bool relu, float* dw, float* db, float* dpre, float* scratch) {
   RINGTRAIN_DISPATCH(ConvFilterGrad(g, filters, x, y, dy, batch, relu, dw, db, dpre, scratch));
 }
+void ConvFilterGradAfterForward(const Window& g, int filters, const float* x, const float* y, const float* dy,
+                                int batch, bool relu, float* dw, float* db, float* dpre, float* scratch) {
+  if (UseAvx512()) {
+    avx512::ConvFilterGradImpl(g, filters, x, y, dy, batch, relu, dw, db, dpre, scratch, /*padded_ready=*/true);
+    return;
+  }
+  portable::ConvFilterGrad(g, filters, x, y, dy, batch, relu, dw, db, dpre, scratch);
+}
 void MaxPoolForward(const Window& g, const float* x, int batch, float* y) {
   RINGTRAIN_DISPATCH(MaxPoolForward(g, x, batch, y));
 }

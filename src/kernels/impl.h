@@ -23,6 +23,10 @@ RINGTRAIN_KERNEL_DECLS
 // The input gradient of a stride-1 convolution as a convolution itself: dpre (zero-padded
 // by kh - 1 - pad_top rows above, ...) with the kernel flipped and transposed to [kh, kw,
 // filters, c], through ConvForward's register tiles. scratch: ConvInputGradScratch.
+// ConvFilterGrad; with `padded_ready` the padded copy of x (PadInput's) is already at the
+// start of scratch, as ConvForward left it.
+void ConvFilterGradImpl(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
+                        bool relu, float* dw, float* db, float* dpre, float* scratch, bool padded_ready);
 void ConvInputGradStride1(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
                           float* scratch);
 }  // namespace avx512
@@ -36,6 +40,9 @@ RINGTRAIN_KERNEL_DECLS
 // Shared by both: scratch sizes, the input gradient of a convolution (im2col + sgemm),
 // and the zero-padded copy the AVX-512 convolution reads.
 size_t PaddedInputSize(const Window& g, int batch);
+// The padded extents PadInput uses, without copying: the padded buffer (or x itself
+// when no padding is needed).
+const float* PaddedView(const Window& g, const float* x, const float* padded, int* padded_h, int* padded_w);
 // Copies x into a zero-padded [batch, out_h*stride_h + kh - stride_h, ...] buffer so
 // every window lies inside it. Returns x itself when no padding is needed.
 const float* PadInput(const Window& g, const float* x, int batch, float* padded, int* padded_h, int* padded_w);

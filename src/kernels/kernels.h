@@ -62,6 +62,8 @@ struct Window {
 // [kh, kw, c, filters]; zero padding. scratch: ConvForwardScratch floats.
 void ConvForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,
                  bool relu, float* y, float* scratch);
+// The Scratch sizes are those of the implementation running when they are asked (the
+// portable one needs an im2col matrix, AVX-512 a padded copy at most).
 size_t ConvForwardScratch(const Window& g, int filters, int batch);
 
 // The filter and bias gradients: dpre = dy masked where y <= 0 when relu (y is the
@@ -71,6 +73,12 @@ size_t ConvForwardScratch(const Window& g, int filters, int batch);
 void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
                     bool relu, float* dw, float* db, float* dpre, float* scratch);
 size_t ConvFilterGradScratch(const Window& g, int filters, int batch);
+// ConvFilterGrad where `scratch` (ConvFilterGradScratch floats) still starts with what
+// ConvForward(g, filters, x, batch, ..., scratch) left in it: the same g, x and batch,
+// the same implementation, and nothing written to scratch since. AVX-512 then reuses the
+// forward's zero-padded copy of x instead of making it again. The same bits as ConvFilterGrad.
+void ConvFilterGradAfterForward(const Window& g, int filters, const float* x, const float* y, const float* dy,
+                                int batch, bool relu, float* dw, float* db, float* dpre, float* scratch);
 
 // dx[batch, h, w, c] = the adjoint of the convolution applied to dpre. scratch:
 // ConvInputGradScratch floats. sgemm + col2im, except on AVX-512 where stride 1 runs as

@@ -136,7 +136,12 @@ void ActivationBackwardInto(Activation act, const float* dout, const float* x, c
       if (dx != dout) std::copy(dout, dout + n, dx);
       return;
     case Activation::kRelu:
-      for (size_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dout[i] : 0.0f;
+      // Both loads unconditional, so GCC turns the select into a vector compare and mask
+      // (with the load of dout under the condition it emits a scalar branch per element).
+      for (size_t i = 0; i < n; ++i) {
+        const float d = dout[i];
+        dx[i] = y[i] > 0.0f ? d : 0.0f;
+      }
       return;
     case Activation::kRelu6:  // TensorFlow's Relu6Grad: 1 on (0, 6)
       for (size_t i = 0; i < n; ++i) dx[i] = x[i] > 0.0f && x[i] < 6.0f ? dout[i] : 0.0f;

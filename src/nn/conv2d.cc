@@ -139,6 +139,9 @@ const float* Conv2D::Forward(const float* in, int batch, bool training) {
     kernels::ConvForward(kg_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, relu, pre, scratch);
   }
   if (!fused()) ActivationForward(act_, pre, outputs / filters_, filters_, out);
+  // Backward may reuse what ConvForward left in scratch_ (the padded input) only after
+  // a training Forward, the last one to write it.
+  forward_scratch_ = training && !general();
   if (training) {
     x_ = in;
     batch_ = batch;
@@ -159,13 +162,22 @@ const float* Conv2D::Backward(const float* dout, bool need_din) {
   float* scratch = nullptr;
   if (dkernel_ != nullptr) {
     scratch = EnsureSize(scratch_, kernels::ConvFilterGradScratch(kg_, filters_, batch_));
-    kernels::ConvFilterGrad(kg_, filters_, x_, out_.data(), dout, batch_, act_ == Activation::kRelu, dkernel_,
-                            use_bias_ ? dbias_ : nullptr, dpre, scratch);
+    const auto filter_grad = forward_scratch_ ? kernels::ConvFilterGradAfterForward : kernels::ConvFilterGrad;
+    filter_grad(kg_, filters_, x_, out_.data(), dout, batch_, act_ == Activation::kRelu, dkernel_,
+                use_bias_ ? dbias_ : nullptr, dpre, scratch);
+    forward_scratch_ = false;
   } else if (need_din) {
     // Frozen: no filter gradient, only the gradient through the activation.
     const float* y = out_.data();
     const bool relu = act_ == Activation::kRelu;
-    for (size_t e = 0; e < outputs; ++e) dpre[e] = relu && !(y[e] > 0.0f) ? 0.0f : dout[e];
+    if (relu) {
+      for (size_t e = 0; e < outputs; ++e) {
+        const float d = dout[e];  // loaded unconditionally: the loop vectorises
+        dpre[e] = y[e] > 0.0f ? d : 0.0f;
+      }
+    } else {
+      std::copy(dout, dout + outputs, dpre);
+    }
   }
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());

@@ -63,6 +63,7 @@ class Conv2D final : public Layer {
   const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
   std::vector<float> out_, pre_, dact_, dpre_, din_, scratch_;
+  bool forward_scratch_ = false;  // scratch_ holds what the last (training) ConvForward left
 };
 
 }  // namespace ringtrain::nn

@@ -3,6 +3,8 @@
 #   tests/bench/train_bench.sh            (after building build/bin/ringtrain; Debian's python3-torch)
 # For each round, workload (w1, w2) and worker count (1, 2) it runs ringtrain's
 #   ringtrain bench train --job deploy/jobs/mnist_<w>.json --workers N
+# (issue 16's workloads: resnet20 -> deploy/jobs/resnet20_cifar_shape.json, vgg16 -> deploy/jobs/vgg16_bench.json,
+# both on synthetic data; e.g. WORKLOADS="resnet20 vgg16" WORKERS=2)
 # and tests/peers/pytorch_train_bench.py --workload <w> --procs N, alternating which goes first from
 # round to round, takes images_per_sec from each one's `RESULT ...` line (first epoch excluded by both),
 # and prints a markdown table of the medians over the rounds and their ratio (ringtrain / PyTorch).
@@ -34,9 +36,17 @@ die() {  # die CODE MESSAGE
 
 case $rounds in '' | *[!0-9]* | 0) die 2 "ROUNDS must be a positive integer, got '$rounds'" ;; esac
 [ -x "$ringtrain" ] || die 2 "no ringtrain executable at $ringtrain; build it (cmake --build build --target ringtrain) or set RINGTRAIN"
+# The job file of workload $1.
+job_of() {
+  case $1 in
+    resnet20) echo deploy/jobs/resnet20_cifar_shape.json ;;
+    vgg16) echo deploy/jobs/vgg16_bench.json ;;
+    *) echo "deploy/jobs/mnist_$1.json" ;;
+  esac
+}
 for w in $workloads; do
-  [ -f "$root/deploy/jobs/mnist_$w.json" ] ||
-    die 2 "no job file deploy/jobs/mnist_$w.json for workload $w; \`ringtrain bench train\` needs one per workload (issue 5)"
+  [ -f "$root/$(job_of "$w")" ] ||
+    die 2 "no job file $(job_of "$w") for workload $w; \`ringtrain bench train\` needs one per workload (issue 5)"
 done
 # The MNIST jobs read data/mnist in the checkout.
 "$root/deploy/get_mnist.sh" >/dev/null || die 2 "the MNIST test set is missing; run deploy/get_mnist.sh"
@@ -77,7 +87,7 @@ for ((r = 1; r <= rounds; ++r)); do
   for w in $workloads; do
     for n in $workers; do
       echo "-- round $r/$rounds, $w, $n worker(s)"
-      rt=(measure "ringtrain $w x$n" "rt_${w}_$n" "$ringtrain" bench train --job "deploy/jobs/mnist_$w.json" --workers "$n" "${rt_device[@]}")
+      rt=(measure "ringtrain $w x$n" "rt_${w}_$n" "$ringtrain" bench train --job "$(job_of "$w")" --workers "$n" "${rt_device[@]}")
       pt=(measure "pytorch   $w x$n" "pt_${w}_$n" "$python" "$peer" --workload "$w" --procs "$n" "${pt_device[@]}")
       if ((r % 2)); then "${rt[@]}"; "${pt[@]}"; else "${pt[@]}"; "${rt[@]}"; fi
     done
@@ -91,6 +101,6 @@ for w in $workloads; do
   for n in $workers; do
     a=$(median "$out/rt_${w}_$n")
     b=$(median "$out/pt_${w}_$n")
-    printf '| %s | %s | %.0f | %.0f | %.2f |\n' "$w" "$n" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+    printf '| %s | %s | %.1f | %.1f | %.2f |\n' "$w" "$n" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
   done
 done

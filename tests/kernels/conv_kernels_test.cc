@@ -132,6 +132,32 @@ TEST_P(ConvKernels, GradientsMatchReference) {
   }
 }
 
+// ConvFilterGradAfterForward reuses what ConvForward left in the scratch (AVX-512: the
+// padded input) and must give ConvFilterGrad's bits, padding or not, strided or not.
+TEST_P(ConvKernels, FilterGradAfterForwardSameBits) {
+  const int batch = 3;
+  for (const ConvCase& cc : kCases) {
+    const Window& g = cc.g;
+    const int F = cc.filters;
+    const size_t outputs = static_cast<size_t>(batch) * g.out_h * g.out_w * F;
+    auto x = Random(batch * g.in_size(), 21);
+    auto w = Random(static_cast<size_t>(g.kh) * g.kw * g.c * F, 22, -0.3f, 0.3f);
+    auto dy = Random(outputs, 23);
+    std::vector<float> y(outputs);
+    std::vector<float> scratch(std::max(ConvForwardScratch(g, F, batch), ConvFilterGradScratch(g, F, batch)), 7.0f);
+    std::vector<float> fresh(scratch.size(), 7.0f);
+    ConvForward(g, F, x.data(), batch, w.data(), nullptr, true, y.data(), scratch.data());
+    std::vector<float> dw1(w.size()), db1(static_cast<size_t>(F)), dpre1(outputs);
+    std::vector<float> dw2(w.size()), db2(static_cast<size_t>(F)), dpre2(outputs);
+    ConvFilterGrad(g, F, x.data(), y.data(), dy.data(), batch, true, dw1.data(), db1.data(), dpre1.data(), fresh.data());
+    ConvFilterGradAfterForward(g, F, x.data(), y.data(), dy.data(), batch, true, dw2.data(), db2.data(), dpre2.data(),
+                               scratch.data());
+    EXPECT_EQ(dw1, dw2) << "F=" << F;
+    EXPECT_EQ(db1, db2) << "F=" << F;
+    EXPECT_EQ(dpre1, dpre2) << "F=" << F;
+  }
+}
+
 TEST_P(ConvKernels, SameBitsForAnyThreadCount) {
   const ConvCase& cc = kCases[0];
   const int batch = 8, F = cc.filters;

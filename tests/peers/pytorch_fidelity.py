@@ -35,14 +35,14 @@ def evaluate(model, x, y, batch=500):
 
 def main():
     p = argparse.ArgumentParser(description="PyTorch fidelity peer for ringtrain's W1/W2/W3 training")
-    p.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
+    p.add_argument("--workload", choices=["w1", "w2", "w3"], required=True)  # the MNIST workloads
     p.add_argument("--procs", type=int, default=2, help="workers emulated (global batch = procs x 64)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--epochs", type=int, default=None, help="default: the workload's (w1 3, w2 6, w3 5)")
     p.add_argument("--steps", type=int, default=None, help="steps per epoch; default the workload's (70, 63, 62)")
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args()
-    build, make_opt, epochs, steps = WORKLOADS[args.workload]
+    build, make_opt, epochs, steps = WORKLOADS[args.workload][:4]
     epochs = args.epochs if args.epochs is not None else epochs
     steps = args.steps if args.steps is not None else steps
     if args.procs < 1 or epochs < 1 or steps < 1 or args.threads < 1:

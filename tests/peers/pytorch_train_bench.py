@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# Usage: /usr/bin/python3 tests/peers/pytorch_train_bench.py --workload w1|w2|w3 --procs 1|2 [--epochs E]
-#            [--seed 1] [--threads 1] [--device cpu|cuda]          (Debian: apt-get install python3-torch)
+# Usage: /usr/bin/python3 tests/peers/pytorch_train_bench.py --workload w1|w2|w3|resnet20|vgg16 --procs 1|2
+#            [--epochs E] [--steps S] [--seed 1] [--threads 1] [--device cpu|cuda]   (Debian: python3-torch)
 # Not part of the test suite: the PyTorch DDP peer of `ringtrain bench train` (issue 5's speed targets),
 # driven side by side with it by tests/bench/train_bench.sh.
 #
@@ -12,6 +12,15 @@
 # barrier to barrier; rank 0 prints per-epoch images/s (global images / seconds) and a final line
 #   RESULT workload=w1 procs=2 images_per_sec=<mean over epochs 2..E> step_ms=<mean> ...
 # (the first epoch is warm-up and excluded, as in the issue).
+#
+# resnet20 and vgg16 (issue 16's speed workloads) are the models of deploy/jobs/resnet20_cifar_shape.json
+# and deploy/jobs/vgg16_bench.json (deploy/make_model_jobs.py writes both), layer for layer and with the
+# same parameter counts, on synthetic data of the job's shape (random pixels in [0, 1), random labels: the
+# speed does not depend on the values): ResNet-20 with 1x1 projection shortcuts, BatchNorm with Keras'
+# momentum 0.99 (torch momentum 0.01) and epsilon 1e-3, global average pooling and Dense 10, SGD with
+# momentum 0.9 at 64 per rank; VGG16's include_top=False layout at 224x224x3 with its first 10 layers
+# (blocks 1-3) frozen (requires_grad=False), Flatten, Dense 10 softmax (log-softmax + NLL, the same as
+# categorical cross-entropy on softmax outputs), Adam, 16 per rank.
 #
 # --device cuda (issue 6's GPU peer: PyTorch eager on the same GPU): the model and each rank's whole shard
 # live on the GPU (so no per-step upload at all, the most favourable setting for PyTorch), processes > 1
@@ -41,7 +50,8 @@ def keras_init(model):
     for mod in model.modules():
         if isinstance(mod, (nn.Conv2d, nn.Linear)):
             nn.init.xavier_uniform_(mod.weight)
-            nn.init.zeros_(mod.bias)
+            if mod.bias is not None:  # ResNet-20's convolutions have none (use_bias false)
+                nn.init.zeros_(mod.bias)
     return model
 
 
@@ -61,6 +71,61 @@ def build_w3():  # the custom-training-loop seed: conv32 -> pool -> conv64 -> po
                          nn.Linear(64 * 5 * 5, 64), nn.ReLU(), nn.Linear(64, 10))
 
 
+class ResidualBlock(nn.Module):
+    """conv3x3(stride) -> BN -> relu -> conv3x3 -> BN, plus the input (or its 1x1-conv + BN projection
+    where the stride is 2), then relu: deploy/make_model_jobs.py's block, Keras' ResNet v1 example."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = keras_bn(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = keras_bn(cout)
+        self.proj = None
+        if stride != 1:
+            self.proj = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), keras_bn(cout))
+
+    def forward(self, x):
+        y = self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x)))))
+        return torch.relu(y + (x if self.proj is None else self.proj(x)))
+
+
+def keras_bn(channels):  # Keras' BatchNormalization defaults: momentum 0.99, epsilon 1e-3
+    return nn.BatchNorm2d(channels, eps=1e-3, momentum=0.01)
+
+
+def build_resnet20():  # 272,474 parameters (+ 2,752 BN moving statistics), as deploy/jobs/resnet20_cifar_shape.json
+    layers = [nn.Conv2d(3, 16, 3, 1, 1, bias=False), keras_bn(16), nn.ReLU()]
+    cin = 16
+    for stage, filters in enumerate([16, 32, 64]):
+        for block in range(3):
+            layers.append(ResidualBlock(cin, filters, 2 if stage > 0 and block == 0 else 1))
+            cin = filters
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)]
+    return nn.Sequential(*layers)
+
+
+VGG16_BLOCKS = [(2, 64), (2, 128), (3, 256), (3, 512), (3, 512)]
+VGG16_FROZEN = 10  # our (and Keras' base_model minus the InputLayer) first 10 layers: blocks 1-3
+
+
+def build_vgg16():  # 14,714,688 + 250,890 parameters, as deploy/jobs/vgg16_bench.json
+    layers, cin = [], 3
+    for convs, filters in VGG16_BLOCKS:
+        for _ in range(convs):
+            layers += [nn.Conv2d(cin, filters, 3, 1, 1), nn.ReLU()]
+            cin = filters
+        layers.append(nn.MaxPool2d(2))
+    layers += [nn.Flatten(), nn.Linear(512 * 7 * 7, 10), nn.LogSoftmax(dim=1)]
+    model = nn.Sequential(*layers)
+    # Keras-layer count: a conv (+ its relu) or a pool is one layer.
+    keras_layers = [m for m in model if isinstance(m, (nn.Conv2d, nn.MaxPool2d))]
+    for m in keras_layers[:VGG16_FROZEN]:
+        for p in m.parameters():
+            p.requires_grad = False
+    return model
+
+
 def sgd(params):
     return torch.optim.SGD(params, lr=0.001)
 
@@ -69,12 +134,29 @@ def adam(params):
     return torch.optim.Adam(params, lr=0.001, eps=1e-7)  # Keras' epsilon, not PyTorch's 1e-8
 
 
-# name -> (model builder, optimizer, epochs, steps per epoch)
+def sgd_momentum(params):  # resnet20's job: SGD(0.1, momentum 0.9); its cosine schedule costs nothing
+    return torch.optim.SGD(params, lr=0.1, momentum=0.9)
+
+
+def adam_vgg(params):  # vgg16's job: Adam(1e-4)
+    return torch.optim.Adam(params, lr=1e-4, eps=1e-7)
+
+
+# name -> (model builder, optimizer, epochs, steps per epoch, batch per rank, synthetic input shape or
+# None for MNIST, loss). Epochs and steps match the job files that tests/bench/train_bench.sh runs.
 WORKLOADS = {
-    "w1": (build_w1, sgd, 3, 70),
-    "w2": (build_w2, adam, 6, 63),
-    "w3": (build_w3, adam, 5, 62),
+    "w1": (build_w1, sgd, 3, 70, 64, None, nn.CrossEntropyLoss),
+    "w2": (build_w2, adam, 6, 63, 64, None, nn.CrossEntropyLoss),
+    "w3": (build_w3, adam, 5, 62, 64, None, nn.CrossEntropyLoss),
+    "resnet20": (build_resnet20, sgd_momentum, 5, 32, 64, (3, 32, 32), nn.CrossEntropyLoss),
+    "vgg16": (build_vgg16, adam_vgg, 3, 2, 16, (3, 224, 224), nn.NLLLoss),
 }
+
+
+def synthetic(shape, count, seed):
+    """count random images of shape (C, H, W) in [0, 1) and labels in 0..9."""
+    gen = torch.Generator().manual_seed(seed)
+    return torch.rand((count,) + shape, generator=gen), torch.randint(0, 10, (count,), generator=gen)
 
 
 def load_mnist():
@@ -135,20 +217,26 @@ def run(rank, args, port):
     backend = "nccl" if cuda and n > 1 else "gloo"
     dist.init_process_group(backend, rank=rank, world_size=n)
     device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
-    build, make_opt, _, steps = WORKLOADS[args.workload]
-    x, y = load_mnist()
-    stream = ShardStream(x[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT], y[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT],
-                         rank, n, args.seed, device)
+    build, make_opt, _, steps, batch, shape, make_loss = WORKLOADS[args.workload]
+    if args.steps is not None:
+        steps = args.steps
+    if shape is None:
+        x, y = load_mnist()
+        x, y = x[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT], y[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT]
+    else:  # enough for two passes' worth of distinct batches, bounded (VGG16: 600 KB an image)
+        x, y = synthetic(shape, n * batch * min(steps, 8), args.seed)
+    stream = ShardStream(x, y, rank, n, args.seed, device)
     torch.manual_seed(args.seed)
-    # DDP also broadcasts rank 0's parameters
-    model = DDP(keras_init(build()).to(device), device_ids=[device.index] if cuda else None)
-    opt = make_opt(model.parameters())
-    loss_fn = nn.CrossEntropyLoss()
-    images = steps * BATCH_PER_RANK * n
+    # DDP also broadcasts rank 0's parameters; frozen parameters (requires_grad=False) are not reduced
+    model = DDP(keras_init(build()).to(device), device_ids=[device.index] if cuda else None,
+                find_unused_parameters=False)
+    opt = make_opt([p for p in model.parameters() if p.requires_grad])
+    loss_fn = make_loss()
+    images = steps * batch * n
     if rank == 0:
         where = torch.cuda.get_device_name(device) if cuda else "CPU"
         print(f"# torch {torch.__version__} DDP {backend} on {where}: workload {args.workload}, {n} process(es) x "
-              f"{args.threads} thread(s), batch {BATCH_PER_RANK} per process, {args.epochs} epochs x {steps} "
+              f"{args.threads} thread(s), batch {batch} per process, {args.epochs} epochs x {steps} "
               f"steps ({images} images per epoch)", flush=True)
     rates, step_ms = [], []
     dist.barrier()
@@ -157,7 +245,7 @@ def run(rank, args, port):
         loss_sum = torch.zeros((), device=device)
         correct = torch.zeros((), dtype=torch.int64, device=device)
         for _ in range(steps):
-            xb, yb = stream.next(BATCH_PER_RANK)
+            xb, yb = stream.next(batch)
             logits = model(xb)
             loss = loss_fn(logits, yb)
             opt.zero_grad(set_to_none=True)
@@ -174,14 +262,14 @@ def run(rank, args, port):
         if rank == 0:  # rank 0's own shard metrics: a sanity check, not the global figures
             print(f"epoch {epoch + 1}/{args.epochs}: {sec:.3f} s, images_per_sec={rates[-1]:.1f} "
                   f"step_ms={step_ms[-1]:.3f} rank0_loss={float(loss_sum) / steps:.4f} "
-                  f"rank0_accuracy={int(correct) / (steps * BATCH_PER_RANK):.4f}", flush=True)
+                  f"rank0_accuracy={int(correct) / (steps * batch):.4f}", flush=True)
     if rank == 0:
         timed = slice(1, None) if args.epochs > 1 else slice(0, None)
         if args.epochs == 1:
             print("# warning: only one epoch, so the warm-up epoch is in the mean", flush=True)
         print(f"RESULT workload={args.workload} procs={n} images_per_sec={statistics.mean(rates[timed]):.1f} "
               f"step_ms={statistics.mean(step_ms[timed]):.3f} epochs={args.epochs} steps_per_epoch={steps} "
-              f"batch_per_proc={BATCH_PER_RANK} threads={args.threads} device={args.device}", flush=True)
+              f"batch_per_proc={batch} threads={args.threads} device={args.device}", flush=True)
     dist.destroy_process_group()
 
 
@@ -189,7 +277,10 @@ def main():
     p = argparse.ArgumentParser(description="PyTorch DDP (gloo) training-speed peer of `ringtrain bench train`")
     p.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
     p.add_argument("--procs", type=int, default=2)
-    p.add_argument("--epochs", type=int, default=None, help="default: the workload's (w1 3, w2 6, w3 5)")
+    p.add_argument("--epochs", type=int, default=None,
+                   help="default: the workload's (w1 3, w2 6, w3 5, resnet20 5, vgg16 3)")
+    p.add_argument("--steps", type=int, default=None,
+                   help="steps per epoch; default: the workload's (w1 70, w2 63, w3 62, resnet20 32, vgg16 2)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads per process")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -200,6 +291,8 @@ def main():
         args.epochs = WORKLOADS[args.workload][2]
     if args.epochs < 1:
         p.error("--epochs must be at least 1")
+    if args.steps is not None and args.steps < 1:
+        p.error("--steps must be at least 1")
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch.cuda.is_available() is False (no GPU or no CUDA build of PyTorch)")
     # torch.multiprocessing reports a child's exception and exits non-zero.
