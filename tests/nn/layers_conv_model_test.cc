@@ -214,7 +214,9 @@ TEST(ConvLayersTest, FrozenDepthwiseStillPassesGradients) {
   for (Model* m : {trainable->get(), frozen->get()}) {
     m->Forward(x.data(), batch, true);
     m->Backward(dy.data());
-    for (const ParamInfo& p : m->param_infos()) grads[k][p.name] = Slice(m->grads(), p.offset, p.count);
+    for (const ParamInfo& p : m->param_infos()) {
+      if (p.trainable) grads[k][p.name] = Slice(m->grads(), p.offset, p.count);  // grads() holds the trainable only
+    }
     ++k;
   }
   for (const char* name : {"conv2d/kernel", "conv2d/bias", "conv2d_1/kernel", "conv2d_1/bias"}) {
