@@ -123,39 +123,54 @@ void GroupedConvInputGrad(const Window& g, int groups, int filters, const float*
   }
 }
 
-void DepthwiseConvForward(const Window& g, int multiplier, const float* x, int batch, const float* w,
-                          const float* bias, bool relu, float* y) {
-  const int C = g.c, m = multiplier, F = C * m;
+// Calls tap(n, pixel, ih, iw, t) for every kernel tap that lands inside the input, in the
+// order image, output row, output column, kernel row, kernel column: `pixel` indexes the
+// output position over the batch, `t` the tap in the kernel. The three depthwise passes
+// share it, so each adds in that one order.
+template <typename Tap>
+inline void ForEachDepthwiseTap(const Window& g, int batch, Tap&& tap) {
   for (int n = 0; n < batch; ++n) {
-    const float* img = x + static_cast<size_t>(n) * g.in_size();
     for (int oh = 0; oh < g.out_h; ++oh) {
       for (int ow = 0; ow < g.out_w; ++ow) {
-        float* __restrict o = y + ((static_cast<size_t>(n) * g.out_h + oh) * g.out_w + ow) * F;
-        std::fill(o, o + F, 0.0f);
+        const size_t pixel = (static_cast<size_t>(n) * g.out_h + oh) * g.out_w + ow;
         for (int i = 0; i < g.kh; ++i) {
           const int ih = TapRow(g, oh, i);
           if (ih < 0) continue;
           for (int j = 0; j < g.kw; ++j) {
             const int iw = TapCol(g, ow, j);
             if (iw < 0) continue;
-            const float* __restrict xp = img + (static_cast<size_t>(ih) * g.w + iw) * C;
-            const float* __restrict wt = w + static_cast<size_t>(i * g.kw + j) * F;
-            if (m == 1) {
-              for (int c = 0; c < C; ++c) o[c] += xp[c] * wt[c];
-            } else {
-              for (int c = 0; c < C; ++c) {
-                for (int k = 0; k < m; ++k) o[c * m + k] += xp[c] * wt[c * m + k];
-              }
-            }
+            tap(n, pixel, ih, iw, i * g.kw + j);
           }
         }
-        if (bias != nullptr) {
-          for (int f = 0; f < F; ++f) o[f] += bias[f];
-        }
-        if (relu) {
-          for (int f = 0; f < F; ++f) o[f] = o[f] > 0.0f ? o[f] : 0.0f;
-        }
       }
+    }
+  }
+}
+
+void DepthwiseConvForward(const Window& g, int multiplier, const float* x, int batch, const float* w,
+                          const float* bias, bool relu, float* y) {
+  const int C = g.c, m = multiplier, F = C * m;
+  const size_t pixels = static_cast<size_t>(batch) * g.out_h * g.out_w;
+  std::fill(y, y + pixels * F, 0.0f);
+  ForEachDepthwiseTap(g, batch, [&](int n, size_t pixel, int ih, int iw, int t) {
+    float* __restrict o = y + pixel * F;
+    const float* __restrict xp = x + static_cast<size_t>(n) * g.in_size() + (static_cast<size_t>(ih) * g.w + iw) * C;
+    const float* __restrict wt = w + static_cast<size_t>(t) * F;
+    if (m == 1) {
+      for (int c = 0; c < C; ++c) o[c] += xp[c] * wt[c];
+    } else {
+      for (int c = 0; c < C; ++c) {
+        for (int k = 0; k < m; ++k) o[c * m + k] += xp[c] * wt[c * m + k];
+      }
+    }
+  });
+  for (size_t p = 0; p < pixels; ++p) {
+    float* __restrict o = y + p * F;
+    if (bias != nullptr) {
+      for (int f = 0; f < F; ++f) o[f] += bias[f];
+    }
+    if (relu) {
+      for (int f = 0; f < F; ++f) o[f] = o[f] > 0.0f ? o[f] : 0.0f;
     }
   }
 }
@@ -163,63 +178,37 @@ void DepthwiseConvForward(const Window& g, int multiplier, const float* x, int b
 void DepthwiseConvFilterGrad(const Window& g, int multiplier, const float* x, const float* d, int batch, float* dw) {
   const int C = g.c, m = multiplier, F = C * m;
   std::fill(dw, dw + static_cast<size_t>(g.kh) * g.kw * F, 0.0f);
-  for (int n = 0; n < batch; ++n) {
-    const float* img = x + static_cast<size_t>(n) * g.in_size();
-    for (int oh = 0; oh < g.out_h; ++oh) {
-      for (int ow = 0; ow < g.out_w; ++ow) {
-        const float* __restrict dp = d + ((static_cast<size_t>(n) * g.out_h + oh) * g.out_w + ow) * F;
-        for (int i = 0; i < g.kh; ++i) {
-          const int ih = TapRow(g, oh, i);
-          if (ih < 0) continue;
-          for (int j = 0; j < g.kw; ++j) {
-            const int iw = TapCol(g, ow, j);
-            if (iw < 0) continue;
-            const float* __restrict xp = img + (static_cast<size_t>(ih) * g.w + iw) * C;
-            float* __restrict wt = dw + static_cast<size_t>(i * g.kw + j) * F;
-            if (m == 1) {
-              for (int c = 0; c < C; ++c) wt[c] += xp[c] * dp[c];
-            } else {
-              for (int c = 0; c < C; ++c) {
-                for (int k = 0; k < m; ++k) wt[c * m + k] += xp[c] * dp[c * m + k];
-              }
-            }
-          }
-        }
+  ForEachDepthwiseTap(g, batch, [&](int n, size_t pixel, int ih, int iw, int t) {
+    const float* __restrict dp = d + pixel * F;
+    const float* __restrict xp = x + static_cast<size_t>(n) * g.in_size() + (static_cast<size_t>(ih) * g.w + iw) * C;
+    float* __restrict wt = dw + static_cast<size_t>(t) * F;
+    if (m == 1) {
+      for (int c = 0; c < C; ++c) wt[c] += xp[c] * dp[c];
+    } else {
+      for (int c = 0; c < C; ++c) {
+        for (int k = 0; k < m; ++k) wt[c * m + k] += xp[c] * dp[c * m + k];
       }
     }
-  }
+  });
 }
 
 void DepthwiseConvInputGrad(const Window& g, int multiplier, const float* d, const float* w, int batch, float* dx) {
   const int C = g.c, m = multiplier, F = C * m;
   std::fill(dx, dx + static_cast<size_t>(batch) * g.in_size(), 0.0f);
-  for (int n = 0; n < batch; ++n) {
-    float* img = dx + static_cast<size_t>(n) * g.in_size();
-    for (int oh = 0; oh < g.out_h; ++oh) {
-      for (int ow = 0; ow < g.out_w; ++ow) {
-        const float* __restrict dp = d + ((static_cast<size_t>(n) * g.out_h + oh) * g.out_w + ow) * F;
-        for (int i = 0; i < g.kh; ++i) {
-          const int ih = TapRow(g, oh, i);
-          if (ih < 0) continue;
-          for (int j = 0; j < g.kw; ++j) {
-            const int iw = TapCol(g, ow, j);
-            if (iw < 0) continue;
-            float* __restrict xp = img + (static_cast<size_t>(ih) * g.w + iw) * C;
-            const float* __restrict wt = w + static_cast<size_t>(i * g.kw + j) * F;
-            if (m == 1) {
-              for (int c = 0; c < C; ++c) xp[c] += wt[c] * dp[c];
-            } else {
-              for (int c = 0; c < C; ++c) {
-                float s = 0.0f;
-                for (int k = 0; k < m; ++k) s += wt[c * m + k] * dp[c * m + k];
-                xp[c] += s;
-              }
-            }
-          }
-        }
+  ForEachDepthwiseTap(g, batch, [&](int n, size_t pixel, int ih, int iw, int t) {
+    const float* __restrict dp = d + pixel * F;
+    float* __restrict xp = dx + static_cast<size_t>(n) * g.in_size() + (static_cast<size_t>(ih) * g.w + iw) * C;
+    const float* __restrict wt = w + static_cast<size_t>(t) * F;
+    if (m == 1) {
+      for (int c = 0; c < C; ++c) xp[c] += wt[c] * dp[c];
+    } else {
+      for (int c = 0; c < C; ++c) {
+        float s = 0.0f;
+        for (int k = 0; k < m; ++k) s += wt[c * m + k] * dp[c * m + k];
+        xp[c] += s;
       }
     }
-  }
+  });
 }
 
 }  // namespace ringtrain::kernels
