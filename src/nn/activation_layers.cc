@@ -84,6 +84,7 @@ LayerDesc ActivationLayer::Describe() const {
 }
 
 const float* ActivationLayer::Forward(const float* in, int batch, bool training) {
+  if (pass_through_) return in;
   const size_t n = static_cast<size_t>(batch) * output_size();
   float* out = EnsureSize(out_, n);
   if (!generic_relu_) {
@@ -106,6 +107,7 @@ const float* ActivationLayer::Forward(const float* in, int batch, bool training)
 
 const float* ActivationLayer::Backward(const float* dout, bool need_din) {
   if (!need_din) return nullptr;
+  if (pass_through_) return dout;
   const size_t n = static_cast<size_t>(batch_) * output_size();
   float* din = EnsureSize(din_, n);
   if (!generic_relu_) {

@@ -37,6 +37,8 @@ class ActivationLayer final : public Layer {
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
   LayerDesc Describe() const override;
+  bool IsPlainRelu() const override { return act_ == Activation::kRelu && !generic_relu_; }
+  void PassThrough() override { pass_through_ = true; }
 
  private:
   // ReLU's arguments; used when `generic_relu_`.
@@ -56,6 +58,7 @@ class ActivationLayer final : public Layer {
   Activation act_;
   bool generic_relu_;
   Relu relu_;
+  bool pass_through_ = false;  // the layer before applies this relu (Layer::AbsorbRelu)
 
   const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/norm.h"
 #include "nn/json_fields.h"
 #include "nn/norm_fields.h"
 
@@ -126,14 +127,7 @@ bool BatchNorm::Reduce(size_t n) {
 }
 
 void BatchNorm::Affine(const float* x, float* out) const {
-  const size_t c = static_cast<size_t>(channels_);
-  const float* a = a_.data();
-  const float* b = b_.data();
-  for (size_t r = 0; r < rows_; ++r) {
-    const float* xr = x + r * c;
-    float* o = out + r * c;
-    for (size_t k = 0; k < c; ++k) o[k] = xr[k] * a[k] + b[k];
-  }
+  kernels::ChannelAffine(x, rows_, channels_, a_.data(), b_.data(), fused_relu_, out);
 }
 
 const float* BatchNorm::Forward(const float* in, int batch, bool training) {
@@ -161,15 +155,7 @@ bool BatchNorm::TrainForward(const float* x, float* out) {
   const size_t c = static_cast<size_t>(channels_);
   double* s = acc_.data();
   double* q = acc_.data() + c;
-  std::fill(acc_.begin(), acc_.end(), 0.0);
-  for (size_t r = 0; r < rows_; ++r) {
-    const float* xr = x + r * c;
-    for (size_t k = 0; k < c; ++k) {
-      const double v = xr[k];
-      s[k] += v;
-      q[k] += v * v;
-    }
-  }
+  kernels::ChannelSums(x, rows_, channels_, s, q);
   count_ = static_cast<double>(rows_);
   if (o_.synchronized && context().all_reduce_sum) {
     red_[0] = static_cast<float>(rows_ / static_cast<size_t>(kCountBase));
@@ -204,28 +190,18 @@ bool BatchNorm::TrainForward(const float* x, float* out) {
 const float* BatchNorm::Backward(const float* dy, bool need_din) {
   const size_t c = static_cast<size_t>(channels_);
   const bool grads = dgamma_ != nullptr || dbeta_ != nullptr;
+  const float* y = fused_relu_ ? out_.data() : nullptr;  // the relu's gradient mask
   if (!grads && !batch_stats_) {
     // Inference mode (a frozen layer): a per-channel scale, no statistics.
     if (!need_din) return nullptr;
     float* din = EnsureSize(din_, rows_ * c);
-    for (size_t r = 0; r < rows_; ++r) {
-      for (size_t k = 0; k < c; ++k) din[r * c + k] = dy[r * c + k] * a_[k];
-    }
+    kernels::ChannelScaleGrad(dy, y, rows_, channels_, a_.data(), din);
     return din;
   }
   // Pass 1: sum(dy) and sum(dy * x) per channel; sum(dy * xhat) = invstd * (sum(dy * x) - mean * sum(dy)).
   double* sdy = acc_.data();
   double* sdx = acc_.data() + c;
-  std::fill(acc_.begin(), acc_.end(), 0.0);
-  for (size_t r = 0; r < rows_; ++r) {
-    const float* d = dy + r * c;
-    const float* xr = x_ + r * c;
-    for (size_t k = 0; k < c; ++k) {
-      const double g = d[k];
-      sdy[k] += g;
-      sdx[k] += g * xr[k];
-    }
-  }
+  kernels::ChannelGradSums(dy, y, x_, rows_, channels_, sdy, sdx);
   for (size_t k = 0; k < c; ++k) {
     sdx[k] = static_cast<double>(invstd_[k]) * (sdx[k] - static_cast<double>(mean_[k]) * sdy[k]);
     if (dbeta_ != nullptr) dbeta_[k] = static_cast<float>(sdy[k]);
@@ -234,9 +210,7 @@ const float* BatchNorm::Backward(const float* dy, bool need_din) {
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, rows_ * c);
   if (!batch_stats_) {
-    for (size_t r = 0; r < rows_; ++r) {
-      for (size_t k = 0; k < c; ++k) din[r * c + k] = dy[r * c + k] * a_[k];
-    }
+    kernels::ChannelScaleGrad(dy, y, rows_, channels_, a_.data(), din);
     return din;
   }
   if (o_.synchronized && context().all_reduce_sum) {
@@ -259,12 +233,7 @@ const float* BatchNorm::Backward(const float* dy, bool need_din) {
     coef_b[k] = static_cast<float>(-static_cast<double>(coef_a[k]) * invstd_[k] * (sdx[k] / count_));
     mdy[k] = static_cast<float>(sdy[k] / count_);
   }
-  for (size_t r = 0; r < rows_; ++r) {
-    const float* d = dy + r * c;
-    const float* xr = x_ + r * c;
-    float* o = din + r * c;
-    for (size_t k = 0; k < c; ++k) o[k] = coef_a[k] * (d[k] - mdy[k]) + coef_b[k] * (xr[k] - mean_[k]);
-  }
+  kernels::ChannelInputGrad(dy, y, x_, rows_, channels_, coef_a, mdy.data(), coef_b, mean_.data(), din);
   return din;
 }
 

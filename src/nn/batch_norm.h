@@ -14,7 +14,8 @@
 // sum and sum of squares in Forward; sum(dy) and sum(dy * xhat) in Backward). A failed
 // collective leaves the output as it is (the trainer abandons the step).
 //
-// Two passes over the data each way, channels innermost; sums in double. Threading: one
+// Two passes over the data each way, channels innermost, through kernels/norm.h; sums
+// in double. A following relu can be fused in (Layer::AbsorbRelu). Threading: one
 // thread at a time (layer.h).
 #pragma once
 
@@ -52,6 +53,10 @@ class BatchNorm final : public Layer {
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
   LayerDesc Describe() const override;
+  bool AbsorbRelu() override {
+    fused_relu_ = true;
+    return true;
+  }
 
  private:
   struct Options {
@@ -84,6 +89,7 @@ class BatchNorm final : public Layer {
   size_t rows_ = 0;
   double count_ = 0;
   bool batch_stats_ = false;
+  bool fused_relu_ = false;  // a following relu taken over (Layer::AbsorbRelu)
   std::vector<float> mean_, invstd_, a_, b_;  // per channel, of the last Forward
   std::vector<double> acc_;                   // per-channel sums
   std::vector<float> red_;                    // the all-reduce buffer (synchronized)

@@ -147,6 +147,17 @@ class Layer {
     (*din)[0] = Backward(dout, need_din[0]);
   }
 
+  // Relu fusion, set up once by the model before the first Forward. When a layer's
+  // output feeds nothing but a plain relu (IsPlainRelu), the model asks the layer to take
+  // the relu over: AbsorbRelu returns true if it did, and from then on the layer's output
+  // is relu'd and its Backward receives the relu's output gradient, which it masks where
+  // its output is not > 0. The relu layer is then told to PassThrough: its Forward
+  // returns its input and its Backward its output gradient. The bits are those of the
+  // unfused pair; two passes over memory fewer each way.
+  virtual bool AbsorbRelu() { return false; }
+  virtual bool IsPlainRelu() const { return false; }
+  virtual void PassThrough() {}
+
   // This layer for another backend: kind, shapes, geometry, activation. The model
   // fills in the name, the parameter offsets and need_input_grad. Layers the GPU
   // engine does not run return Kind::kOther.

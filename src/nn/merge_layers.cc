@@ -122,13 +122,16 @@ const float* MergeLayer::ForwardInputs(const std::vector<const float*>& in, int 
   const size_t n = static_cast<size_t>(batch) * output_size();
   float* out = EnsureSize(out_, n);
   switch (op_) {
-    case Op::kAdd:
-      std::copy(in[0], in[0] + n, out);
-      for (size_t k = 1; k < in.size(); ++k) {
+    case Op::kAdd: {
+      const float* x0 = in[0];
+      const float* x1 = in[1];  // two inputs at least (checked when built)
+      for (size_t i = 0; i < n; ++i) out[i] = x0[i] + x1[i];
+      for (size_t k = 2; k < in.size(); ++k) {
         const float* x = in[k];
         for (size_t i = 0; i < n; ++i) out[i] += x[i];
       }
       break;
+    }
     case Op::kMultiply:
       std::copy(in[0], in[0] + n, out);
       for (size_t k = 1; k < in.size(); ++k) {
@@ -147,6 +150,9 @@ const float* MergeLayer::ForwardInputs(const std::vector<const float*>& in, int 
       }
       break;
     }
+  }
+  if (fused_relu_) {
+    for (size_t i = 0; i < n; ++i) out[i] = out[i] > 0.0f ? out[i] : 0.0f;  // as ActivationForward's relu
   }
   if (training) {
     x_.assign(in.begin(), in.end());  // no allocation once sized: the input count is fixed
@@ -173,16 +179,31 @@ void MergeLayer::BackwardInputs(const float* dout, const std::vector<bool>& need
     }
     return;
   }
+  if (op_ == Op::kAdd) {
+    // d(x0 + x1 + ...)/dxk = 1: every input gets the output gradient, masked by the
+    // fused relu when there is one (computed once, shared by the inputs).
+    const float* g = dout;
+    if (fused_relu_) {
+      float* masked = EnsureSize(din_[0], n);
+      const float* y = out_.data();
+      for (size_t i = 0; i < n; ++i) {
+        const float d = dout[i];  // loaded unconditionally: the loop vectorises
+        masked[i] = y[i] > 0.0f ? d : 0.0f;
+      }
+      g = masked;
+    }
+    for (size_t k = 0; k < inputs; ++k) (*din)[k] = need_din[k] ? g : nullptr;
+    return;
+  }
   for (size_t k = 0; k < inputs; ++k) {
     if (!need_din[k]) continue;
     float* g = EnsureSize(din_[k], n);
     std::copy(dout, dout + n, g);
-    if (op_ == Op::kMultiply) {  // d(x0 * x1 * ...)/dxk: the product of the others, in input order
-      for (size_t j = 0; j < inputs; ++j) {
-        if (j == k) continue;
-        const float* x = x_[j];
-        for (size_t i = 0; i < n; ++i) g[i] *= x[i];
-      }
+    // Multiply: d(x0 * x1 * ...)/dxk is the product of the others, in input order.
+    for (size_t j = 0; j < inputs; ++j) {
+      if (j == k) continue;
+      const float* x = x_[j];
+      for (size_t i = 0; i < n; ++i) g[i] *= x[i];
     }
     (*din)[k] = g;
   }

@@ -3,7 +3,8 @@
 //   Multiply     y = x0 * x1 * ...  (same shapes)
 //   Concatenate  along `axis` (-1, Keras' default; any axis but the batch); the inputs'
 //                shapes agree except along it
-// No weights. Backward writes an input gradient per input that needs one. One thread
+// No weights. Backward writes an input gradient per input that needs one (Add hands its
+// output gradient itself to every input: the same pointer, no copy). One thread
 // at a time; nothing allocated after the first batch size.
 #pragma once
 
@@ -35,6 +36,11 @@ class MergeLayer final : public Layer {
   const float* ForwardInputs(const std::vector<const float*>& in, int batch, bool training) override;
   void BackwardInputs(const float* dout, const std::vector<bool>& need_din, std::vector<const float*>* din) override;
   LayerDesc Describe() const override;
+  // Add takes a following relu over (Layer::AbsorbRelu); the others do not.
+  bool AbsorbRelu() override {
+    fused_relu_ = op_ == Op::kAdd;
+    return fused_relu_;
+  }
 
  private:
   enum class Op { kAdd, kMultiply, kConcatenate };
@@ -47,6 +53,7 @@ class MergeLayer final : public Layer {
 
   std::vector<const float*> x_;  // the inputs of the last training Forward
   int batch_ = 0;
+  bool fused_relu_ = false;
   std::vector<float> out_;
   std::vector<std::vector<float>> din_;
 };

@@ -1,6 +1,7 @@
 #include "nn/model.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <limits>
@@ -53,6 +54,12 @@ struct Model::Impl {
   float empty_logits[1] = {0.0f};
 };
 
+
+namespace {
+std::atomic<bool> g_relu_fusion{true};
+}  // namespace
+
+void Model::SetReluFusion(bool enabled) { g_relu_fusion.store(enabled); }
 
 Model::Model() : impl_(std::make_unique<Impl>()) {}
 Model::~Model() = default;
@@ -140,6 +147,14 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
       m.need_din[l].push_back(k != internal::kModelInput && up[static_cast<size_t>(k)]);
     }
     m.run_backward[l] = up[l];
+  }
+  // A plain relu whose input feeds nothing else runs inside the layer before it, when
+  // that layer can take it over (Layer::AbsorbRelu): the same bits, fewer passes.
+  for (size_t l = 0; l < nl && g_relu_fusion.load(); ++l) {
+    if (!layers[l]->IsPlainRelu() || m.graph.inputs[l].size() != 1) continue;
+    const int k = m.graph.inputs[l][0];
+    if (k == internal::kModelInput || m.graph.consumers[static_cast<size_t>(k)] != 1) continue;
+    if (layers[static_cast<size_t>(k)]->AbsorbRelu()) layers[l]->PassThrough();
   }
   m.outputs.assign(nl, nullptr);
   m.dout.assign(nl, nullptr);
