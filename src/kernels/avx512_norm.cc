@@ -3,6 +3,8 @@
 // -ffp-contract=off): the portable loops' bits.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels/avx512_util.h"
 #include "kernels/norm.h"
 
@@ -31,84 +33,109 @@ inline void StoreSums(double* dst, __mmask16 m, __m512d lo, __m512d hi) {
 
 }  // namespace
 
-void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq) {
+namespace {
+
+// Sums over the rows of up to 64 channels from k (NV vectors of 16; lanes past c masked
+// off): sum0 += a, sum1 += a * b per channel, with a and b what `load` gives for the row's
+// vector v. Named accumulators (two double vectors per float vector), not arrays: GCC 12
+// keeps arrays of vectors on the stack.
+template <int NV, typename Load>
+void GroupSums(size_t rows, size_t n, int k, int c, const Load& load, double* sum0, double* sum1) {
+  static_assert(NV >= 1 && NV <= 4, "up to 64 channels at once");
+  const __m512d z = _mm512_setzero_pd();
+  __m512d s00 = z, s01 = z, s10 = z, s11 = z, s20 = z, s21 = z, s30 = z, s31 = z;
+  __m512d q00 = z, q01 = z, q10 = z, q11 = z, q20 = z, q21 = z, q30 = z, q31 = z;
+  __mmask16 m[4];
+  for (int v = 0; v < 4; ++v) m[v] = TailMask(c - k - 16 * v);
+  for (size_t r = 0, i = static_cast<size_t>(k); r < rows; ++r, i += n) {
+#define RT_VEC(v)                                                   \
+  if constexpr (NV > v) {                                           \
+    __m512 a, b;                                                    \
+    load(i + 16 * v, m[v], &a, &b);                                 \
+    const __m512d alo = Low(a), ahi = High(a);                      \
+    s##v##0 = _mm512_add_pd(s##v##0, alo);                          \
+    s##v##1 = _mm512_add_pd(s##v##1, ahi);                          \
+    q##v##0 = _mm512_add_pd(q##v##0, _mm512_mul_pd(alo, Low(b)));   \
+    q##v##1 = _mm512_add_pd(q##v##1, _mm512_mul_pd(ahi, High(b)));  \
+  }
+    RT_VEC(0) RT_VEC(1) RT_VEC(2) RT_VEC(3)
+#undef RT_VEC
+  }
+#define RT_STORE(v)                                          \
+  if constexpr (NV > v) {                                    \
+    StoreSums(sum0 + k + 16 * v, m[v], s##v##0, s##v##1);    \
+    StoreSums(sum1 + k + 16 * v, m[v], q##v##0, q##v##1);    \
+  }
+  RT_STORE(0) RT_STORE(1) RT_STORE(2) RT_STORE(3)
+#undef RT_STORE
+}
+
+// Every channel, 64 at a time (one pass over the rows when c <= 64).
+template <typename Load>
+void Sums(size_t rows, int c, const Load& load, double* sum0, double* sum1) {
   const size_t n = static_cast<size_t>(c);
-  for (int k = 0; k < c; k += 16) {
-    const __mmask16 m = TailMask(c - k);
-    __m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
-    const float* p = x + k;
-    for (size_t r = 0; r < rows; ++r, p += n) {
-      const __m512 v = _mm512_maskz_loadu_ps(m, p);
-      const __m512d lo = Low(v), hi = High(v);
-      s0 = _mm512_add_pd(s0, lo);
-      s1 = _mm512_add_pd(s1, hi);
-      q0 = _mm512_add_pd(q0, _mm512_mul_pd(lo, lo));
-      q1 = _mm512_add_pd(q1, _mm512_mul_pd(hi, hi));
+  for (int k = 0; k < c; k += 64) {
+    switch ((std::min(c - k, 64) + 15) / 16) {
+      case 1: GroupSums<1>(rows, n, k, c, load, sum0, sum1); break;
+      case 2: GroupSums<2>(rows, n, k, c, load, sum0, sum1); break;
+      case 3: GroupSums<3>(rows, n, k, c, load, sum0, sum1); break;
+      default: GroupSums<4>(rows, n, k, c, load, sum0, sum1); break;
     }
-    StoreSums(sum + k, m, s0, s1);
-    StoreSums(sum_sq + k, m, q0, q1);
   }
 }
 
-void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu, float* out) {
+// fn(i, mask, channel) for every 16-channel vector of every row, row by row.
+template <typename Fn>
+void ForEachVector(size_t rows, int c, const Fn& fn) {
   const size_t n = static_cast<size_t>(c);
-  const __m512 zero = _mm512_setzero_ps();
-  for (int k = 0; k < c; k += 16) {
-    const __mmask16 m = TailMask(c - k);
-    const __m512 av = _mm512_maskz_loadu_ps(m, a + k), bv = _mm512_maskz_loadu_ps(m, b + k);
-    for (size_t r = 0, i = static_cast<size_t>(k); r < rows; ++r, i += n) {
-      __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), av), bv);
-      if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), v);
-      _mm512_mask_storeu_ps(out + i, m, v);
-    }
+  for (size_t r = 0, i = 0; r < rows; ++r, i += n) {
+    for (int k = 0; k < c; k += 16) fn(i + static_cast<size_t>(k), TailMask(c - k), k);
   }
+}
+
+}  // namespace
+
+void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq) {
+  Sums(rows, c, [x](size_t i, __mmask16 m, __m512* a, __m512* b) { *a = *b = _mm512_maskz_loadu_ps(m, x + i); },
+       sum, sum_sq);
+}
+
+void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu, float* out) {
+  const __m512 zero = _mm512_setzero_ps();
+  ForEachVector(rows, c, [&](size_t i, __mmask16 m, int k) {
+    __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, a + k)),
+                             _mm512_maskz_loadu_ps(m, b + k));
+    if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), v);
+    _mm512_mask_storeu_ps(out + i, m, v);
+  });
 }
 
 void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,
                      double* sum_gx) {
-  const size_t n = static_cast<size_t>(c);
-  for (int k = 0; k < c; k += 16) {
-    const __mmask16 m = TailMask(c - k);
-    __m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
-    for (size_t r = 0, i = static_cast<size_t>(k); r < rows; ++r, i += n) {
-      const __m512 g = Grad(dy, y, i, m);
-      const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
-      const __m512d glo = Low(g), ghi = High(g);
-      s0 = _mm512_add_pd(s0, glo);
-      s1 = _mm512_add_pd(s1, ghi);
-      q0 = _mm512_add_pd(q0, _mm512_mul_pd(glo, Low(xv)));
-      q1 = _mm512_add_pd(q1, _mm512_mul_pd(ghi, High(xv)));
-    }
-    StoreSums(sum_g + k, m, s0, s1);
-    StoreSums(sum_gx + k, m, q0, q1);
-  }
+  Sums(rows, c,
+       [dy, y, x](size_t i, __mmask16 m, __m512* g, __m512* xv) {
+         *g = Grad(dy, y, i, m);
+         *xv = _mm512_maskz_loadu_ps(m, x + i);
+       },
+       sum_g, sum_gx);
 }
 
 void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t rows, int c, const float* a,
                       const float* mean_g, const float* b, const float* mean, float* din) {
-  const size_t n = static_cast<size_t>(c);
-  for (int k = 0; k < c; k += 16) {
-    const __mmask16 m = TailMask(c - k);
-    const __m512 av = _mm512_maskz_loadu_ps(m, a + k), mg = _mm512_maskz_loadu_ps(m, mean_g + k);
-    const __m512 bv = _mm512_maskz_loadu_ps(m, b + k), mv = _mm512_maskz_loadu_ps(m, mean + k);
-    for (size_t r = 0, i = static_cast<size_t>(k); r < rows; ++r, i += n) {
-      const __m512 g = Grad(dy, y, i, m);
-      const __m512 xc = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), mv);
-      const __m512 v = _mm512_add_ps(_mm512_mul_ps(av, _mm512_sub_ps(g, mg)), _mm512_mul_ps(bv, xc));
-      _mm512_mask_storeu_ps(din + i, m, v);
-    }
-  }
+  ForEachVector(rows, c, [&](size_t i, __mmask16 m, int k) {
+    const __m512 g = Grad(dy, y, i, m);
+    const __m512 xc = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, mean + k));
+    const __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + k),
+                                                 _mm512_sub_ps(g, _mm512_maskz_loadu_ps(m, mean_g + k))),
+                                   _mm512_mul_ps(_mm512_maskz_loadu_ps(m, b + k), xc));
+    _mm512_mask_storeu_ps(din + i, m, v);
+  });
 }
 
 void ChannelScaleGrad(const float* dy, const float* y, size_t rows, int c, const float* a, float* din) {
-  const size_t n = static_cast<size_t>(c);
-  for (int k = 0; k < c; k += 16) {
-    const __mmask16 m = TailMask(c - k);
-    const __m512 av = _mm512_maskz_loadu_ps(m, a + k);
-    for (size_t r = 0, i = static_cast<size_t>(k); r < rows; ++r, i += n) {
-      _mm512_mask_storeu_ps(din + i, m, _mm512_mul_ps(Grad(dy, y, i, m), av));
-    }
-  }
+  ForEachVector(rows, c, [&](size_t i, __mmask16 m, int k) {
+    _mm512_mask_storeu_ps(din + i, m, _mm512_mul_ps(Grad(dy, y, i, m), _mm512_maskz_loadu_ps(m, a + k)));
+  });
 }
 
 }  // namespace ringtrain::kernels::avx512
