@@ -1,0 +1,315 @@
+// AVX-512 Winograd F(2x2, 3x3) passes (see winograd.h). Vectors run over channels (the
+// input transform) and filters (the kernel and output transforms): NHWC keeps both
+// contiguous. The 16 products per block go through the register-tile MicroKernel.
+//
+//   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+//   G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+//   A^T = [1 1 1 0; 0 1 -1 -1]
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/avx512_microkernel.h"
+#include "kernels/avx512_util.h"
+#include "kernels/impl.h"
+#include "kernels/thread_pool.h"
+#include "kernels/winograd.h"
+
+namespace ringtrain::kernels::avx512 {
+namespace {
+
+constexpr int kMr = 6;   // MicroKernel rows
+constexpr int kNc = 64;  // MicroKernel columns (4 vectors)
+
+// d[4r + s] -> B^T d B, in place.
+inline void InputTransform(__m512* d) {
+  for (int s = 0; s < 4; ++s) {  // columns: rows combined
+    const __m512 d0 = d[s], d1 = d[4 + s], d2 = d[8 + s], d3 = d[12 + s];
+    d[s] = _mm512_sub_ps(d0, d2);
+    d[4 + s] = _mm512_add_ps(d1, d2);
+    d[8 + s] = _mm512_sub_ps(d2, d1);
+    d[12 + s] = _mm512_sub_ps(d1, d3);
+  }
+  for (int r = 0; r < 4; ++r) {  // rows: columns combined
+    const __m512 d0 = d[4 * r], d1 = d[4 * r + 1], d2 = d[4 * r + 2], d3 = d[4 * r + 3];
+    d[4 * r] = _mm512_sub_ps(d0, d2);
+    d[4 * r + 1] = _mm512_add_ps(d1, d2);
+    d[4 * r + 2] = _mm512_sub_ps(d2, d1);
+    d[4 * r + 3] = _mm512_sub_ps(d1, d3);
+  }
+}
+
+// Where tile t of example n reads and writes.
+struct TileAt {
+  int oh, ow;  // the tile's first output pixel
+};
+
+inline TileAt TilePos(const WinogradPlan& p, int t) { return {2 * (t / p.tiles_w), 2 * (t % p.tiles_w)}; }
+
+// V[xi][t][c] for the tiles [t0, t0 + nt) of example xn (zero outside the input).
+void TransformInput(const Window& g, const WinogradPlan& p, const float* xn, int t0, int nt, float* v) {
+  const int c = g.c;
+  const size_t plane = static_cast<size_t>(p.block) * c;
+  const __m512 z = _mm512_setzero_ps();
+  for (int t = 0; t < nt; ++t) {
+    const TileAt at = TilePos(p, t0 + t);
+    const int ih0 = at.oh - g.pad_top, iw0 = at.ow - g.pad_left;
+    const float* rows[4];
+    bool col_in[4];
+    for (int r = 0; r < 4; ++r) {
+      const int ih = ih0 + r;
+      rows[r] = ih >= 0 && ih < g.h ? xn + static_cast<size_t>(ih) * g.w * c : nullptr;
+      const int iw = iw0 + r;
+      col_in[r] = iw >= 0 && iw < g.w;
+    }
+    for (int c0 = 0; c0 < c; c0 += 16) {
+      const __mmask16 m = TailMask(c - c0);
+      __m512 d[16];
+      for (int r = 0; r < 4; ++r) {
+        for (int s = 0; s < 4; ++s) {
+          d[4 * r + s] = rows[r] != nullptr && col_in[s]
+                             ? _mm512_maskz_loadu_ps(m, rows[r] + static_cast<size_t>(iw0 + s) * c + c0)
+                             : z;
+        }
+      }
+      InputTransform(d);
+      float* dst = v + static_cast<size_t>(t) * c + c0;
+      for (int xi = 0; xi < 16; ++xi) _mm512_mask_storeu_ps(dst + xi * plane, m, d[xi]);
+    }
+  }
+}
+
+// U[xi][c][f] = G w[., ., c, f] G^T; w is [3, 3, c, f].
+void TransformKernel(const float* w, int c, int f, float* u) {
+  const size_t cf = static_cast<size_t>(c) * f;
+  const __m512 half = _mm512_set1_ps(0.5f);
+  for (int ci = 0; ci < c; ++ci) {
+    for (int f0 = 0; f0 < f; f0 += 16) {
+      const __mmask16 m = TailMask(f - f0);
+      __m512 k[9];
+      for (int tap = 0; tap < 9; ++tap) k[tap] = _mm512_maskz_loadu_ps(m, w + tap * cf + static_cast<size_t>(ci) * f + f0);
+      __m512 q[12];  // G k: 4 rows x 3 columns
+      for (int j = 0; j < 3; ++j) {
+        const __m512 g0 = k[j], g1 = k[3 + j], g2 = k[6 + j];
+        const __m512 s = _mm512_mul_ps(_mm512_add_ps(g0, g2), half), h1 = _mm512_mul_ps(g1, half);
+        q[j] = g0;
+        q[3 + j] = _mm512_add_ps(s, h1);
+        q[6 + j] = _mm512_sub_ps(s, h1);
+        q[9 + j] = g2;
+      }
+      for (int r = 0; r < 4; ++r) {  // (G k) G^T
+        const __m512 g0 = q[3 * r], g1 = q[3 * r + 1], g2 = q[3 * r + 2];
+        const __m512 s = _mm512_mul_ps(_mm512_add_ps(g0, g2), half), h1 = _mm512_mul_ps(g1, half);
+        const __m512 out[4] = {g0, _mm512_add_ps(s, h1), _mm512_sub_ps(s, h1), g2};
+        for (int s2 = 0; s2 < 4; ++s2) {
+          _mm512_mask_storeu_ps(u + (4 * r + s2) * cf + static_cast<size_t>(ci) * f + f0, m, out[s2]);
+        }
+      }
+    }
+  }
+}
+
+// out[xi] (rows x n) (+)= a[xi] (rows x k, lda) * b[xi] (k x n), for the 16 planes, in
+// register tiles of 6 rows x 64 columns.
+void PlaneProducts(const float* a, size_t a_plane, ptrdiff_t ars, ptrdiff_t aks, int rows, int k, const float* b,
+                   size_t b_plane, int n, float* out, size_t out_plane, bool accumulate) {
+  for (int xi = 0; xi < 16; ++xi) {
+    const float* ax = a + xi * a_plane;
+    const float* bx = b + xi * b_plane;
+    float* ox = out + xi * out_plane;
+    for (int n0 = 0; n0 < n; n0 += kNc) {
+      const int cols = std::min(kNc, n - n0);
+      const int nv = (cols + 15) / 16;
+      const __mmask16 last = TailMask(cols - 16 * (nv - 1));
+      for (int r0 = 0; r0 < rows; r0 += kMr) {
+        const int mr = std::min(kMr, rows - r0);
+        PickMicroKernel(mr, nv)(ax + r0 * ars, ars, aks, bx + n0, n, k, ox + static_cast<size_t>(r0) * n + n0, n,
+                                last, accumulate);
+      }
+    }
+  }
+}
+
+// y for the tiles [t0, t0 + nt) of example n from M[xi][t][f]: A^T M A + bias, relu.
+void TransformOutput(const Window& g, const WinogradPlan& p, int filters, const float* mm, int t0, int nt,
+                     const float* bias, bool relu, float* yn) {
+  const size_t plane = static_cast<size_t>(p.block) * filters;
+  const __m512 z = _mm512_setzero_ps();
+  for (int t = 0; t < nt; ++t) {
+    const TileAt at = TilePos(p, t0 + t);
+    const bool two_rows = at.oh + 1 < g.out_h, two_cols = at.ow + 1 < g.out_w;
+    for (int f0 = 0; f0 < filters; f0 += 16) {
+      const __mmask16 m = TailMask(filters - f0);
+      const float* src = mm + static_cast<size_t>(t) * filters + f0;
+      __m512 q[8];  // A^T M: 2 rows x 4 columns
+      for (int s = 0; s < 4; ++s) {
+        const __m512 m0 = _mm512_maskz_loadu_ps(m, src + s * plane), m1 = _mm512_maskz_loadu_ps(m, src + (4 + s) * plane);
+        const __m512 m2 = _mm512_maskz_loadu_ps(m, src + (8 + s) * plane);
+        const __m512 m3 = _mm512_maskz_loadu_ps(m, src + (12 + s) * plane);
+        q[s] = _mm512_add_ps(_mm512_add_ps(m0, m1), m2);
+        q[4 + s] = _mm512_sub_ps(_mm512_sub_ps(m1, m2), m3);
+      }
+      const __m512 bv = bias == nullptr ? z : _mm512_maskz_loadu_ps(m, bias + f0);
+      for (int a = 0; a < (two_rows ? 2 : 1); ++a) {
+        const __m512 *r = q + 4 * a;
+        __m512 o0 = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), bv);
+        __m512 o1 = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), bv);
+        if (relu) {
+          o0 = _mm512_max_ps(o0, z);
+          o1 = _mm512_max_ps(o1, z);
+        }
+        float* dst = yn + (static_cast<size_t>(at.oh + a) * g.out_w + at.ow) * filters + f0;
+        _mm512_mask_storeu_ps(dst, m, o0);
+        if (two_cols) _mm512_mask_storeu_ps(dst + filters, m, o1);
+      }
+    }
+  }
+}
+
+// The units [begin, end) of slot s.
+inline void SlotUnits(const WinogradPlan& p, int s, int* begin, int* end) {
+  *begin = static_cast<int>(static_cast<int64_t>(p.units) * s / p.slots);
+  *end = static_cast<int>(static_cast<int64_t>(p.units) * (s + 1) / p.slots);
+}
+
+// dM[xi][t][f] = A dpre A^T for the tiles [t0, t0 + nt) of one example (dpre = dy masked
+// by y > 0 with relu; zero outside the output), writing dpre where asked and adding it
+// to db in tile order.
+void TransformGradient(const Window& g, const WinogradPlan& p, int filters, const float* dyn, const float* yn,
+                       bool relu, float* dpren, int t0, int nt, float* dm, float* db) {
+  const size_t plane = static_cast<size_t>(p.block) * filters;
+  const __m512 z = _mm512_setzero_ps();
+  for (int t = 0; t < nt; ++t) {
+    const TileAt at = TilePos(p, t0 + t);
+    const bool two_rows = at.oh + 1 < g.out_h, two_cols = at.ow + 1 < g.out_w;
+    for (int f0 = 0; f0 < filters; f0 += 16) {
+      const __mmask16 m = TailMask(filters - f0);
+      __m512 d[4] = {z, z, z, z};  // [a][b]
+      __m512 dbv = _mm512_maskz_loadu_ps(m, db + f0);
+      for (int a = 0; a < (two_rows ? 2 : 1); ++a) {
+        for (int b = 0; b < (two_cols ? 2 : 1); ++b) {
+          const size_t o = (static_cast<size_t>(at.oh + a) * g.out_w + at.ow + b) * filters + f0;
+          __m512 v = _mm512_maskz_loadu_ps(m, dyn + o);
+          if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, yn + o), z, _CMP_GT_OQ), v);
+          if (dpren != nullptr) _mm512_mask_storeu_ps(dpren + o, m, v);
+          dbv = _mm512_add_ps(dbv, v);
+          d[2 * a + b] = v;
+        }
+      }
+      _mm512_mask_storeu_ps(db + f0, m, dbv);
+      __m512 q[8];  // A dpre: 4 rows x 2 columns
+      for (int b = 0; b < 2; ++b) {
+        q[b] = d[b];
+        q[2 + b] = _mm512_add_ps(d[b], d[2 + b]);
+        q[4 + b] = _mm512_sub_ps(d[b], d[2 + b]);
+        q[6 + b] = _mm512_sub_ps(z, d[2 + b]);
+      }
+      float* dst = dm + static_cast<size_t>(t) * filters + f0;
+      for (int r = 0; r < 4; ++r) {  // (A dpre) A^T
+        const __m512 q0 = q[2 * r], q1 = q[2 * r + 1];
+        _mm512_mask_storeu_ps(dst + (4 * r) * plane, m, q0);
+        _mm512_mask_storeu_ps(dst + (4 * r + 1) * plane, m, _mm512_add_ps(q0, q1));
+        _mm512_mask_storeu_ps(dst + (4 * r + 2) * plane, m, _mm512_sub_ps(q0, q1));
+        _mm512_mask_storeu_ps(dst + (4 * r + 3) * plane, m, _mm512_sub_ps(z, q1));
+      }
+    }
+  }
+}
+
+// dw[i, j, c, f] = (G^T dU G)[i, j] from dU[xi][c][f].
+void TransformKernelGradient(const float* du, int c, int f, float* dw) {
+  const size_t cf = static_cast<size_t>(c) * f;
+  const __m512 half = _mm512_set1_ps(0.5f);
+  for (int ci = 0; ci < c; ++ci) {
+    for (int f0 = 0; f0 < f; f0 += 16) {
+      const __mmask16 m = TailMask(f - f0);
+      const size_t at = static_cast<size_t>(ci) * f + f0;
+      __m512 q[12];  // G^T dU: 3 rows x 4 columns
+      for (int s = 0; s < 4; ++s) {
+        const __m512 u0 = _mm512_maskz_loadu_ps(m, du + s * cf + at), u1 = _mm512_maskz_loadu_ps(m, du + (4 + s) * cf + at);
+        const __m512 u2 = _mm512_maskz_loadu_ps(m, du + (8 + s) * cf + at);
+        const __m512 u3 = _mm512_maskz_loadu_ps(m, du + (12 + s) * cf + at);
+        const __m512 sum = _mm512_mul_ps(_mm512_add_ps(u1, u2), half);
+        q[s] = _mm512_add_ps(u0, sum);
+        q[4 + s] = _mm512_mul_ps(_mm512_sub_ps(u1, u2), half);
+        q[8 + s] = _mm512_add_ps(sum, u3);
+      }
+      for (int i = 0; i < 3; ++i) {  // (G^T dU) G
+        const __m512 u0 = q[4 * i], u1 = q[4 * i + 1], u2 = q[4 * i + 2], u3 = q[4 * i + 3];
+        const __m512 sum = _mm512_mul_ps(_mm512_add_ps(u1, u2), half);
+        _mm512_mask_storeu_ps(dw + (3 * i) * cf + at, m, _mm512_add_ps(u0, sum));
+        _mm512_mask_storeu_ps(dw + (3 * i + 1) * cf + at, m, _mm512_mul_ps(_mm512_sub_ps(u1, u2), half));
+        _mm512_mask_storeu_ps(dw + (3 * i + 2) * cf + at, m, _mm512_add_ps(sum, u3));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void WinogradForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,
+                     bool relu, float* y, float* scratch) {
+  const WinogradPlan p = PlanWinograd(g, filters, batch);
+  const int c = g.c;
+  float* u = scratch;
+  float* slots = u + 16 * static_cast<size_t>(c) * filters;
+  TransformKernel(w, c, filters, u);
+  const size_t in_example = g.in_size(), out_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
+  ParallelFor(p.slots, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) {
+      float* v = slots + s * (p.v_floats + p.m_floats);
+      float* mm = v + p.v_floats;
+      int u0, u1;
+      SlotUnits(p, static_cast<int>(s), &u0, &u1);
+      for (int unit = u0; unit < u1; ++unit) {
+        const int n = unit / p.blocks_per_example, t0 = (unit % p.blocks_per_example) * p.block;
+        const int nt = std::min(p.block, p.tiles - t0);
+        TransformInput(g, p, x + n * in_example, t0, nt, v);
+        PlaneProducts(v, static_cast<size_t>(p.block) * c, c, 1, nt, c, u, static_cast<size_t>(c) * filters, filters,
+                      mm, static_cast<size_t>(p.block) * filters, false);
+        TransformOutput(g, p, filters, mm, t0, nt, bias, relu, y + n * out_example);
+      }
+    }
+  });
+}
+
+void WinogradFilterGrad(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
+                        bool relu, float* dw, float* db, float* dpre, float* scratch) {
+  const WinogradPlan p = PlanWinograd(g, filters, batch);
+  const int c = g.c;
+  const size_t du_floats = 16 * static_cast<size_t>(c) * filters;
+  const size_t slot_floats = p.v_floats + p.m_floats + du_floats + filters;
+  const size_t in_example = g.in_size(), out_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
+  ParallelFor(p.slots, [&](int64_t begin, int64_t end) {
+    for (int64_t s = begin; s < end; ++s) {
+      float* v = scratch + s * slot_floats;
+      float* dm = v + p.v_floats;
+      float* du = dm + p.m_floats;
+      float* dbs = du + du_floats;
+      std::fill(du, du + du_floats + filters, 0.0f);
+      int u0, u1;
+      SlotUnits(p, static_cast<int>(s), &u0, &u1);
+      for (int unit = u0; unit < u1; ++unit) {
+        const int n = unit / p.blocks_per_example, t0 = (unit % p.blocks_per_example) * p.block;
+        const int nt = std::min(p.block, p.tiles - t0);
+        TransformInput(g, p, x + n * in_example, t0, nt, v);
+        TransformGradient(g, p, filters, dy + n * out_example, y == nullptr ? nullptr : y + n * out_example,
+                          relu && y != nullptr, dpre == nullptr ? nullptr : dpre + n * out_example, t0, nt, dm, dbs);
+        // dU[xi] (c x f) += V[xi]^T (c x nt) dM[xi] (nt x f)
+        PlaneProducts(v, static_cast<size_t>(p.block) * c, 1, c, c, nt, dm, static_cast<size_t>(p.block) * filters,
+                      filters, du, du_floats / 16, true);
+      }
+    }
+  });
+  // The slots' partial sums in slot order, into slot 0's.
+  float* du = scratch + p.v_floats + p.m_floats;
+  for (int s = 1; s < p.slots; ++s) {
+    const float* other = scratch + s * slot_floats + p.v_floats + p.m_floats;
+    for (size_t k = 0; k < du_floats + filters; ++k) du[k] += other[k];
+  }
+  TransformKernelGradient(du, c, filters, dw);
+  if (db != nullptr) std::memcpy(db, du + du_floats, sizeof(float) * filters);
+}
+
+}  // namespace ringtrain::kernels::avx512

@@ -1,0 +1,82 @@
+// Winograd planning: the algorithm switch, blocking and scratch sizes (plain C++, no
+// AVX-512 instructions: conv_common.cc asks for the sizes on every CPU).
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/winograd.h"
+
+namespace ringtrain::kernels {
+namespace {
+
+constexpr int kSlots = 16;                 // work partition, fixed whatever the thread count
+constexpr size_t kBlockFloats = 96 * 1024;  // V and M of one block: 384 KB, inside the 1 MB L2
+
+ConvAlgo EnvAlgo() {
+  const char* v = std::getenv("RINGTRAIN_CONV_ALGO");
+  if (v == nullptr) return ConvAlgo::kAuto;
+  if (std::strcmp(v, "direct") == 0) return ConvAlgo::kDirect;
+  if (std::strcmp(v, "winograd") == 0) return ConvAlgo::kWinograd;
+  return ConvAlgo::kAuto;
+}
+
+std::atomic<int> g_algo_override{-1};
+
+}  // namespace
+
+void SetConvAlgo(ConvAlgo algo) {
+  g_algo_override.store(algo == ConvAlgo::kAuto ? -1 : static_cast<int>(algo), std::memory_order_relaxed);
+}
+
+ConvAlgo CurrentConvAlgo() {
+  static const ConvAlgo env = EnvAlgo();
+  const int forced = g_algo_override.load(std::memory_order_relaxed);
+  return forced < 0 ? env : static_cast<ConvAlgo>(forced);
+}
+
+bool WinogradApplies(const Window& g) {
+  return g.kh == 3 && g.kw == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 &&
+         g.out_h > 0 && g.out_w > 0 && g.c > 0;
+}
+
+bool UseWinograd(const Window& g, int filters, ConvPass pass) {
+  if (!WinogradApplies(g) || filters <= 0) return false;
+  switch (CurrentConvAlgo()) {
+    case ConvAlgo::kDirect: return false;
+    case ConvAlgo::kWinograd: return true;
+    case ConvAlgo::kAuto: break;
+  }
+  (void)pass;
+  // Measured on Zen 5 (conv_bench, ResNet-20's shapes): few channels keep the direct tiles.
+  return g.c >= 16 && filters >= 16;
+}
+
+WinogradPlan PlanWinograd(const Window& g, int filters, int batch) {
+  WinogradPlan p;
+  p.tiles_h = (g.out_h + 1) / 2;
+  p.tiles_w = (g.out_w + 1) / 2;
+  p.tiles = p.tiles_h * p.tiles_w;
+  const size_t per_tile = 16 * static_cast<size_t>(g.c + filters);
+  const int fit = static_cast<int>(std::max<size_t>(12, kBlockFloats / per_tile));
+  p.blocks_per_example = (p.tiles + fit - 1) / fit;
+  p.block = (p.tiles + p.blocks_per_example - 1) / p.blocks_per_example;
+  p.units = batch * p.blocks_per_example;
+  p.slots = std::max(1, std::min(p.units, kSlots));
+  p.v_floats = 16 * static_cast<size_t>(p.block) * g.c;
+  p.m_floats = 16 * static_cast<size_t>(p.block) * filters;
+  return p;
+}
+
+size_t WinogradForwardScratch(const Window& g, int filters, int batch) {
+  const WinogradPlan p = PlanWinograd(g, filters, batch);
+  return 16 * static_cast<size_t>(g.c) * filters + p.slots * (p.v_floats + p.m_floats);
+}
+
+size_t WinogradFilterGradScratch(const Window& g, int filters, int batch) {
+  const WinogradPlan p = PlanWinograd(g, filters, batch);
+  const size_t partial = 16 * static_cast<size_t>(g.c) * filters + filters;
+  return p.slots * (p.v_floats + p.m_floats + partial);
+}
+
+}  // namespace ringtrain::kernels
