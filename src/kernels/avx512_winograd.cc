@@ -50,7 +50,7 @@ inline TileAt TilePos(const WinogradPlan& p, int t) { return {2 * (t / p.tiles_w
 // V[xi][t][c] for the tiles [t0, t0 + nt) of example xn (zero outside the input).
 void TransformInput(const Window& g, const WinogradPlan& p, const float* xn, int t0, int nt, float* v) {
   const int c = g.c;
-  const size_t plane = static_cast<size_t>(p.block) * c;
+  const size_t plane = p.v_plane;
   const __m512 z = _mm512_setzero_ps();
   for (int t = 0; t < nt; ++t) {
     const TileAt at = TilePos(p, t0 + t);
@@ -134,7 +134,7 @@ void PlaneProducts(const float* a, size_t a_plane, ptrdiff_t ars, ptrdiff_t aks,
 // y for the tiles [t0, t0 + nt) of example n from M[xi][t][f]: A^T M A + bias, relu.
 void TransformOutput(const Window& g, const WinogradPlan& p, int filters, const float* mm, int t0, int nt,
                      const float* bias, bool relu, float* yn) {
-  const size_t plane = static_cast<size_t>(p.block) * filters;
+  const size_t plane = p.m_plane;
   const __m512 z = _mm512_setzero_ps();
   for (int t = 0; t < nt; ++t) {
     const TileAt at = TilePos(p, t0 + t);
@@ -178,7 +178,7 @@ inline void SlotUnits(const WinogradPlan& p, int s, int* begin, int* end) {
 // to db in tile order.
 void TransformGradient(const Window& g, const WinogradPlan& p, int filters, const float* dyn, const float* yn,
                        bool relu, float* dpren, int t0, int nt, float* dm, float* db) {
-  const size_t plane = static_cast<size_t>(p.block) * filters;
+  const size_t plane = p.m_plane;
   const __m512 z = _mm512_setzero_ps();
   for (int t = 0; t < nt; ++t) {
     const TileAt at = TilePos(p, t0 + t);
@@ -266,8 +266,7 @@ void WinogradForward(const Window& g, int filters, const float* x, int batch, co
         const int n = unit / p.blocks_per_example, t0 = (unit % p.blocks_per_example) * p.block;
         const int nt = std::min(p.block, p.tiles - t0);
         TransformInput(g, p, x + n * in_example, t0, nt, v);
-        PlaneProducts(v, static_cast<size_t>(p.block) * c, c, 1, nt, c, u, static_cast<size_t>(c) * filters, filters,
-                      mm, static_cast<size_t>(p.block) * filters, false);
+        PlaneProducts(v, p.v_plane, c, 1, nt, c, u, static_cast<size_t>(c) * filters, filters, mm, p.m_plane, false);
         TransformOutput(g, p, filters, mm, t0, nt, bias, relu, y + n * out_example);
       }
     }
@@ -297,8 +296,7 @@ void WinogradFilterGrad(const Window& g, int filters, const float* x, const floa
         TransformGradient(g, p, filters, dy + n * out_example, y == nullptr ? nullptr : y + n * out_example,
                           relu && y != nullptr, dpre == nullptr ? nullptr : dpre + n * out_example, t0, nt, dm, dbs);
         // dU[xi] (c x f) += V[xi]^T (c x nt) dM[xi] (nt x f)
-        PlaneProducts(v, static_cast<size_t>(p.block) * c, 1, c, c, nt, dm, static_cast<size_t>(p.block) * filters,
-                      filters, du, du_floats / 16, true);
+        PlaneProducts(v, p.v_plane, 1, c, c, nt, dm, p.m_plane, filters, du, du_floats / 16, true);
       }
     }
   });

@@ -41,7 +41,10 @@ struct WinogradPlan {
   int blocks_per_example = 0;
   int units = 0;                            // batch * blocks_per_example
   int slots = 0;                            // fixed partition of the units
-  size_t v_floats = 0, m_floats = 0;        // per slot: 16 x block x c, 16 x block x filters
+  // Per slot: V[16][block][c] and M[16][block][filters], each plane padded by 16 floats
+  // so that the 16 planes do not all fall on the same L1 sets (4 KB aliasing).
+  size_t v_plane = 0, m_plane = 0;
+  size_t v_floats = 0, m_floats = 0;
 };
 WinogradPlan PlanWinograd(const Window& g, int filters, int batch);
 

@@ -63,8 +63,10 @@ WinogradPlan PlanWinograd(const Window& g, int filters, int batch) {
   p.block = (p.tiles + p.blocks_per_example - 1) / p.blocks_per_example;
   p.units = batch * p.blocks_per_example;
   p.slots = std::max(1, std::min(p.units, kSlots));
-  p.v_floats = 16 * static_cast<size_t>(p.block) * g.c;
-  p.m_floats = 16 * static_cast<size_t>(p.block) * filters;
+  p.v_plane = static_cast<size_t>(p.block) * g.c + 16;
+  p.m_plane = static_cast<size_t>(p.block) * filters + 16;
+  p.v_floats = 16 * p.v_plane;
+  p.m_floats = 16 * p.m_plane;
   return p;
 }
 
