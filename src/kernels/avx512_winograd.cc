@@ -8,7 +8,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "kernels/avx512_microkernel.h"
 #include "kernels/avx512_util.h"
@@ -110,22 +112,89 @@ void TransformKernel(const float* w, int c, int f, float* u) {
   }
 }
 
-// out[xi] (rows x n) (+)= a[xi] (rows x k, lda) * b[xi] (k x n), for the 16 planes, in
-// register tiles of 6 rows x 64 columns.
+// MicroKernel's product for narrow right-hand sides (n <= 32: few filters, or few channels
+// in the filter gradient): up to 14 rows of one vector or 12 rows of two, so that each
+// loaded vector of b feeds many fused multiply-adds. Named accumulators (see MicroKernel).
+#define RT_TK_VARS(r) __m512 c##r##0 = z, c##r##1 = z;
+#define RT_TK_LOAD(r)                                                                             \
+  if constexpr (MR > r) {                                                                         \
+    c##r##0 = NV == 1 ? _mm512_maskz_loadu_ps(last, c + r * ldc) : _mm512_loadu_ps(c + r * ldc); \
+    if constexpr (NV > 1) c##r##1 = _mm512_maskz_loadu_ps(last, c + r * ldc + 16);                \
+  }
+#define RT_TK_STORE(r)                                                                \
+  if constexpr (MR > r) {                                                             \
+    if constexpr (NV == 1) {                                                          \
+      _mm512_mask_storeu_ps(c + r * ldc, last, c##r##0);                              \
+    } else {                                                                          \
+      _mm512_storeu_ps(c + r * ldc, c##r##0);                                         \
+      _mm512_mask_storeu_ps(c + r * ldc + 16, last, c##r##1);                         \
+    }                                                                                 \
+  }
+#define RT_TK_FMA(r)                                                          \
+  if constexpr (MR > r) {                                                     \
+    const __m512 s = _mm512_set1_ps(a[r * ars]);                              \
+    c##r##0 = _mm512_fmadd_ps(s, b0, c##r##0);                                \
+    if constexpr (NV > 1) c##r##1 = _mm512_fmadd_ps(s, b1, c##r##1);          \
+  }
+#define RT_TK_EACH(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13)
+
+template <int MR, int NV>
+void TallKernel(const float* a, ptrdiff_t ars, ptrdiff_t aks, const float* b, ptrdiff_t ldb, int kc, float* c,
+                ptrdiff_t ldc, __mmask16 last, bool accumulate) {
+  static_assert(MR >= 1 && MR <= 14 && NV >= 1 && NV <= 2 && MR * NV <= 28, "tile too large for the registers");
+  const __m512 z = _mm512_setzero_ps();
+  RT_TK_EACH(RT_TK_VARS)
+  if (accumulate) {
+    RT_TK_EACH(RT_TK_LOAD)
+  }
+  for (int k = 0; k < kc; ++k, b += ldb, a += aks) {
+    const __m512 b0 = NV == 1 ? _mm512_maskz_loadu_ps(last, b) : _mm512_loadu_ps(b);
+    const __m512 b1 = NV == 2 ? _mm512_maskz_loadu_ps(last, b + 16) : z;
+    RT_TK_EACH(RT_TK_FMA)
+  }
+  RT_TK_EACH(RT_TK_STORE)
+}
+
+#undef RT_TK_VARS
+#undef RT_TK_LOAD
+#undef RT_TK_STORE
+#undef RT_TK_FMA
+#undef RT_TK_EACH
+
+constexpr int kTallRows1 = 14, kTallRows2 = 12;
+
+template <int NV, size_t... I>
+constexpr std::array<MicroKernelFn, sizeof...(I)> TallTable(std::index_sequence<I...>) {
+  return {&TallKernel<static_cast<int>(I) + 1, NV>...};
+}
+
+MicroKernelFn PickTall(int mr, int nv) {
+  static constexpr auto one = TallTable<1>(std::make_index_sequence<kTallRows1>());
+  static constexpr auto two = TallTable<2>(std::make_index_sequence<kTallRows2>());
+  return nv == 1 ? one[mr - 1] : two[mr - 1];
+}
+
+// out[xi] (rows x n) (+)= a[xi] (rows x k; A(r, k) = a[r * ars + k * aks]) * b[xi] (k x n),
+// for the 16 planes, in register tiles (rows split evenly into tiles of at most 14, 12
+// or 6 rows).
 void PlaneProducts(const float* a, size_t a_plane, ptrdiff_t ars, ptrdiff_t aks, int rows, int k, const float* b,
                    size_t b_plane, int n, float* out, size_t out_plane, bool accumulate) {
+  const int nc = n <= 32 ? 32 : kNc;
   for (int xi = 0; xi < 16; ++xi) {
     const float* ax = a + xi * a_plane;
     const float* bx = b + xi * b_plane;
     float* ox = out + xi * out_plane;
-    for (int n0 = 0; n0 < n; n0 += kNc) {
-      const int cols = std::min(kNc, n - n0);
+    for (int n0 = 0; n0 < n; n0 += nc) {
+      const int cols = std::min(nc, n - n0);
       const int nv = (cols + 15) / 16;
       const __mmask16 last = TailMask(cols - 16 * (nv - 1));
-      for (int r0 = 0; r0 < rows; r0 += kMr) {
-        const int mr = std::min(kMr, rows - r0);
-        PickMicroKernel(mr, nv)(ax + r0 * ars, ars, aks, bx + n0, n, k, ox + static_cast<size_t>(r0) * n + n0, n,
-                                last, accumulate);
+      const int max_rows = nv == 1 ? kTallRows1 : nv == 2 ? kTallRows2 : kMr;
+      const int tiles = (rows + max_rows - 1) / max_rows;
+      const int per = (rows + tiles - 1) / tiles;
+      for (int r0 = 0; r0 < rows; r0 += per) {
+        const int mr = std::min(per, rows - r0);
+        const MicroKernelFn fn = nv <= 2 ? PickTall(mr, nv) : PickMicroKernel(mr, nv);
+        fn(ax + r0 * ars, ars, aks, bx + n0, n, k, ox + static_cast<size_t>(r0) * n + n0, n, last, accumulate);
       }
     }
   }
