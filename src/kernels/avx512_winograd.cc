@@ -24,24 +24,6 @@ namespace {
 constexpr int kMr = 6;   // MicroKernel rows
 constexpr int kNc = 64;  // MicroKernel columns (4 vectors)
 
-// d[4r + s] -> B^T d B, in place.
-inline void InputTransform(__m512* d) {
-  for (int s = 0; s < 4; ++s) {  // columns: rows combined
-    const __m512 d0 = d[s], d1 = d[4 + s], d2 = d[8 + s], d3 = d[12 + s];
-    d[s] = _mm512_sub_ps(d0, d2);
-    d[4 + s] = _mm512_add_ps(d1, d2);
-    d[8 + s] = _mm512_sub_ps(d2, d1);
-    d[12 + s] = _mm512_sub_ps(d1, d3);
-  }
-  for (int r = 0; r < 4; ++r) {  // rows: columns combined
-    const __m512 d0 = d[4 * r], d1 = d[4 * r + 1], d2 = d[4 * r + 2], d3 = d[4 * r + 3];
-    d[4 * r] = _mm512_sub_ps(d0, d2);
-    d[4 * r + 1] = _mm512_add_ps(d1, d2);
-    d[4 * r + 2] = _mm512_sub_ps(d2, d1);
-    d[4 * r + 3] = _mm512_sub_ps(d1, d3);
-  }
-}
-
 // Where tile t of example n reads and writes.
 struct TileAt {
   int oh, ow;  // the tile's first output pixel
@@ -49,36 +31,55 @@ struct TileAt {
 
 inline TileAt TilePos(const WinogradPlan& p, int t) { return {2 * (t / p.tiles_w), 2 * (t % p.tiles_w)}; }
 
-// V[xi][t][c] for the tiles [t0, t0 + nt) of example xn (zero outside the input).
+// One input column of a tile combined over its 4 rows (B^T d, column s): d0 - d2, d1 + d2,
+// d2 - d1, d1 - d3 from the rows (zero outside the input).
+struct Column {
+  __m512 v0, v1, v2, v3;
+};
+
+inline Column ColumnTransform(const float* const rows[4], bool in, size_t at, __mmask16 m) {
+  const __m512 z = _mm512_setzero_ps();
+  auto load = [&](int r) { return in && rows[r] != nullptr ? _mm512_maskz_loadu_ps(m, rows[r] + at) : z; };
+  const __m512 d0 = load(0), d1 = load(1), d2 = load(2), d3 = load(3);
+  return {_mm512_sub_ps(d0, d2), _mm512_add_ps(d1, d2), _mm512_sub_ps(d2, d1), _mm512_sub_ps(d1, d3)};
+}
+
+// V[xi][t][c] = (B^T d B)[xi] for the tiles [t0, t0 + nt) of example xn. Neighbouring
+// tiles of a row share two input columns: each column is combined over the rows once.
 void TransformInput(const Window& g, const WinogradPlan& p, const float* xn, int t0, int nt, float* v) {
   const int c = g.c;
   const size_t plane = p.v_plane;
-  const __m512 z = _mm512_setzero_ps();
-  for (int t = 0; t < nt; ++t) {
-    const TileAt at = TilePos(p, t0 + t);
-    const int ih0 = at.oh - g.pad_top, iw0 = at.ow - g.pad_left;
+  for (int t = 0; t < nt;) {
+    // A run of tiles of one tile row.
+    const int th = (t0 + t) / p.tiles_w, tw0 = (t0 + t) % p.tiles_w;
+    const int run = std::min(nt - t, p.tiles_w - tw0);
+    const int ih0 = 2 * th - g.pad_top, iw0 = 2 * tw0 - g.pad_left;
     const float* rows[4];
-    bool col_in[4];
     for (int r = 0; r < 4; ++r) {
       const int ih = ih0 + r;
       rows[r] = ih >= 0 && ih < g.h ? xn + static_cast<size_t>(ih) * g.w * c : nullptr;
-      const int iw = iw0 + r;
-      col_in[r] = iw >= 0 && iw < g.w;
     }
+    auto column = [&](int iw, int c0, __mmask16 m) {
+      return ColumnTransform(rows, iw >= 0 && iw < g.w, static_cast<size_t>(iw) * c + c0, m);
+    };
     for (int c0 = 0; c0 < c; c0 += 16) {
       const __mmask16 m = TailMask(c - c0);
-      __m512 d[16];
-      for (int r = 0; r < 4; ++r) {
-        for (int s = 0; s < 4; ++s) {
-          d[4 * r + s] = rows[r] != nullptr && col_in[s]
-                             ? _mm512_maskz_loadu_ps(m, rows[r] + static_cast<size_t>(iw0 + s) * c + c0)
-                             : z;
-        }
-      }
-      InputTransform(d);
+      Column a = column(iw0, c0, m), b = column(iw0 + 1, c0, m);
       float* dst = v + static_cast<size_t>(t) * c + c0;
-      for (int xi = 0; xi < 16; ++xi) _mm512_mask_storeu_ps(dst + xi * plane, m, d[xi]);
+      for (int k = 0; k < run; ++k, dst += c) {
+        const Column cc = column(iw0 + 2 * k + 2, c0, m), d = column(iw0 + 2 * k + 3, c0, m);
+#define RT_ROW(r)                                                                   \
+  _mm512_mask_storeu_ps(dst + (4 * r) * plane, m, _mm512_sub_ps(a.v##r, cc.v##r));     \
+  _mm512_mask_storeu_ps(dst + (4 * r + 1) * plane, m, _mm512_add_ps(b.v##r, cc.v##r)); \
+  _mm512_mask_storeu_ps(dst + (4 * r + 2) * plane, m, _mm512_sub_ps(cc.v##r, b.v##r)); \
+  _mm512_mask_storeu_ps(dst + (4 * r + 3) * plane, m, _mm512_sub_ps(b.v##r, d.v##r));
+        RT_ROW(0) RT_ROW(1) RT_ROW(2) RT_ROW(3)
+#undef RT_ROW
+        a = cc;
+        b = d;
+      }
     }
+    t += run;
   }
 }
 
@@ -319,7 +320,7 @@ void TransformKernelGradient(const float* du, int c, int f, float* dw) {
 
 void WinogradForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,
                      bool relu, float* y, float* scratch) {
-  const WinogradPlan p = PlanWinograd(g, filters, batch);
+  const WinogradPlan p = PlanWinograd(g, filters, batch, ConvPass::kForward);
   const int c = g.c;
   float* u = scratch;
   float* slots = u + 16 * static_cast<size_t>(c) * filters;
@@ -344,7 +345,7 @@ void WinogradForward(const Window& g, int filters, const float* x, int batch, co
 
 void WinogradFilterGrad(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
                         bool relu, float* dw, float* db, float* dpre, float* scratch) {
-  const WinogradPlan p = PlanWinograd(g, filters, batch);
+  const WinogradPlan p = PlanWinograd(g, filters, batch, ConvPass::kFilterGrad);
   const int c = g.c;
   const size_t du_floats = 16 * static_cast<size_t>(c) * filters;
   const size_t slot_floats = p.v_floats + p.m_floats + du_floats + filters;

@@ -7,8 +7,8 @@
 // c x filters) and the result is transformed back (y = A^T M A). Tiles are processed in
 // blocks (a run of one example's tiles) whose transformed data stays in L2.
 //
-// Work is split into a fixed number of slots (WinogradPlan::slots, independent of the
-// thread count); each slot walks its blocks in order, and the filter gradient adds the
+// Work is split into a fixed number of slots (WinogradPlan::slots, set by the shape and
+// batch, independent of the thread count); each slot walks its blocks in order, and the filter gradient adds the
 // slots' partial sums in slot order: the same bits for any thread count.
 //
 // The planning functions here are plain C++ (callable on any CPU); the passes live in
@@ -46,7 +46,7 @@ struct WinogradPlan {
   size_t v_plane = 0, m_plane = 0;
   size_t v_floats = 0, m_floats = 0;
 };
-WinogradPlan PlanWinograd(const Window& g, int filters, int batch);
+WinogradPlan PlanWinograd(const Window& g, int filters, int batch, ConvPass pass);
 
 size_t WinogradForwardScratch(const Window& g, int filters, int batch);
 size_t WinogradFilterGradScratch(const Window& g, int filters, int batch);
