@@ -327,9 +327,10 @@ void WinogradForward(const Window& g, int filters, const float* x, int batch, co
   TransformKernel(w, c, filters, u);
   const size_t in_example = g.in_size(), out_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
   ParallelFor(p.slots, [&](int64_t begin, int64_t end) {
+    // One call walks its slots in turn: they share the first one's buffers, which stay in L2.
+    float* v = slots + begin * (p.v_floats + p.m_floats);
+    float* mm = v + p.v_floats;
     for (int64_t s = begin; s < end; ++s) {
-      float* v = slots + s * (p.v_floats + p.m_floats);
-      float* mm = v + p.v_floats;
       int u0, u1;
       SlotUnits(p, static_cast<int>(s), &u0, &u1);
       for (int unit = u0; unit < u1; ++unit) {
@@ -351,10 +352,12 @@ void WinogradFilterGrad(const Window& g, int filters, const float* x, const floa
   const size_t slot_floats = p.v_floats + p.m_floats + du_floats + filters;
   const size_t in_example = g.in_size(), out_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
   ParallelFor(p.slots, [&](int64_t begin, int64_t end) {
+    // One call walks its slots in turn: they share the first one's V and dM (kept in L2);
+    // each slot keeps its own partial sums.
+    float* v = scratch + begin * slot_floats;
+    float* dm = v + p.v_floats;
     for (int64_t s = begin; s < end; ++s) {
-      float* v = scratch + s * slot_floats;
-      float* dm = v + p.v_floats;
-      float* du = dm + p.m_floats;
+      float* du = scratch + s * slot_floats + p.v_floats + p.m_floats;
       float* dbs = du + du_floats;
       std::fill(du, du + du_floats + filters, 0.0f);
       int u0, u1;
