@@ -87,8 +87,9 @@ size_t ConvFilterGradScratch(const Window& g, int filters, int batch) {
   const size_t taps = static_cast<size_t>(g.kh) * g.kw * g.c;
   const size_t avx = PaddedInputSize(g, batch) + outputs + static_cast<size_t>(batch) * (taps + 1) * filters;
   if (UseAvx512()) {
-    const bool wino = UseWinograd(g, filters, ConvPass::kFilterGrad);
-    return std::max(avx, wino ? WinogradFilterGradScratch(g, filters, batch) : 0);
+    // Winograd's filter gradient never falls back to the direct tiles.
+    if (UseWinograd(g, filters, ConvPass::kFilterGrad)) return WinogradFilterGradScratch(g, filters, batch);
+    return avx;
   }
   const size_t cols = static_cast<size_t>(batch) * g.out_h * g.out_w * taps;
   return std::max(avx, cols + outputs);
