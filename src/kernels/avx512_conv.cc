@@ -8,6 +8,7 @@
 #include "kernels/avx512_util.h"
 #include "kernels/impl.h"
 #include "kernels/thread_pool.h"
+#include "kernels/winograd.h"
 
 namespace ringtrain::kernels::avx512 {
 namespace {
@@ -207,6 +208,10 @@ FilterGradFn PickFilterGrad(int tg) {
 
 void ConvForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,
                  bool relu, float* y, float* scratch) {
+  if (UseWinograd(g, filters, ConvPass::kForward)) {
+    WinogradForward(g, filters, x, batch, w, bias, relu, y, scratch);
+    return;
+  }
   int ph, pw;
   const float* xp = PadInput(g, x, batch, scratch, &ph, &pw);
   const Geometry geo{g.kh, g.kw, g.c, filters, pw * g.c, g.stride_w * g.c};
@@ -235,6 +240,12 @@ void ConvFilterGrad(const Window& g, int filters, const float* x, const float* y
 
 void ConvFilterGradImpl(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
                         bool relu, float* dw, float* db, float* dpre, float* scratch, bool padded_ready) {
+  if (UseWinograd(g, filters, ConvPass::kFilterGrad)) {
+    WinogradFilterGrad(g, filters, x, y, dy, batch, relu, dw, db, dpre, scratch);
+    return;
+  }
+  // A Winograd forward left no padded copy of x behind.
+  if (UseWinograd(g, filters, ConvPass::kForward)) padded_ready = false;
   const int taps = g.kh * g.kw * g.c;
   const size_t per_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
   // scratch: [padded input][masked gradient if the caller wants none][per-example partials]

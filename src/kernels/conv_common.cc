@@ -7,6 +7,7 @@
 
 #include "kernels/impl.h"
 #include "kernels/im2col.h"
+#include "kernels/winograd.h"
 
 namespace ringtrain::kernels {
 namespace {
@@ -73,7 +74,10 @@ const float* PadInput(const Window& g, const float* x, int batch, float* padded,
 // matrix of the portable path is kh * kw * c times the output (1.8 GB for one of VGG16's
 // 224x224 layers at batch 16), which the direct AVX-512 kernels never touch.
 size_t ConvForwardScratch(const Window& g, int filters, int batch) {
-  if (UseAvx512()) return PaddedInputSize(g, batch);
+  if (UseAvx512()) {
+    const size_t wino = UseWinograd(g, filters, ConvPass::kForward) ? WinogradForwardScratch(g, filters, batch) : 0;
+    return std::max(PaddedInputSize(g, batch), wino);
+  }
   const size_t cols = static_cast<size_t>(batch) * g.out_h * g.out_w * g.kh * g.kw * g.c;
   return std::max(cols, PaddedInputSize(g, batch));
 }
@@ -82,7 +86,11 @@ size_t ConvFilterGradScratch(const Window& g, int filters, int batch) {
   const size_t outputs = static_cast<size_t>(batch) * g.out_h * g.out_w * filters;
   const size_t taps = static_cast<size_t>(g.kh) * g.kw * g.c;
   const size_t avx = PaddedInputSize(g, batch) + outputs + static_cast<size_t>(batch) * (taps + 1) * filters;
-  if (UseAvx512()) return avx;
+  if (UseAvx512()) {
+    // Winograd's filter gradient never falls back to the direct tiles.
+    if (UseWinograd(g, filters, ConvPass::kFilterGrad)) return WinogradFilterGradScratch(g, filters, batch);
+    return avx;
+  }
   const size_t cols = static_cast<size_t>(batch) * g.out_h * g.out_w * taps;
   return std::max(avx, cols + outputs);
 }
@@ -116,8 +124,10 @@ size_t ConvInputGradScratch(const Window& g, int filters, int batch) {
   const size_t cols = static_cast<size_t>(batch) * g.out_h * g.out_w * g.kh * g.kw * g.c;
   if (IsDirect(g)) return std::max(cols, DenseInputGradScratch(batch * g.out_h * g.out_w, filters));
   if (!TransposedPath(g)) return cols;
-  const size_t transposed = static_cast<size_t>(g.kh) * g.kw * g.c * filters +
-                            PaddedInputSize(TransposedStride1(g, filters), batch);
+  const Window t = TransposedStride1(g, filters);
+  const size_t forward = UseAvx512() && UseWinograd(t, g.c, ConvPass::kForward) ? WinogradForwardScratch(t, g.c, batch)
+                                                                                : PaddedInputSize(t, batch);
+  const size_t transposed = static_cast<size_t>(g.kh) * g.kw * g.c * filters + forward;
   return std::max(cols, transposed);
 }
 

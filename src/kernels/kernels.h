@@ -80,6 +80,13 @@ size_t ConvFilterGradScratch(const Window& g, int filters, int batch);
 void ConvFilterGradAfterForward(const Window& g, int filters, const float* x, const float* y, const float* dy,
                                 int batch, bool relu, float* dw, float* db, float* dpre, float* scratch);
 
+// On AVX-512, 3x3 stride-1 convolutions (dilation 1) may run as Winograd F(2x2, 3x3)
+// (kernels/winograd.h): all three passes, fewer multiply-adds, the same contracts and
+// determinism, results within float rounding of the direct tiles (not the same bits).
+// RINGTRAIN_CONV_ALGO=direct|winograd|auto (read once; default auto: Winograd from 16
+// channels and 16 filters up to 256 x 256, where it measured faster) picks the algorithm.
+// The scratch sizes follow the algorithm that will run.
+
 // dx[batch, h, w, c] = the adjoint of the convolution applied to dpre. scratch:
 // ConvInputGradScratch floats. sgemm + col2im, except on AVX-512 where stride 1 runs as
 // the transposed convolution through ConvForward's tiles, and 1x1 as Dense's input gradient.
