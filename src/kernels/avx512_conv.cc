@@ -4,6 +4,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "kernels/avx512_util.h"
 #include "kernels/impl.h"
@@ -17,20 +18,26 @@ struct Geometry {
   int kh, kw, c, f;
   int row_stride;    // floats between padded input rows
   int pixel_stride;  // floats between the windows of neighbouring output pixels
+  int out_stride;    // floats between neighbouring output pixels (f, or more for a strided output)
 };
 
 // y[p, fvecs] = act(bias + sum over the window of x * w) for P output pixels and one
 // group of at most 32 filters (NV vectors). Named accumulators, not an array: GCC 12
-// keeps an array of __m512 on the stack (see avx512_microkernel.h).
-template <int P, int NV>
+// keeps an array of __m512 on the stack (see avx512_microkernel.h). Each pixel adds its
+// taps in the same order whatever P, so the tiling does not change the bits.
+// PS: the pixel stride when known at compile time (0: g.pixel_stride), so the P
+// broadcasts address one register with constant offsets instead of spilling P pointers.
+template <int P, int NV, int PS>
 void ForwardTile(const Geometry& g, const float* x, const float* w, const float* bias, bool relu, float* y,
-                       __mmask16 last) {
-  static_assert(P <= 8 && NV <= 2, "tile too large");
+                 __mmask16 last) {
+  static_assert(P <= 16 && NV <= 2 && P * NV <= 28, "tile too large for the registers");
   const __m512 z = _mm512_setzero_ps();
-  __m512 a00 = z, a01 = z, a10 = z, a11 = z, a20 = z, a21 = z, a30 = z, a31 = z, a40 = z, a41 = z, a50 = z, a51 = z,
-         a60 = z, a61 = z, a70 = z, a71 = z;
+#define RT_ACC(p) __m512 a##p##0 = z, a##p##1 = z;
+  RT_ACC(0) RT_ACC(1) RT_ACC(2) RT_ACC(3) RT_ACC(4) RT_ACC(5) RT_ACC(6) RT_ACC(7) RT_ACC(8) RT_ACC(9) RT_ACC(10)
+  RT_ACC(11) RT_ACC(12) RT_ACC(13) RT_ACC(14) RT_ACC(15)
+#undef RT_ACC
   const int row_len = g.kw * g.c;
-  const int ps = g.pixel_stride;
+  const int ps = PS != 0 ? PS : g.pixel_stride;
   for (int i = 0; i < g.kh; ++i) {
     const float* xr = x + static_cast<size_t>(i) * g.row_stride;
     const float* wt = w + static_cast<size_t>(i) * row_len * g.f;
@@ -43,7 +50,8 @@ void ForwardTile(const Geometry& g, const float* x, const float* w, const float*
     a##p##0 = _mm512_fmadd_ps(sv, b0, a##p##0);                    \
     if constexpr (NV > 1) a##p##1 = _mm512_fmadd_ps(sv, b1, a##p##1); \
   }
-      RT_PX(0) RT_PX(1) RT_PX(2) RT_PX(3) RT_PX(4) RT_PX(5) RT_PX(6) RT_PX(7)
+      RT_PX(0) RT_PX(1) RT_PX(2) RT_PX(3) RT_PX(4) RT_PX(5) RT_PX(6) RT_PX(7) RT_PX(8) RT_PX(9) RT_PX(10)
+      RT_PX(11) RT_PX(12) RT_PX(13) RT_PX(14) RT_PX(15)
 #undef RT_PX
     }
   }
@@ -53,7 +61,7 @@ void ForwardTile(const Geometry& g, const float* x, const float* w, const float*
   if constexpr (P > p) {                                                               \
     __m512 r0 = _mm512_add_ps(a##p##0, bv0);                                           \
     if (relu) r0 = _mm512_max_ps(r0, z);                                               \
-    float* yp = y + static_cast<size_t>(p) * g.f;                                      \
+    float* yp = y + static_cast<size_t>(p) * g.out_stride;                             \
     if constexpr (NV == 1) {                                                           \
       _mm512_mask_storeu_ps(yp, last, r0);                                             \
     } else {                                                                           \
@@ -63,27 +71,127 @@ void ForwardTile(const Geometry& g, const float* x, const float* w, const float*
       _mm512_mask_storeu_ps(yp + 16, last, r1);                                        \
     }                                                                                  \
   }
-  RT_OUT(0) RT_OUT(1) RT_OUT(2) RT_OUT(3) RT_OUT(4) RT_OUT(5) RT_OUT(6) RT_OUT(7)
+  RT_OUT(0) RT_OUT(1) RT_OUT(2) RT_OUT(3) RT_OUT(4) RT_OUT(5) RT_OUT(6) RT_OUT(7) RT_OUT(8) RT_OUT(9) RT_OUT(10)
+  RT_OUT(11) RT_OUT(12) RT_OUT(13) RT_OUT(14) RT_OUT(15)
+#undef RT_OUT
+}
+
+// ForwardTile for 3-wide stride-1 windows and one filter vector: each broadcast input
+// value x[q, c] feeds the three pixels whose windows hold it (q - 0, q - 1, q - 2, with
+// the three weight vectors of that kernel row and channel), so a tile of P pixels loads
+// P + 2 values and 3 weight vectors per 3P FMAs where ForwardTile loads P + 1 per P:
+// the loads, not the FMAs, bound ForwardTile at one vector. Each pixel adds its taps in
+// the order kernel row, channel, kernel column, whatever P.
+template <int P, int PS>
+void ForwardTileKw3(const Geometry& g, const float* x, const float* w, const float* bias, bool relu, float* y,
+                    __mmask16 last) {
+  static_assert(P <= 16, "tile too large for the registers");
+  const __m512 z = _mm512_setzero_ps();
+#define RT_ACC(p) __m512 a##p##0 = z;
+  RT_ACC(0) RT_ACC(1) RT_ACC(2) RT_ACC(3) RT_ACC(4) RT_ACC(5) RT_ACC(6) RT_ACC(7) RT_ACC(8) RT_ACC(9) RT_ACC(10)
+  RT_ACC(11) RT_ACC(12) RT_ACC(13) RT_ACC(14) RT_ACC(15)
+#undef RT_ACC
+  const int ps = PS != 0 ? PS : g.pixel_stride;
+  const size_t wrow = static_cast<size_t>(g.c) * g.f;  // floats between kernel columns
+  for (int i = 0; i < g.kh; ++i) {
+    const float* xr = x + static_cast<size_t>(i) * g.row_stride;
+    const float* wt = w + static_cast<size_t>(i) * 3 * wrow;
+    for (int c = 0; c < g.c; ++c, wt += g.f) {
+      const __m512 w0 = _mm512_maskz_loadu_ps(last, wt);
+      const __m512 w1 = _mm512_maskz_loadu_ps(last, wt + wrow);
+      const __m512 w2 = _mm512_maskz_loadu_ps(last, wt + 2 * wrow);
+#define RT_Q(q, A0, A1, A2)                                              \
+  if constexpr (q < P + 2) {                                             \
+    const __m512 sv = _mm512_set1_ps(xr[q * ps + c]);                    \
+    if constexpr (q < P) A0 = _mm512_fmadd_ps(sv, w0, A0);               \
+    if constexpr (q >= 1 && q - 1 < P) A1 = _mm512_fmadd_ps(sv, w1, A1); \
+    if constexpr (q >= 2 && q - 2 < P) A2 = _mm512_fmadd_ps(sv, w2, A2); \
+  }
+      RT_Q(0, a00, a00, a00)
+      RT_Q(1, a10, a00, a00)
+      RT_Q(2, a20, a10, a00)
+      RT_Q(3, a30, a20, a10)
+      RT_Q(4, a40, a30, a20)
+      RT_Q(5, a50, a40, a30)
+      RT_Q(6, a60, a50, a40)
+      RT_Q(7, a70, a60, a50)
+      RT_Q(8, a80, a70, a60)
+      RT_Q(9, a90, a80, a70)
+      RT_Q(10, a100, a90, a80)
+      RT_Q(11, a110, a100, a90)
+      RT_Q(12, a120, a110, a100)
+      RT_Q(13, a130, a120, a110)
+      RT_Q(14, a140, a130, a120)
+      RT_Q(15, a150, a140, a130)
+      RT_Q(16, a00, a150, a140)
+      RT_Q(17, a00, a00, a150)
+#undef RT_Q
+    }
+  }
+  const __m512 bv = bias == nullptr ? z : _mm512_maskz_loadu_ps(last, bias);
+#define RT_OUT(p)                                                                       \
+  if constexpr (P > p) {                                                                \
+    __m512 r0 = _mm512_add_ps(a##p##0, bv);                                             \
+    if (relu) r0 = _mm512_max_ps(r0, z);                                                \
+    _mm512_mask_storeu_ps(y + static_cast<size_t>(p) * g.out_stride, last, r0);         \
+  }
+  RT_OUT(0) RT_OUT(1) RT_OUT(2) RT_OUT(3) RT_OUT(4) RT_OUT(5) RT_OUT(6) RT_OUT(7) RT_OUT(8) RT_OUT(9) RT_OUT(10)
+  RT_OUT(11) RT_OUT(12) RT_OUT(13) RT_OUT(14) RT_OUT(15)
 #undef RT_OUT
 }
 
 using ForwardFn = void (*)(const Geometry&, const float*, const float*, const float*, bool, float*, __mmask16);
 
-template <int NV>
-ForwardFn PickForward(int p) {
-  switch (p) {
-    case 1: return &ForwardTile<1, NV>;
-    case 2: return &ForwardTile<2, NV>;
-    case 3: return &ForwardTile<3, NV>;
-    case 4: return &ForwardTile<4, NV>;
-    case 5: return &ForwardTile<5, NV>;
-    case 6: return &ForwardTile<6, NV>;
-    case 7: return &ForwardTile<7, NV>;
-    default: return &ForwardTile<8, NV>;
+// The widest tiles: one filter vector has only one FMA per broadcast, so it takes more
+// pixels (16 chains hide the FMA latency); two vectors fill 24 of the 32 registers.
+constexpr int kMaxPixels1 = 16;
+constexpr int kMaxPixels2 = 12;
+
+// NV 3 stands for ForwardTileKw3 (one vector, a 3-wide stride-1 window).
+template <int NV, int PS, int... Ps>
+ForwardFn PickForwardIn(int p, std::integer_sequence<int, Ps...>) {
+  ForwardFn fn = nullptr;
+  if constexpr (NV == 3) {
+    ((fn = p == Ps + 1 ? &ForwardTileKw3<Ps + 1, PS> : fn), ...);
+  } else {
+    ((fn = p == Ps + 1 ? &ForwardTile<Ps + 1, NV, PS> : fn), ...);
+  }
+  return fn;
+}
+
+template <int PS>
+ForwardFn PickForwardPs(int nv, int p) {
+  if (nv == 3) return PickForwardIn<3, PS>(p, std::make_integer_sequence<int, kMaxPixels1>());
+  return nv == 1 ? PickForwardIn<1, PS>(p, std::make_integer_sequence<int, kMaxPixels1>())
+                 : PickForwardIn<2, PS>(p, std::make_integer_sequence<int, kMaxPixels2>());
+}
+
+// The pixel strides of ResNet-like layers (c = 3 and 16 to 64 channels, strides 1 and 2)
+// get their own instances.
+ForwardFn PickForward(int nv, int p, int pixel_stride) {
+  switch (pixel_stride) {
+    case 3: return PickForwardPs<3>(nv, p);
+    case 16: return PickForwardPs<16>(nv, p);
+    case 32: return PickForwardPs<32>(nv, p);
+    case 64: return PickForwardPs<64>(nv, p);
+    case 128: return PickForwardPs<128>(nv, p);
+    default: return PickForwardPs<0>(nv, p);
   }
 }
 
-constexpr int kPixelsPerTile = 8;
+// Splits a row of `width` output pixels into tiles of at most `most`, as even as can be
+// (32 pixels by 12: 11, 11, 10): calls tile(first pixel, count).
+template <typename Tile>
+void ForEachPixelTile(int width, int most, Tile&& tile) {
+  const int tiles = (width + most - 1) / most;
+  const int base = width / tiles, extra = width % tiles;
+  for (int k = 0, p0 = 0; k < tiles; ++k) {
+    const int p = base + (k < extra ? 1 : 0);
+    tile(p0, p);
+    p0 += p;
+  }
+}
+
 constexpr int kFilterGroup = 32;  // filters per tile: two vectors
 constexpr int kTapsPerPass = 12;  // filter-gradient taps accumulated at once
 
@@ -209,7 +317,8 @@ void ConvForward(const Window& g, int filters, const float* x, int batch, const 
                  bool relu, float* y, float* scratch) {
   int ph, pw;
   const float* xp = PadInput(g, x, batch, scratch, &ph, &pw);
-  const Geometry geo{g.kh, g.kw, g.c, filters, pw * g.c, g.stride_w * g.c};
+  const Geometry geo{g.kh, g.kw, g.c, filters, pw * g.c, g.stride_w * g.c, filters};
+  const bool kw3 = g.kw == 3 && g.stride_w == 1;
   ParallelFor(static_cast<int64_t>(batch) * g.out_h, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int n = static_cast<int>(row / g.out_h), oh = static_cast<int>(row % g.out_h);
@@ -217,12 +326,12 @@ void ConvForward(const Window& g, int filters, const float* x, int batch, const 
       float* yrow = y + (static_cast<size_t>(n) * g.out_h + oh) * g.out_w * filters;
       for (int f0 = 0; f0 < filters; f0 += kFilterGroup) {
         const FilterGroup fg = GroupAt(filters, f0);
-        for (int ow0 = 0; ow0 < g.out_w; ow0 += kPixelsPerTile) {
-          const int p = std::min(kPixelsPerTile, g.out_w - ow0);
-          const ForwardFn fn = fg.nv == 1 ? PickForward<1>(p) : PickForward<2>(p);
-          fn(geo, xrow + static_cast<size_t>(ow0) * geo.pixel_stride, w + f0, bias != nullptr ? bias + f0 : nullptr,
-             relu, yrow + static_cast<size_t>(ow0) * filters + f0, fg.last);
-        }
+        const int kind = fg.nv == 2 ? 2 : kw3 ? 3 : 1;
+        ForEachPixelTile(g.out_w, fg.nv == 1 ? kMaxPixels1 : kMaxPixels2, [&](int ow0, int p) {
+          PickForward(kind, p, geo.pixel_stride)(geo, xrow + static_cast<size_t>(ow0) * geo.pixel_stride, w + f0,
+                                bias != nullptr ? bias + f0 : nullptr, relu,
+                                yrow + static_cast<size_t>(ow0) * filters + f0, fg.last);
+        });
       }
     }
   });
