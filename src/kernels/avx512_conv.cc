@@ -311,6 +311,135 @@ FilterGradFn PickFilterGrad(int tg) {
 }
 
 
+// Filter gradients for a 3-wide stride-1 window: the taps (i, 0..2, c0..c0+CC) of one
+// kernel row i for one group of at most 32 filters (NV vectors). The output positions
+// of a row slide past input column q; x[q, c] is broadcast once and feeds the three taps
+// (j = 0, 1, 2) of the positions q, q - 1, q - 2, whose gradients sit in registers, so
+// a step loads CC values and NV gradient vectors for 3 CC NV FMAs. Every dw entry adds
+// its positions in row-major order, as FilterGradTaps does. As there, the first pass
+// over the example derives the masked gradient (and the bias gradient) itself.
+template <int CC, int NV>
+void FilterGradKw3(const float* x, const Positions& pos, const GradIo& io, bool first, bool relu, int f, int c,
+                   float* partial, __mmask16 last) {
+  static_assert(CC <= 8 && NV <= 2 && CC * NV <= 8, "tile too large for the registers");
+  const __m512 z = _mm512_setzero_ps();
+  __m512 c000 = z, c001 = z, c010 = z, c011 = z, c020 = z, c021 = z; __m512 c100 = z, c101 = z, c110 = z, c111 = z, c120 = z, c121 = z; __m512 c200 = z, c201 = z, c210 = z, c211 = z, c220 = z, c221 = z; __m512 c300 = z, c301 = z, c310 = z, c311 = z, c320 = z, c321 = z; __m512 c400 = z, c401 = z, c410 = z, c411 = z, c420 = z, c421 = z; __m512 c500 = z, c501 = z, c510 = z, c511 = z, c520 = z, c521 = z; __m512 c600 = z, c601 = z, c610 = z, c611 = z, c620 = z, c621 = z; __m512 c700 = z, c701 = z, c710 = z, c711 = z, c720 = z, c721 = z;
+  __m512 db0 = z, db1 = z;
+  const __mmask16 m0 = NV == 1 ? last : static_cast<__mmask16>(0xFFFF);
+  const __mmask16 m1 = NV == 2 ? last : static_cast<__mmask16>(0);
+  for (int oh = 0; oh < pos.out_h; ++oh) {
+    const float* xrow = x + static_cast<size_t>(oh) * pos.row_step;
+    const size_t orow = static_cast<size_t>(oh) * pos.out_w * f;
+    __m512 p10 = z, p11 = z, p20 = z, p21 = z;  // the gradients at q - 1 and q - 2
+    for (int q = 0; q < pos.out_w + 2; ++q) {
+      __m512 d0 = z, d1 = z;
+      if (q < pos.out_w) {
+        const size_t o = orow + static_cast<size_t>(q) * f;
+        if (first) {
+          d0 = _mm512_maskz_loadu_ps(m0, io.dy + o);
+          if (NV > 1) d1 = _mm512_maskz_loadu_ps(m1, io.dy + o + 16);
+          if (relu) {
+            d0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m0, io.y + o), z, _CMP_GT_OQ), d0);
+            if (NV > 1) {
+              d1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m1, io.y + o + 16), z, _CMP_GT_OQ),
+                                       d1);
+            }
+          }
+          if (io.dstore != nullptr) {
+            _mm512_mask_storeu_ps(io.dstore + o, m0, d0);
+            if (NV > 1) _mm512_mask_storeu_ps(io.dstore + o + 16, m1, d1);
+          }
+          db0 = _mm512_add_ps(db0, d0);
+          if (NV > 1) db1 = _mm512_add_ps(db1, d1);
+        } else {
+          d0 = _mm512_maskz_loadu_ps(m0, io.dread + o);
+          if (NV > 1) d1 = _mm512_maskz_loadu_ps(m1, io.dread + o + 16);
+        }
+      }
+      const float* xq = xrow + static_cast<size_t>(q) * pos.pixel_step;
+#define RT_CH(cc, A00, A01, A10, A11, A20, A21)                       \
+  if constexpr (CC > cc) {                                            \
+    const __m512 sv = _mm512_set1_ps(xq[cc]);                         \
+    A00 = _mm512_fmadd_ps(sv, d0, A00);                               \
+    A10 = _mm512_fmadd_ps(sv, p10, A10);                              \
+    A20 = _mm512_fmadd_ps(sv, p20, A20);                              \
+    if constexpr (NV > 1) {                                           \
+      A01 = _mm512_fmadd_ps(sv, d1, A01);                             \
+      A11 = _mm512_fmadd_ps(sv, p11, A11);                            \
+      A21 = _mm512_fmadd_ps(sv, p21, A21);                            \
+    }                                                                 \
+  }
+      RT_CH(0, c000, c001, c010, c011, c020, c021)
+      RT_CH(1, c100, c101, c110, c111, c120, c121)
+      RT_CH(2, c200, c201, c210, c211, c220, c221)
+      RT_CH(3, c300, c301, c310, c311, c320, c321)
+      RT_CH(4, c400, c401, c410, c411, c420, c421)
+      RT_CH(5, c500, c501, c510, c511, c520, c521)
+      RT_CH(6, c600, c601, c610, c611, c620, c621)
+      RT_CH(7, c700, c701, c710, c711, c720, c721)
+#undef RT_CH
+      p20 = p10, p21 = p11, p10 = d0, p11 = d1;
+    }
+  }
+  // tap (i, j, c0 + cc) is row j * c + cc past `partial`'s row
+#define RT_KEEP(cc, j, A0, A1)                                                      \
+  if constexpr (CC > cc) {                                                          \
+    float* row = partial + static_cast<size_t>(j * c + cc) * f;                     \
+    _mm512_mask_storeu_ps(row, m0, A0);                                             \
+    if constexpr (NV > 1) _mm512_mask_storeu_ps(row + 16, m1, A1);                  \
+  }
+  RT_KEEP(0, 0, c000, c001)
+  RT_KEEP(0, 1, c010, c011)
+  RT_KEEP(0, 2, c020, c021)
+  RT_KEEP(1, 0, c100, c101)
+  RT_KEEP(1, 1, c110, c111)
+  RT_KEEP(1, 2, c120, c121)
+  RT_KEEP(2, 0, c200, c201)
+  RT_KEEP(2, 1, c210, c211)
+  RT_KEEP(2, 2, c220, c221)
+  RT_KEEP(3, 0, c300, c301)
+  RT_KEEP(3, 1, c310, c311)
+  RT_KEEP(3, 2, c320, c321)
+  RT_KEEP(4, 0, c400, c401)
+  RT_KEEP(4, 1, c410, c411)
+  RT_KEEP(4, 2, c420, c421)
+  RT_KEEP(5, 0, c500, c501)
+  RT_KEEP(5, 1, c510, c511)
+  RT_KEEP(5, 2, c520, c521)
+  RT_KEEP(6, 0, c600, c601)
+  RT_KEEP(6, 1, c610, c611)
+  RT_KEEP(6, 2, c620, c621)
+  RT_KEEP(7, 0, c700, c701)
+  RT_KEEP(7, 1, c710, c711)
+  RT_KEEP(7, 2, c720, c721)
+#undef RT_KEEP
+  if (first) {
+    _mm512_mask_storeu_ps(io.db, m0, db0);
+    if (NV > 1) _mm512_mask_storeu_ps(io.db + 16, m1, db1);
+  }
+}
+
+using FilterGradKw3Fn = void (*)(const float*, const Positions&, const GradIo&, bool, bool, int, int, float*,
+                                 __mmask16);
+
+// Channels per pass: 8 for one filter vector, 4 for two (24 accumulators either way).
+FilterGradKw3Fn PickFilterGradKw3(int nv, int cc) {
+  switch (nv * 16 + cc) {
+    case 16 + 1: return &FilterGradKw3<1, 1>;
+    case 16 + 2: return &FilterGradKw3<2, 1>;
+    case 16 + 3: return &FilterGradKw3<3, 1>;
+    case 16 + 4: return &FilterGradKw3<4, 1>;
+    case 16 + 5: return &FilterGradKw3<5, 1>;
+    case 16 + 6: return &FilterGradKw3<6, 1>;
+    case 16 + 7: return &FilterGradKw3<7, 1>;
+    case 16 + 8: return &FilterGradKw3<8, 1>;
+    case 32 + 1: return &FilterGradKw3<1, 2>;
+    case 32 + 2: return &FilterGradKw3<2, 2>;
+    case 32 + 3: return &FilterGradKw3<3, 2>;
+    default: return &FilterGradKw3<4, 2>;
+  }
+}
+
 }  // namespace
 
 void ConvForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,
@@ -362,8 +491,12 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   // Tap t = (i, j, c) sits at this offset inside a window.
   auto tap_offset = [&](int t) { return ((t / (g.kw * g.c)) * pw + (t / g.c) % g.kw) * g.c + t % g.c; };
   const int tg = std::min(kTapsPerPass, taps);
+  // 3-wide stride-1 windows take FilterGradKw3, a kernel row and `cc` channels a pass.
+  const bool kw3 = g.kw == 3 && g.stride_w == 1;
+  const int cc_most = filters > 16 ? 4 : 8;
+  const bool one_pass = kw3 ? g.kh == 1 && g.c <= cc_most : taps <= tg;
   // The masked gradient is kept only when a later pass or the caller reads it.
-  const bool keep_d = dpre != nullptr || taps > tg;
+  const bool keep_d = dpre != nullptr || !one_pass;
   // One partial sum per example, reduced below in example order: the bits do not
   // depend on how the examples are split over threads.
   ParallelFor(batch, [&](int64_t begin, int64_t end) {
@@ -375,6 +508,17 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
         const FilterGroup fg = GroupAt(filters, f0);
         const GradIo io{dy + base + f0, y == nullptr ? nullptr : y + base + f0, keep_d ? d + base + f0 : nullptr,
                         d + base + f0, part + static_cast<size_t>(taps) * filters + f0};
+        if (kw3) {
+          for (int i = 0; i < g.kh; ++i) {
+            for (int c0 = 0; c0 < g.c; c0 += cc_most) {
+              const int cc = std::min(cc_most, g.c - c0);
+              PickFilterGradKw3(fg.nv, cc)(xn + static_cast<size_t>(i) * pw * g.c + c0, pos, io, i == 0 && c0 == 0,
+                                          relu, filters, g.c,
+                                          part + (static_cast<size_t>(i) * 3 * g.c + c0) * filters + f0, fg.last);
+            }
+          }
+          continue;
+        }
         for (int t0 = 0; t0 < taps; t0 += tg) {
           const int here = std::min(tg, taps - t0);
           int off[kTapsPerPass], row[kTapsPerPass];
