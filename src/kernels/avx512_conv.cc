@@ -194,6 +194,7 @@ void ForEachPixelTile(int width, int most, Tile&& tile) {
 
 constexpr int kFilterGroup = 32;  // filters per tile: two vectors
 constexpr int kTapsPerPass = 12;  // filter-gradient taps accumulated at once
+constexpr int kExamplesPerPartial = 8;  // filter-gradient examples summed in registers
 
 // One group of filters starting at f0: its vector count and the last vector's mask.
 struct FilterGroup {
@@ -209,8 +210,12 @@ FilterGroup GroupAt(int filters, int f0) {
 
 // Output positions run row by row: row oh's windows start at x + oh * row_step, and
 // neighbours are pixel_step apart.
+// A pass runs over `examples` examples, x_step floats apart in the input and o_step in
+// the gradients.
 struct Positions {
   int out_h, out_w, row_step, pixel_step;
+  int examples;
+  size_t x_step, o_step;
 };
 
 // Filter gradients of TG taps (tap_off[t]: the tap's offset inside a window; tap_row[t]:
@@ -236,9 +241,10 @@ void FilterGradTaps(const int* tap_off, const float* x, const Positions& pos, co
          c111 = z, db0 = z, db1 = z;
   const __mmask16 m0 = NV == 1 ? last : static_cast<__mmask16>(0xFFFF);
   const __mmask16 m1 = NV == 2 ? last : static_cast<__mmask16>(0);
-  size_t o = 0;  // this position's offset in the gradient arrays
+  for (int e = 0; e < pos.examples; ++e) {
+  size_t o = e * pos.o_step;  // this position's offset in the gradient arrays
   for (int oh = 0; oh < pos.out_h; ++oh) {
-    const float* xrow = x + static_cast<size_t>(oh) * pos.row_step;
+    const float* xrow = x + e * pos.x_step + static_cast<size_t>(oh) * pos.row_step;
     for (int ow = 0; ow < pos.out_w; ++ow, o += static_cast<size_t>(f)) {
       __m512 d0, d1 = z;
       if (first) {
@@ -271,6 +277,7 @@ void FilterGradTaps(const int* tap_off, const float* x, const Positions& pos, co
       RT_TAP(11)
 #undef RT_TAP
     }
+  }
   }
 #define RT_KEEP(t)                                                                              \
   if constexpr (TG > t) {                                                                       \
@@ -327,9 +334,10 @@ void FilterGradKw3(const float* x, const Positions& pos, const GradIo& io, bool 
   __m512 db0 = z, db1 = z;
   const __mmask16 m0 = NV == 1 ? last : static_cast<__mmask16>(0xFFFF);
   const __mmask16 m1 = NV == 2 ? last : static_cast<__mmask16>(0);
+  for (int e = 0; e < pos.examples; ++e) {
   for (int oh = 0; oh < pos.out_h; ++oh) {
-    const float* xrow = x + static_cast<size_t>(oh) * pos.row_step;
-    const size_t orow = static_cast<size_t>(oh) * pos.out_w * f;
+    const float* xrow = x + e * pos.x_step + static_cast<size_t>(oh) * pos.row_step;
+    const size_t orow = e * pos.o_step + static_cast<size_t>(oh) * pos.out_w * f;
     __m512 p10 = z, p11 = z, p20 = z, p21 = z;  // the gradients at q - 1 and q - 2
     for (int q = 0; q < pos.out_w + 2; ++q) {
       __m512 d0 = z, d1 = z;
@@ -380,6 +388,7 @@ void FilterGradKw3(const float* x, const Positions& pos, const GradIo& io, bool 
 #undef RT_CH
       p20 = p10, p21 = p11, p10 = d0, p11 = d1;
     }
+  }
   }
   // tap (i, j, c0 + cc) is row j * c + cc past `partial`'s row
 #define RT_KEEP(cc, j, A0, A1)                                                      \
@@ -487,7 +496,10 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   }
   const size_t partial_size = static_cast<size_t>(taps + 1) * filters;  // dw then db
   float* partials = rest;
-  const Positions pos{g.out_h, g.out_w, g.stride_h * pw * g.c, g.stride_w * g.c};
+  // Examples go in blocks of kExamplesPerPartial (the last may be short), each summed
+  // in registers into one partial.
+  const int blocks = (batch + kExamplesPerPartial - 1) / kExamplesPerPartial;
+  const size_t x_step = static_cast<size_t>(ph) * pw * g.c;
   // Tap t = (i, j, c) sits at this offset inside a window.
   auto tap_offset = [&](int t) { return ((t / (g.kw * g.c)) * pw + (t / g.c) % g.kw) * g.c + t % g.c; };
   const int tg = std::min(kTapsPerPass, taps);
@@ -497,13 +509,16 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   const bool one_pass = kw3 ? g.kh == 1 && g.c <= cc_most : taps <= tg;
   // The masked gradient is kept only when a later pass or the caller reads it.
   const bool keep_d = dpre != nullptr || !one_pass;
-  // One partial sum per example, reduced below in example order: the bits do not
-  // depend on how the examples are split over threads.
-  ParallelFor(batch, [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) {
+  // One partial sum per block of examples, reduced below in block order: the bits do
+  // not depend on how the blocks are split over threads.
+  ParallelFor(blocks, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const int n = static_cast<int>(b) * kExamplesPerPartial;
+      const Positions pos{g.out_h, g.out_w, g.stride_h * pw * g.c, g.stride_w * g.c,
+                          std::min(kExamplesPerPartial, batch - n), x_step, per_example};
       const size_t base = static_cast<size_t>(n) * per_example;
-      float* part = partials + static_cast<size_t>(n) * partial_size;
-      const float* xn = xp + static_cast<size_t>(n) * ph * pw * g.c;
+      float* part = partials + static_cast<size_t>(b) * partial_size;
+      const float* xn = xp + static_cast<size_t>(n) * x_step;
       for (int f0 = 0; f0 < filters; f0 += kFilterGroup) {
         const FilterGroup fg = GroupAt(filters, f0);
         const GradIo io{dy + base + f0, y == nullptr ? nullptr : y + base + f0, keep_d ? d + base + f0 : nullptr,
@@ -538,8 +553,8 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   if (db != nullptr) {
     for (int f = 0; f < filters; ++f) db[f] = partials[total + static_cast<size_t>(f)];
   }
-  for (int n = 1; n < batch; ++n) {
-    const float* part = partials + static_cast<size_t>(n) * partial_size;
+  for (int b = 1; b < blocks; ++b) {
+    const float* part = partials + static_cast<size_t>(b) * partial_size;
     for (size_t k = 0; k < total; ++k) dw[k] += part[k];
     if (db != nullptr) {
       for (int f = 0; f < filters; ++f) db[f] += part[total + static_cast<size_t>(f)];
