@@ -325,7 +325,10 @@ FilterGradFn PickFilterGrad(int tg) {
 // a step loads CC values and NV gradient vectors for 3 CC NV FMAs. Every dw entry adds
 // its positions in row-major order, as FilterGradTaps does. As there, the first pass
 // over the example derives the masked gradient (and the bias gradient) itself.
-template <int CC, int NV>
+//
+// S = 2 (stride 2): input column 2p holds tap j = 0 of position p and j = 2 of p - 1,
+// column 2p + 1 tap j = 1 of p: two broadcasts feed three taps.
+template <int CC, int NV, int S>
 void FilterGradKw3(const float* x, const Positions& pos, const GradIo& io, bool first, bool relu, int f, int c,
                    float* partial, __mmask16 last) {
   static_assert(CC <= 8 && NV <= 2 && CC * NV <= 8, "tile too large for the registers");
@@ -339,7 +342,7 @@ void FilterGradKw3(const float* x, const Positions& pos, const GradIo& io, bool 
     const float* xrow = x + e * pos.x_step + static_cast<size_t>(oh) * pos.row_step;
     const size_t orow = e * pos.o_step + static_cast<size_t>(oh) * pos.out_w * f;
     __m512 p10 = z, p11 = z, p20 = z, p21 = z;  // the gradients at q - 1 and q - 2
-    for (int q = 0; q < pos.out_w + 2; ++q) {
+    for (int q = 0; q < pos.out_w + 3 - S; ++q) {
       __m512 d0 = z, d1 = z;
       if (q < pos.out_w) {
         const size_t o = orow + static_cast<size_t>(q) * f;
@@ -369,12 +372,12 @@ void FilterGradKw3(const float* x, const Positions& pos, const GradIo& io, bool 
   if constexpr (CC > cc) {                                            \
     const __m512 sv = _mm512_set1_ps(xq[cc]);                         \
     A00 = _mm512_fmadd_ps(sv, d0, A00);                               \
-    A10 = _mm512_fmadd_ps(sv, p10, A10);                              \
-    A20 = _mm512_fmadd_ps(sv, p20, A20);                              \
+    if constexpr (S == 1) A10 = _mm512_fmadd_ps(sv, p10, A10);        \
+    A20 = _mm512_fmadd_ps(sv, S == 1 ? p20 : p10, A20);               \
     if constexpr (NV > 1) {                                           \
       A01 = _mm512_fmadd_ps(sv, d1, A01);                             \
-      A11 = _mm512_fmadd_ps(sv, p11, A11);                            \
-      A21 = _mm512_fmadd_ps(sv, p21, A21);                            \
+      if constexpr (S == 1) A11 = _mm512_fmadd_ps(sv, p11, A11);      \
+      A21 = _mm512_fmadd_ps(sv, S == 1 ? p21 : p11, A21);             \
     }                                                                 \
   }
       RT_CH(0, c000, c001, c010, c011, c020, c021)
@@ -386,6 +389,26 @@ void FilterGradKw3(const float* x, const Positions& pos, const GradIo& io, bool 
       RT_CH(6, c600, c601, c610, c611, c620, c621)
       RT_CH(7, c700, c701, c710, c711, c720, c721)
 #undef RT_CH
+      if constexpr (S == 2) {
+        if (q < pos.out_w) {
+          const float* xo = xq + c;
+#define RT_CH(cc, A00, A01, A10, A11, A20, A21)                       \
+  if constexpr (CC > cc) {                                            \
+    const __m512 sv = _mm512_set1_ps(xo[cc]);                         \
+    A10 = _mm512_fmadd_ps(sv, d0, A10);                               \
+    if constexpr (NV > 1) A11 = _mm512_fmadd_ps(sv, d1, A11);         \
+  }
+      RT_CH(0, c000, c001, c010, c011, c020, c021)
+      RT_CH(1, c100, c101, c110, c111, c120, c121)
+      RT_CH(2, c200, c201, c210, c211, c220, c221)
+      RT_CH(3, c300, c301, c310, c311, c320, c321)
+      RT_CH(4, c400, c401, c410, c411, c420, c421)
+      RT_CH(5, c500, c501, c510, c511, c520, c521)
+      RT_CH(6, c600, c601, c610, c611, c620, c621)
+      RT_CH(7, c700, c701, c710, c711, c720, c721)
+#undef RT_CH
+        }
+      }
       p20 = p10, p21 = p11, p10 = d0, p11 = d1;
     }
   }
@@ -432,20 +455,21 @@ using FilterGradKw3Fn = void (*)(const float*, const Positions&, const GradIo&, 
                                  __mmask16);
 
 // Channels per pass: 8 for one filter vector, 4 for two (24 accumulators either way).
+template <int S>
 FilterGradKw3Fn PickFilterGradKw3(int nv, int cc) {
   switch (nv * 16 + cc) {
-    case 16 + 1: return &FilterGradKw3<1, 1>;
-    case 16 + 2: return &FilterGradKw3<2, 1>;
-    case 16 + 3: return &FilterGradKw3<3, 1>;
-    case 16 + 4: return &FilterGradKw3<4, 1>;
-    case 16 + 5: return &FilterGradKw3<5, 1>;
-    case 16 + 6: return &FilterGradKw3<6, 1>;
-    case 16 + 7: return &FilterGradKw3<7, 1>;
-    case 16 + 8: return &FilterGradKw3<8, 1>;
-    case 32 + 1: return &FilterGradKw3<1, 2>;
-    case 32 + 2: return &FilterGradKw3<2, 2>;
-    case 32 + 3: return &FilterGradKw3<3, 2>;
-    default: return &FilterGradKw3<4, 2>;
+    case 16 + 1: return S == 1 ? &FilterGradKw3<1, 1, 1> : &FilterGradKw3<1, 1, 2>;
+    case 16 + 2: return S == 1 ? &FilterGradKw3<2, 1, 1> : &FilterGradKw3<2, 1, 2>;
+    case 16 + 3: return S == 1 ? &FilterGradKw3<3, 1, 1> : &FilterGradKw3<3, 1, 2>;
+    case 16 + 4: return S == 1 ? &FilterGradKw3<4, 1, 1> : &FilterGradKw3<4, 1, 2>;
+    case 16 + 5: return S == 1 ? &FilterGradKw3<5, 1, 1> : &FilterGradKw3<5, 1, 2>;
+    case 16 + 6: return S == 1 ? &FilterGradKw3<6, 1, 1> : &FilterGradKw3<6, 1, 2>;
+    case 16 + 7: return S == 1 ? &FilterGradKw3<7, 1, 1> : &FilterGradKw3<7, 1, 2>;
+    case 16 + 8: return S == 1 ? &FilterGradKw3<8, 1, 1> : &FilterGradKw3<8, 1, 2>;
+    case 32 + 1: return S == 1 ? &FilterGradKw3<1, 2, 1> : &FilterGradKw3<1, 2, 2>;
+    case 32 + 2: return S == 1 ? &FilterGradKw3<2, 2, 1> : &FilterGradKw3<2, 2, 2>;
+    case 32 + 3: return S == 1 ? &FilterGradKw3<3, 2, 1> : &FilterGradKw3<3, 2, 2>;
+    default: return S == 1 ? &FilterGradKw3<4, 2, 1> : &FilterGradKw3<4, 2, 2>;
   }
 }
 
@@ -503,8 +527,8 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   // Tap t = (i, j, c) sits at this offset inside a window.
   auto tap_offset = [&](int t) { return ((t / (g.kw * g.c)) * pw + (t / g.c) % g.kw) * g.c + t % g.c; };
   const int tg = std::min(kTapsPerPass, taps);
-  // 3-wide stride-1 windows take FilterGradKw3, a kernel row and `cc` channels a pass.
-  const bool kw3 = g.kw == 3 && g.stride_w == 1;
+  // 3-wide windows of stride 1 or 2 take FilterGradKw3, a kernel row and `cc` channels a pass.
+  const bool kw3 = g.kw == 3 && (g.stride_w == 1 || g.stride_w == 2);
   const int cc_most = filters > 16 ? 4 : 8;
   const bool one_pass = kw3 ? g.kh == 1 && g.c <= cc_most : taps <= tg;
   // The masked gradient is kept only when a later pass or the caller reads it.
@@ -527,7 +551,7 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
           for (int i = 0; i < g.kh; ++i) {
             for (int c0 = 0; c0 < g.c; c0 += cc_most) {
               const int cc = std::min(cc_most, g.c - c0);
-              PickFilterGradKw3(fg.nv, cc)(xn + static_cast<size_t>(i) * pw * g.c + c0, pos, io, i == 0 && c0 == 0,
+              (g.stride_w == 1 ? PickFilterGradKw3<1>(fg.nv, cc) : PickFilterGradKw3<2>(fg.nv, cc))(xn + static_cast<size_t>(i) * pw * g.c + c0, pos, io, i == 0 && c0 == 0,
                                           relu, filters, g.c,
                                           part + (static_cast<size_t>(i) * 3 * g.c + c0) * filters + f0, fg.last);
             }

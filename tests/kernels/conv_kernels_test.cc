@@ -20,6 +20,11 @@ const ConvCase kCases[] = {
     {Make(28, 28, 1, 3, 3, 1, 1, false), 32}, {Make(13, 13, 32, 3, 3, 1, 1, false), 64},
     {Make(9, 7, 3, 3, 3, 1, 1, true), 20},    {Make(10, 11, 2, 5, 3, 2, 3, true), 70},
     {Make(6, 6, 4, 1, 1, 1, 1, false), 5},    {Make(8, 8, 1, 2, 2, 2, 2, false), 16},
+    // The 3-wide tiles: one filter vector (16, 5 filters), stride 2 'same' and 'valid'
+    // (even and odd widths), rows wider than one pixel tile, channels off the pass width.
+    {Make(7, 37, 16, 3, 3, 1, 1, true), 16},  {Make(6, 19, 9, 3, 3, 1, 1, false), 5},
+    {Make(12, 12, 16, 3, 3, 2, 2, true), 16}, {Make(11, 13, 5, 3, 3, 2, 2, true), 20},
+    {Make(9, 10, 7, 3, 3, 2, 2, false), 33},  {Make(10, 9, 3, 3, 3, 2, 1, true), 40},
 };
 
 float At(const std::vector<float>& x, const Window& g, int n, int ih, int iw, int c) {
