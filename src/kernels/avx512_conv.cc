@@ -82,10 +82,11 @@ void ForwardTile(const Geometry& g, const float* x, const float* w, const float*
 // P + 2 values and 3 weight vectors per 3P FMAs where ForwardTile loads P + 1 per P:
 // the loads, not the FMAs, bound ForwardTile at one vector. Each pixel adds its taps in
 // the order kernel row, channel, kernel column, whatever P.
-template <int P, int PS>
-void ForwardTileKw3(const Geometry& g, const float* x, const float* w, const float* bias, bool relu, float* y,
-                    __mmask16 last) {
-  static_assert(P <= 16, "tile too large for the registers");
+// KW = 2 does the same for 2-wide windows (the strided input gradient's sub-kernels).
+template <int P, int PS, int KW>
+void ForwardTileKw(const Geometry& g, const float* x, const float* w, const float* bias, bool relu, float* y,
+                   __mmask16 last) {
+  static_assert(P <= 16 && (KW == 2 || KW == 3), "tile too large for the registers");
   const __m512 z = _mm512_setzero_ps();
 #define RT_ACC(p) __m512 a##p##0 = z;
   RT_ACC(0) RT_ACC(1) RT_ACC(2) RT_ACC(3) RT_ACC(4) RT_ACC(5) RT_ACC(6) RT_ACC(7) RT_ACC(8) RT_ACC(9) RT_ACC(10)
@@ -95,17 +96,17 @@ void ForwardTileKw3(const Geometry& g, const float* x, const float* w, const flo
   const size_t wrow = static_cast<size_t>(g.c) * g.f;  // floats between kernel columns
   for (int i = 0; i < g.kh; ++i) {
     const float* xr = x + static_cast<size_t>(i) * g.row_stride;
-    const float* wt = w + static_cast<size_t>(i) * 3 * wrow;
+    const float* wt = w + static_cast<size_t>(i) * KW * wrow;
     for (int c = 0; c < g.c; ++c, wt += g.f) {
       const __m512 w0 = _mm512_maskz_loadu_ps(last, wt);
       const __m512 w1 = _mm512_maskz_loadu_ps(last, wt + wrow);
-      const __m512 w2 = _mm512_maskz_loadu_ps(last, wt + 2 * wrow);
+      const __m512 w2 = KW == 3 ? _mm512_maskz_loadu_ps(last, wt + 2 * wrow) : z;
 #define RT_Q(q, A0, A1, A2)                                              \
-  if constexpr (q < P + 2) {                                             \
+  if constexpr (q < P + KW - 1) {                                        \
     const __m512 sv = _mm512_set1_ps(xr[q * ps + c]);                    \
     if constexpr (q < P) A0 = _mm512_fmadd_ps(sv, w0, A0);               \
     if constexpr (q >= 1 && q - 1 < P) A1 = _mm512_fmadd_ps(sv, w1, A1); \
-    if constexpr (q >= 2 && q - 2 < P) A2 = _mm512_fmadd_ps(sv, w2, A2); \
+    if constexpr (KW == 3 && q >= 2 && q - 2 < P) A2 = _mm512_fmadd_ps(sv, w2, A2); \
   }
       RT_Q(0, a00, a00, a00)
       RT_Q(1, a10, a00, a00)
@@ -147,12 +148,13 @@ using ForwardFn = void (*)(const Geometry&, const float*, const float*, const fl
 constexpr int kMaxPixels1 = 16;
 constexpr int kMaxPixels2 = 12;
 
-// NV 3 stands for ForwardTileKw3 (one vector, a 3-wide stride-1 window).
+// NV 3 and 4 stand for ForwardTileKw<P, PS, 3> and <P, PS, 2> (one vector, a 3- or
+// 2-wide stride-1 window).
 template <int NV, int PS, int... Ps>
 ForwardFn PickForwardIn(int p, std::integer_sequence<int, Ps...>) {
   ForwardFn fn = nullptr;
-  if constexpr (NV == 3) {
-    ((fn = p == Ps + 1 ? &ForwardTileKw3<Ps + 1, PS> : fn), ...);
+  if constexpr (NV == 3 || NV == 4) {
+    ((fn = p == Ps + 1 ? &ForwardTileKw<Ps + 1, PS, NV == 3 ? 3 : 2> : fn), ...);
   } else {
     ((fn = p == Ps + 1 ? &ForwardTile<Ps + 1, NV, PS> : fn), ...);
   }
@@ -162,6 +164,7 @@ ForwardFn PickForwardIn(int p, std::integer_sequence<int, Ps...>) {
 template <int PS>
 ForwardFn PickForwardPs(int nv, int p) {
   if (nv == 3) return PickForwardIn<3, PS>(p, std::make_integer_sequence<int, kMaxPixels1>());
+  if (nv == 4) return PickForwardIn<4, PS>(p, std::make_integer_sequence<int, kMaxPixels1>());
   return nv == 1 ? PickForwardIn<1, PS>(p, std::make_integer_sequence<int, kMaxPixels1>())
                  : PickForwardIn<2, PS>(p, std::make_integer_sequence<int, kMaxPixels2>());
 }
@@ -603,4 +606,98 @@ void ConvInputGradStride1(const Window& g, int filters, const float* dpre, const
               scratch + static_cast<size_t>(g.kh) * g.kw * g.c * filters);
 }
 
+
+namespace {
+
+// Taps k' < k with k' = a (mod s): the sub-kernel extent of parity class a.
+int ClassTaps(int k, int s, int a) { return a < k ? (k - a + s - 1) / s : 0; }
+// Taps of the classes before a.
+int TapsBefore(int k, int s, int a) {
+  int n = 0;
+  for (int b = 0; b < a; ++b) n += ClassTaps(k, s, b);
+  return n;
+}
+
+}  // namespace
+
+void ConvInputGradStrided(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
+                          float* scratch) {
+  const int sh = g.stride_h, sw = g.stride_w, C = g.c, F = filters;
+  const size_t fc = static_cast<size_t>(F) * C;
+  // Sub-kernel of class (a, b): [r, s, f, c] = w[a + sh (kh_a - 1 - r), b + sw (kw_b - 1 - s), c, f],
+  // classes in row-major order.
+  float* wsub = scratch;
+  auto sub_offset = [&](int a, int b) {
+    return (static_cast<size_t>(TapsBefore(g.kh, sh, a)) * g.kw +
+            static_cast<size_t>(ClassTaps(g.kh, sh, a)) * TapsBefore(g.kw, sw, b)) * fc;
+  };
+  for (int a = 0; a < std::min(sh, g.kh); ++a) {
+    const int kha = ClassTaps(g.kh, sh, a);
+    for (int b = 0; b < std::min(sw, g.kw); ++b) {
+      const int kwb = ClassTaps(g.kw, sw, b);
+      float* dst = wsub + sub_offset(a, b);
+      for (int r = 0; r < kha; ++r) {
+        for (int q = 0; q < kwb; ++q, dst += fc) {
+          const int i = a + sh * (kha - 1 - r), j = b + sw * (kwb - 1 - q);
+          const float* src = w + static_cast<size_t>(i * g.kw + j) * fc;
+          for (int c = 0; c < C; ++c) {
+            for (int f = 0; f < F; ++f) dst[static_cast<size_t>(f) * C + c] = src[static_cast<size_t>(c) * F + f];
+          }
+        }
+      }
+    }
+  }
+  // dpre, zero-padded.
+  const StridedPadding pad = StridedInputGradPadding(g);
+  float* dp = scratch + static_cast<size_t>(g.kh) * g.kw * fc;
+  const size_t prow = static_cast<size_t>(pad.w) * F, left = static_cast<size_t>(pad.left) * F;
+  const size_t inside = static_cast<size_t>(g.out_w) * F;
+  for (int n = 0; n < batch; ++n) {
+    for (int r = 0; r < pad.h; ++r) {
+      float* dst = dp + (static_cast<size_t>(n) * pad.h + r) * prow;
+      const int oh = r - pad.top;
+      if (oh < 0 || oh >= g.out_h) {
+        std::fill(dst, dst + prow, 0.0f);
+        continue;
+      }
+      std::fill(dst, dst + left, 0.0f);
+      std::copy_n(dpre + (static_cast<size_t>(n) * g.out_h + oh) * inside, inside, dst + left);
+      std::fill(dst + left + inside, dst + prow, 0.0f);
+    }
+  }
+  ParallelFor(static_cast<int64_t>(batch) * g.h, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int n = static_cast<int>(row / g.h), ih = static_cast<int>(row % g.h);
+      float* dxrow = dx + row * g.w * C;
+      const int a = (ih + g.pad_top) % sh, kha = ClassTaps(g.kh, sh, a);
+      if (kha == 0) {
+        std::fill(dxrow, dxrow + static_cast<size_t>(g.w) * C, 0.0f);
+        continue;
+      }
+      const int m = (ih + g.pad_top - a) / sh;  // the last dpre row this input row reads
+      for (int b = 0; b < sw; ++b) {
+        const int first = ((b - g.pad_left) % sw + sw) % sw;  // the first column of class b
+        if (first >= g.w) continue;
+        const int cells = (g.w - first + sw - 1) / sw, kwb = ClassTaps(g.kw, sw, b);
+        if (kwb == 0) {
+          for (int k = 0; k < cells; ++k) std::fill_n(dxrow + static_cast<size_t>(first + k * sw) * C, C, 0.0f);
+          continue;
+        }
+        const int mw = (first + g.pad_left - b) / sw;
+        const float* xrow = dp + ((static_cast<size_t>(n) * pad.h + m - kha + 1 + pad.top) * pad.w +
+                                  (mw - kwb + 1 + pad.left)) * F;
+        const Geometry geo{kha, kwb, F, C, pad.w * F, F, sw * C};
+        const float* ws = wsub + sub_offset(a, b);
+        for (int c0 = 0; c0 < C; c0 += kFilterGroup) {
+          const FilterGroup cg = GroupAt(C, c0);
+          const int kind = cg.nv == 2 ? 2 : kwb == 3 ? 3 : kwb == 2 ? 4 : 1;
+          ForEachPixelTile(cells, cg.nv == 1 ? kMaxPixels1 : kMaxPixels2, [&](int p0, int p) {
+            PickForward(kind, p, F)(geo, xrow + static_cast<size_t>(p0) * F, ws + c0, nullptr, false,
+                                    dxrow + static_cast<size_t>(first + sw * p0) * C + c0, cg.last);
+          });
+        }
+      }
+    }
+  });
+}
 }  // namespace ringtrain::kernels::avx512
