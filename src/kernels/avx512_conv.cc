@@ -56,7 +56,7 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
                         bool relu, float* dw, float* db, float* dpre, float* scratch, bool padded_ready) {
   const int taps = g.kh * g.kw * g.c;
   const size_t per_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
-  // scratch: [padded input][masked gradient if the caller wants none][per-example partials]
+  // scratch: [padded input][masked gradient if the caller wants none][a partial per block]
   int ph, pw;
   const float* xp =
       padded_ready ? PaddedView(g, x, scratch, &ph, &pw) : PadInput(g, x, batch, scratch, &ph, &pw);
@@ -68,10 +68,9 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   }
   const size_t partial_size = static_cast<size_t>(taps + 1) * filters;  // dw then db
   float* partials = rest;
-  // Examples go in blocks of kExamplesPerPartial (the last may be short), each summed
-  // in registers into one partial.
-  // Blocks hold up to 8 examples, fewer where their inputs and gradients would not stay
-  // in the L2 cache over the passes (a function of the shape alone, not of the threads).
+  // Examples go in blocks (the last may be short), each summed in registers into one
+  // partial: up to kExamplesPerPartial, fewer where their inputs and gradients would not
+  // stay in the L2 cache over the passes (a function of the shape alone, not of the threads).
   const size_t example_bytes = (static_cast<size_t>(ph) * pw * g.c + per_example) * sizeof(float);
   const int block = static_cast<int>(std::clamp<size_t>(kPartialBytes / example_bytes, 1, kExamplesPerPartial));
   const int blocks = (batch + block - 1) / block;
