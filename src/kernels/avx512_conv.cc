@@ -4,7 +4,10 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <utility>
 
+#include "kernels/avx512_conv_grad_tiles.h"
+#include "kernels/avx512_conv_tiles.h"
 #include "kernels/avx512_util.h"
 #include "kernels/impl.h"
 #include "kernels/thread_pool.h"
@@ -13,196 +16,11 @@
 namespace ringtrain::kernels::avx512 {
 namespace {
 
-// Where one input row of the window starts, for pixel p of a tile.
-struct Geometry {
-  int kh, kw, c, f;
-  int row_stride;    // floats between padded input rows
-  int pixel_stride;  // floats between the windows of neighbouring output pixels
-};
+using namespace tiles;  // this file drives the tiles of avx512_conv_tiles.h and avx512_conv_grad_tiles.h
 
-// y[p, fvecs] = act(bias + sum over the window of x * w) for P output pixels and one
-// group of at most 32 filters (NV vectors). Named accumulators, not an array: GCC 12
-// keeps an array of __m512 on the stack (see avx512_microkernel.h).
-template <int P, int NV>
-void ForwardTile(const Geometry& g, const float* x, const float* w, const float* bias, bool relu, float* y,
-                       __mmask16 last) {
-  static_assert(P <= 8 && NV <= 2, "tile too large");
-  const __m512 z = _mm512_setzero_ps();
-  __m512 a00 = z, a01 = z, a10 = z, a11 = z, a20 = z, a21 = z, a30 = z, a31 = z, a40 = z, a41 = z, a50 = z, a51 = z,
-         a60 = z, a61 = z, a70 = z, a71 = z;
-  const int row_len = g.kw * g.c;
-  const int ps = g.pixel_stride;
-  for (int i = 0; i < g.kh; ++i) {
-    const float* xr = x + static_cast<size_t>(i) * g.row_stride;
-    const float* wt = w + static_cast<size_t>(i) * row_len * g.f;
-    for (int t = 0; t < row_len; ++t, wt += g.f) {
-      const __m512 b0 = NV == 1 ? _mm512_maskz_loadu_ps(last, wt) : _mm512_loadu_ps(wt);
-      const __m512 b1 = NV == 2 ? _mm512_maskz_loadu_ps(last, wt + 16) : z;
-#define RT_PX(p)                                                   \
-  if constexpr (P > p) {                                           \
-    const __m512 sv = _mm512_set1_ps(xr[p * ps + t]);              \
-    a##p##0 = _mm512_fmadd_ps(sv, b0, a##p##0);                    \
-    if constexpr (NV > 1) a##p##1 = _mm512_fmadd_ps(sv, b1, a##p##1); \
-  }
-      RT_PX(0) RT_PX(1) RT_PX(2) RT_PX(3) RT_PX(4) RT_PX(5) RT_PX(6) RT_PX(7)
-#undef RT_PX
-    }
-  }
-  const __m512 bv0 = bias == nullptr ? z : NV == 1 ? _mm512_maskz_loadu_ps(last, bias) : _mm512_loadu_ps(bias);
-  const __m512 bv1 = bias == nullptr || NV < 2 ? z : _mm512_maskz_loadu_ps(last, bias + 16);
-#define RT_OUT(p)                                                                      \
-  if constexpr (P > p) {                                                               \
-    __m512 r0 = _mm512_add_ps(a##p##0, bv0);                                           \
-    if (relu) r0 = _mm512_max_ps(r0, z);                                               \
-    float* yp = y + static_cast<size_t>(p) * g.f;                                      \
-    if constexpr (NV == 1) {                                                           \
-      _mm512_mask_storeu_ps(yp, last, r0);                                             \
-    } else {                                                                           \
-      __m512 r1 = _mm512_add_ps(a##p##1, bv1);                                         \
-      if (relu) r1 = _mm512_max_ps(r1, z);                                             \
-      _mm512_storeu_ps(yp, r0);                                                        \
-      _mm512_mask_storeu_ps(yp + 16, last, r1);                                        \
-    }                                                                                  \
-  }
-  RT_OUT(0) RT_OUT(1) RT_OUT(2) RT_OUT(3) RT_OUT(4) RT_OUT(5) RT_OUT(6) RT_OUT(7)
-#undef RT_OUT
-}
-
-using ForwardFn = void (*)(const Geometry&, const float*, const float*, const float*, bool, float*, __mmask16);
-
-template <int NV>
-ForwardFn PickForward(int p) {
-  switch (p) {
-    case 1: return &ForwardTile<1, NV>;
-    case 2: return &ForwardTile<2, NV>;
-    case 3: return &ForwardTile<3, NV>;
-    case 4: return &ForwardTile<4, NV>;
-    case 5: return &ForwardTile<5, NV>;
-    case 6: return &ForwardTile<6, NV>;
-    case 7: return &ForwardTile<7, NV>;
-    default: return &ForwardTile<8, NV>;
-  }
-}
-
-constexpr int kPixelsPerTile = 8;
-constexpr int kFilterGroup = 32;  // filters per tile: two vectors
 constexpr int kTapsPerPass = 12;  // filter-gradient taps accumulated at once
-
-// One group of filters starting at f0: its vector count and the last vector's mask.
-struct FilterGroup {
-  int nv;
-  __mmask16 last;
-};
-
-FilterGroup GroupAt(int filters, int f0) {
-  const int cols = std::min(kFilterGroup, filters - f0);
-  const int nv = (cols + 15) / 16;
-  return {nv, TailMask(cols - 16 * (nv - 1))};
-}
-
-// Output positions run row by row: row oh's windows start at x + oh * row_step, and
-// neighbours are pixel_step apart.
-struct Positions {
-  int out_h, out_w, row_step, pixel_step;
-};
-
-// Filter gradients of TG taps (tap_off[t]: the tap's offset inside a window; tap_row[t]:
-// its row in the [taps, f] kernel matrix) for one group of at most 32 filters, with
-// named accumulators (see ForwardTile) and the relu mask and the bias gradient fused in:
-// the first pass over the taps reads dy (and y) and derives the masked gradient itself,
-// storing it only when `dstore` is set; later passes read it back from `dread`.
-struct GradIo {
-  const float* dy;      // first group: the output gradient
-  const float* y;       // first group with relu: the layer's output
-  float* dstore;        // first group: where to keep the masked gradient, or null
-  const float* dread;   // later groups: the masked gradient
-  float* db;            // first group: this example's bias gradient
-};
-
-template <int TG, int NV>
-void FilterGradTaps(const int* tap_off, const float* x, const Positions& pos, const GradIo& io, bool first,
-                      bool relu, int f, float* partial, const int* tap_row, int taps_here, __mmask16 last) {
-  static_assert(TG <= 12 && NV <= 2, "tile too large");
-  const __m512 z = _mm512_setzero_ps();
-  __m512 c00 = z, c01 = z, c10 = z, c11 = z, c20 = z, c21 = z, c30 = z, c31 = z, c40 = z, c41 = z, c50 = z, c51 = z,
-         c60 = z, c61 = z, c70 = z, c71 = z, c80 = z, c81 = z, c90 = z, c91 = z, c100 = z, c101 = z, c110 = z,
-         c111 = z, db0 = z, db1 = z;
-  const __mmask16 m0 = NV == 1 ? last : static_cast<__mmask16>(0xFFFF);
-  const __mmask16 m1 = NV == 2 ? last : static_cast<__mmask16>(0);
-  size_t o = 0;  // this position's offset in the gradient arrays
-  for (int oh = 0; oh < pos.out_h; ++oh) {
-    const float* xrow = x + static_cast<size_t>(oh) * pos.row_step;
-    for (int ow = 0; ow < pos.out_w; ++ow, o += static_cast<size_t>(f)) {
-      __m512 d0, d1 = z;
-      if (first) {
-        d0 = _mm512_maskz_loadu_ps(m0, io.dy + o);
-        if (NV > 1) d1 = _mm512_maskz_loadu_ps(m1, io.dy + o + 16);
-        if (relu) {
-          d0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m0, io.y + o), z, _CMP_GT_OQ), d0);
-          if (NV > 1) {
-            d1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m1, io.y + o + 16), z, _CMP_GT_OQ), d1);
-          }
-        }
-        if (io.dstore != nullptr) {
-          _mm512_mask_storeu_ps(io.dstore + o, m0, d0);
-          if (NV > 1) _mm512_mask_storeu_ps(io.dstore + o + 16, m1, d1);
-        }
-        db0 = _mm512_add_ps(db0, d0);
-        if (NV > 1) db1 = _mm512_add_ps(db1, d1);
-      } else {
-        d0 = _mm512_maskz_loadu_ps(m0, io.dread + o);
-        if (NV > 1) d1 = _mm512_maskz_loadu_ps(m1, io.dread + o + 16);
-      }
-      const float* xq = xrow + ow * pos.pixel_step;
-#define RT_TAP(t)                                                      \
-  if constexpr (TG > t) {                                              \
-    const __m512 sv = _mm512_set1_ps(xq[tap_off[t]]);                  \
-    c##t##0 = _mm512_fmadd_ps(sv, d0, c##t##0);                        \
-    if constexpr (NV > 1) c##t##1 = _mm512_fmadd_ps(sv, d1, c##t##1);  \
-  }
-      RT_TAP(0) RT_TAP(1) RT_TAP(2) RT_TAP(3) RT_TAP(4) RT_TAP(5) RT_TAP(6) RT_TAP(7) RT_TAP(8) RT_TAP(9) RT_TAP(10)
-      RT_TAP(11)
-#undef RT_TAP
-    }
-  }
-#define RT_KEEP(t)                                                                              \
-  if constexpr (TG > t) {                                                                       \
-    if (t < taps_here) {                                                                        \
-      float* row = partial + static_cast<size_t>(tap_row[t]) * f;                               \
-      _mm512_mask_storeu_ps(row, m0, c##t##0);                                                  \
-      if constexpr (NV > 1) _mm512_mask_storeu_ps(row + 16, m1, c##t##1);                       \
-    }                                                                                           \
-  }
-  RT_KEEP(0) RT_KEEP(1) RT_KEEP(2) RT_KEEP(3) RT_KEEP(4) RT_KEEP(5) RT_KEEP(6) RT_KEEP(7) RT_KEEP(8) RT_KEEP(9)
-  RT_KEEP(10) RT_KEEP(11)
-#undef RT_KEEP
-  if (first) {
-    _mm512_mask_storeu_ps(io.db, m0, db0);
-    if (NV > 1) _mm512_mask_storeu_ps(io.db + 16, m1, db1);
-  }
-}
-
-using FilterGradFn = void (*)(const int*, const float*, const Positions&, const GradIo&, bool, bool, int,
-                                    float*, const int*, int, __mmask16);
-
-template <int NV>
-FilterGradFn PickFilterGrad(int tg) {
-  switch (tg) {
-    case 1: return &FilterGradTaps<1, NV>;
-    case 2: return &FilterGradTaps<2, NV>;
-    case 3: return &FilterGradTaps<3, NV>;
-    case 4: return &FilterGradTaps<4, NV>;
-    case 5: return &FilterGradTaps<5, NV>;
-    case 6: return &FilterGradTaps<6, NV>;
-    case 7: return &FilterGradTaps<7, NV>;
-    case 8: return &FilterGradTaps<8, NV>;
-    case 9: return &FilterGradTaps<9, NV>;
-    case 10: return &FilterGradTaps<10, NV>;
-    case 11: return &FilterGradTaps<11, NV>;
-    default: return &FilterGradTaps<12, NV>;
-  }
-}
-
+constexpr int kExamplesPerPartial = 8;  // filter-gradient examples summed in registers, at most
+constexpr size_t kPartialBytes = 384 << 10;  // and their inputs and gradients, at most
 
 }  // namespace
 
@@ -214,7 +32,8 @@ void ConvForward(const Window& g, int filters, const float* x, int batch, const 
   }
   int ph, pw;
   const float* xp = PadInput(g, x, batch, scratch, &ph, &pw);
-  const Geometry geo{g.kh, g.kw, g.c, filters, pw * g.c, g.stride_w * g.c};
+  const Geometry geo{g.kh, g.kw, g.c, filters, pw * g.c, g.stride_w * g.c, filters};
+  const bool kw3 = g.kw == 3 && g.stride_w == 1;
   ParallelFor(static_cast<int64_t>(batch) * g.out_h, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int n = static_cast<int>(row / g.out_h), oh = static_cast<int>(row % g.out_h);
@@ -222,12 +41,12 @@ void ConvForward(const Window& g, int filters, const float* x, int batch, const 
       float* yrow = y + (static_cast<size_t>(n) * g.out_h + oh) * g.out_w * filters;
       for (int f0 = 0; f0 < filters; f0 += kFilterGroup) {
         const FilterGroup fg = GroupAt(filters, f0);
-        for (int ow0 = 0; ow0 < g.out_w; ow0 += kPixelsPerTile) {
-          const int p = std::min(kPixelsPerTile, g.out_w - ow0);
-          const ForwardFn fn = fg.nv == 1 ? PickForward<1>(p) : PickForward<2>(p);
-          fn(geo, xrow + static_cast<size_t>(ow0) * geo.pixel_stride, w + f0, bias != nullptr ? bias + f0 : nullptr,
-             relu, yrow + static_cast<size_t>(ow0) * filters + f0, fg.last);
-        }
+        const int kind = fg.nv == 2 ? 2 : kw3 ? 3 : 1;
+        ForEachPixelTile(g.out_w, fg.nv == 1 ? kMaxPixels1 : kMaxPixels2, [&](int ow0, int p) {
+          PickForward(kind, p, geo.pixel_stride)(geo, xrow + static_cast<size_t>(ow0) * geo.pixel_stride, w + f0,
+                                bias != nullptr ? bias + f0 : nullptr, relu,
+                                yrow + static_cast<size_t>(ow0) * filters + f0, fg.last);
+        });
       }
     }
   });
@@ -248,7 +67,7 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   if (UseWinograd(g, filters, ConvPass::kForward)) padded_ready = false;
   const int taps = g.kh * g.kw * g.c;
   const size_t per_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
-  // scratch: [padded input][masked gradient if the caller wants none][per-example partials]
+  // scratch: [padded input][masked gradient if the caller wants none][a partial per block]
   int ph, pw;
   const float* xp =
       padded_ready ? PaddedView(g, x, scratch, &ph, &pw) : PadInput(g, x, batch, scratch, &ph, &pw);
@@ -260,23 +79,47 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   }
   const size_t partial_size = static_cast<size_t>(taps + 1) * filters;  // dw then db
   float* partials = rest;
-  const Positions pos{g.out_h, g.out_w, g.stride_h * pw * g.c, g.stride_w * g.c};
+  // Examples go in blocks (the last may be short), each summed in registers into one
+  // partial: up to kExamplesPerPartial, fewer where their inputs and gradients would not
+  // stay in the L2 cache over the passes (a function of the shape alone, not of the threads).
+  const size_t example_bytes = (static_cast<size_t>(ph) * pw * g.c + per_example) * sizeof(float);
+  const int block = static_cast<int>(std::clamp<size_t>(kPartialBytes / example_bytes, 1, kExamplesPerPartial));
+  const int blocks = (batch + block - 1) / block;
+  const size_t x_step = static_cast<size_t>(ph) * pw * g.c;
   // Tap t = (i, j, c) sits at this offset inside a window.
   auto tap_offset = [&](int t) { return ((t / (g.kw * g.c)) * pw + (t / g.c) % g.kw) * g.c + t % g.c; };
   const int tg = std::min(kTapsPerPass, taps);
+  // 3-wide windows of stride 1 or 2 take FilterGradKw3, a kernel row and `cc` channels a pass.
+  const bool kw3 = g.kw == 3 && (g.stride_w == 1 || g.stride_w == 2);
+  const int cc_most = filters > 16 ? 4 : 8;
+  const bool one_pass = kw3 ? g.kh == 1 && g.c <= cc_most : taps <= tg;
   // The masked gradient is kept only when a later pass or the caller reads it.
-  const bool keep_d = dpre != nullptr || taps > tg;
-  // One partial sum per example, reduced below in example order: the bits do not
-  // depend on how the examples are split over threads.
-  ParallelFor(batch, [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) {
+  const bool keep_d = dpre != nullptr || !one_pass;
+  // One partial sum per block of examples, reduced below in block order: the bits do
+  // not depend on how the blocks are split over threads.
+  ParallelFor(blocks, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const int n = static_cast<int>(b) * block;
+      const Positions pos{g.out_h, g.out_w, g.stride_h * pw * g.c, g.stride_w * g.c,
+                          std::min(block, batch - n), x_step, per_example};
       const size_t base = static_cast<size_t>(n) * per_example;
-      float* part = partials + static_cast<size_t>(n) * partial_size;
-      const float* xn = xp + static_cast<size_t>(n) * ph * pw * g.c;
+      float* part = partials + static_cast<size_t>(b) * partial_size;
+      const float* xn = xp + static_cast<size_t>(n) * x_step;
       for (int f0 = 0; f0 < filters; f0 += kFilterGroup) {
         const FilterGroup fg = GroupAt(filters, f0);
         const GradIo io{dy + base + f0, y == nullptr ? nullptr : y + base + f0, keep_d ? d + base + f0 : nullptr,
                         d + base + f0, part + static_cast<size_t>(taps) * filters + f0};
+        if (kw3) {
+          for (int i = 0; i < g.kh; ++i) {
+            for (int c0 = 0; c0 < g.c; c0 += cc_most) {
+              const int cc = std::min(cc_most, g.c - c0);
+              (g.stride_w == 1 ? PickFilterGradKw3<1>(fg.nv, cc) : PickFilterGradKw3<2>(fg.nv, cc))(xn + static_cast<size_t>(i) * pw * g.c + c0, pos, io, i == 0 && c0 == 0,
+                                          relu, filters, g.c,
+                                          part + (static_cast<size_t>(i) * 3 * g.c + c0) * filters + f0, fg.last);
+            }
+          }
+          continue;
+        }
         for (int t0 = 0; t0 < taps; t0 += tg) {
           const int here = std::min(tg, taps - t0);
           int off[kTapsPerPass], row[kTapsPerPass];
@@ -296,8 +139,8 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   if (db != nullptr) {
     for (int f = 0; f < filters; ++f) db[f] = partials[total + static_cast<size_t>(f)];
   }
-  for (int n = 1; n < batch; ++n) {
-    const float* part = partials + static_cast<size_t>(n) * partial_size;
+  for (int b = 1; b < blocks; ++b) {
+    const float* part = partials + static_cast<size_t>(b) * partial_size;
     for (size_t k = 0; k < total; ++k) dw[k] += part[k];
     if (db != nullptr) {
       for (int f = 0; f < filters; ++f) db[f] += part[total + static_cast<size_t>(f)];

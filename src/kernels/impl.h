@@ -29,6 +29,13 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
                         bool relu, float* dw, float* db, float* dpre, float* scratch, bool padded_ready);
 void ConvInputGradStride1(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
                           float* scratch);
+// The input gradient of a strided convolution, split by the parity of the input cell
+// (its row and column modulo the strides): each class is a stride-1 convolution of the
+// zero-padded dpre with a sub-kernel of w (flipped and transposed), through ConvForward's
+// tiles, written to every stride-th cell of dx. Each cell of dx is written once (no
+// scatter-add): the same bits whatever the thread count. scratch: ConvInputGradScratch.
+void ConvInputGradStrided(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
+                          float* scratch);
 }  // namespace avx512
 
 namespace portable {
@@ -49,6 +56,12 @@ const float* PadInput(const Window& g, const float* x, int batch, float* padded,
 
 // The transposed convolution ConvInputGradStride1 runs: dpre as the input, dx the output.
 Window TransposedStride1(const Window& g, int filters);
+// The zero-padded copy of dpre ConvInputGradStrided reads: `top` rows and `left` columns
+// of zeros before dpre, h x w cells in all.
+struct StridedPadding {
+  int top, left, h, w;
+};
+StridedPadding StridedInputGradPadding(const Window& g);
 
 // True where the AVX-512 implementation runs (the CPU has it and it is not disabled).
 bool UseAvx512();

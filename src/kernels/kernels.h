@@ -89,7 +89,8 @@ void ConvFilterGradAfterForward(const Window& g, int filters, const float* x, co
 
 // dx[batch, h, w, c] = the adjoint of the convolution applied to dpre. scratch:
 // ConvInputGradScratch floats. sgemm + col2im, except on AVX-512 where stride 1 runs as
-// the transposed convolution through ConvForward's tiles, and 1x1 as Dense's input gradient.
+// the transposed convolution through ConvForward's tiles, 1x1 as Dense's input gradient,
+// and larger strides as one stride-1 convolution per parity class of the input cells.
 void ConvInputGrad(const Window& g, int filters, const float* dpre, const float* w, int batch, float* dx,
                    float* scratch);
 size_t ConvInputGradScratch(const Window& g, int filters, int batch);

@@ -20,6 +20,13 @@ const ConvCase kCases[] = {
     {Make(28, 28, 1, 3, 3, 1, 1, false), 32}, {Make(13, 13, 32, 3, 3, 1, 1, false), 64},
     {Make(9, 7, 3, 3, 3, 1, 1, true), 20},    {Make(10, 11, 2, 5, 3, 2, 3, true), 70},
     {Make(6, 6, 4, 1, 1, 1, 1, false), 5},    {Make(8, 8, 1, 2, 2, 2, 2, false), 16},
+    // The 3-wide tiles: one filter vector (16, 5 filters), stride 2 'same' and 'valid'
+    // (even and odd widths), rows wider than one pixel tile, channels off the pass width.
+    {Make(7, 37, 16, 3, 3, 1, 1, true), 16},  {Make(6, 19, 9, 3, 3, 1, 1, false), 5},
+    {Make(12, 12, 16, 3, 3, 2, 2, true), 16}, {Make(11, 13, 5, 3, 3, 2, 2, true), 20},
+    {Make(9, 10, 7, 3, 3, 2, 2, false), 33},  {Make(10, 9, 3, 3, 3, 2, 1, true), 40},
+    // Strided input gradients whose parity classes get no taps (1x1 stride 2; 2x2 stride 3).
+    {Make(7, 9, 6, 1, 1, 2, 2, false), 12},   {Make(11, 10, 4, 2, 2, 3, 3, true), 17},
 };
 
 float At(const std::vector<float>& x, const Window& g, int n, int ih, int iw, int c) {
@@ -177,6 +184,39 @@ TEST_P(ConvKernels, SameBitsForAnyThreadCount) {
   const std::vector<float> here = run();
   SetNumThreads(std::get<1>(GetParam()) == 1 ? 2 : 1);
   EXPECT_EQ(here, run());
+}
+
+// Every pass on the tiled paths (3-wide stride 1 and 2, a strided input gradient with
+// parity classes, a batch that ends in a short block of examples): 1, 2 and 3 threads
+// give the same bits.
+TEST_P(ConvKernels, EveryPassSameBitsForOneTwoThreeThreads) {
+  const ConvCase cases[] = {{Make(9, 21, 16, 3, 3, 1, 1, true), 16},
+                            {Make(11, 13, 5, 3, 3, 2, 2, true), 20},
+                            {Make(10, 11, 2, 5, 3, 2, 3, true), 70}};
+  const int batch = 19;
+  for (const ConvCase& cc : cases) {
+    const Window& g = cc.g;
+    const int F = cc.filters;
+    const size_t outputs = static_cast<size_t>(batch) * g.out_h * g.out_w * F;
+    auto x = Random(batch * g.in_size(), 31);
+    auto w = Random(static_cast<size_t>(g.kh) * g.kw * g.c * F, 32, -0.3f, 0.3f);
+    auto b = Random(static_cast<size_t>(F), 33);
+    auto dy = Random(outputs, 34);
+    auto run = [&](int threads) {
+      SetNumThreads(threads);
+      std::vector<float> y(outputs), dw(w.size()), db(static_cast<size_t>(F)), dpre(outputs), dx(x.size());
+      std::vector<float> s1(ConvForwardScratch(g, F, batch)), s2(ConvFilterGradScratch(g, F, batch));
+      std::vector<float> s3(ConvInputGradScratch(g, F, batch));
+      ConvForward(g, F, x.data(), batch, w.data(), b.data(), true, y.data(), s1.data());
+      ConvFilterGrad(g, F, x.data(), y.data(), dy.data(), batch, true, dw.data(), db.data(), dpre.data(), s2.data());
+      ConvInputGrad(g, F, dpre.data(), w.data(), batch, dx.data(), s3.data());
+      for (const auto* v : {&dw, &db, &dpre, &dx}) y.insert(y.end(), v->begin(), v->end());
+      return y;
+    };
+    const std::vector<float> one = run(1);
+    EXPECT_EQ(one, run(2)) << "F=" << F << " C=" << g.c;
+    EXPECT_EQ(one, run(3)) << "F=" << F << " C=" << g.c;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Impl, ConvKernels, RINGTRAIN_KERNEL_PARAMS);
