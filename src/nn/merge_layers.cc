@@ -1,5 +1,7 @@
 #include "nn/merge_layers.h"
 
+#include "kernels/elementwise.h"
+
 #include <algorithm>
 
 #include "nn/json_fields.h"
@@ -123,13 +125,10 @@ const float* MergeLayer::ForwardInputs(const std::vector<const float*>& in, int 
   float* out = EnsureSize(out_, n);
   switch (op_) {
     case Op::kAdd: {
-      const float* x0 = in[0];
-      const float* x1 = in[1];  // two inputs at least (checked when built)
-      for (size_t i = 0; i < n; ++i) out[i] = x0[i] + x1[i];
-      for (size_t k = 2; k < in.size(); ++k) {
-        const float* x = in[k];
-        for (size_t i = 0; i < n; ++i) out[i] += x[i];
-      }
+      // Two inputs at least (checked when built); a fused relu after the last sum.
+      const size_t last = in.size() - 1;
+      kernels::AddArrays(in[0], in[1], n, fused_relu_ && last == 1, out);
+      for (size_t k = 2; k <= last; ++k) kernels::AddArrays(out, in[k], n, fused_relu_ && k == last, out);
       break;
     }
     case Op::kMultiply:
@@ -150,9 +149,6 @@ const float* MergeLayer::ForwardInputs(const std::vector<const float*>& in, int 
       }
       break;
     }
-  }
-  if (fused_relu_) {
-    for (size_t i = 0; i < n; ++i) out[i] = out[i] > 0.0f ? out[i] : 0.0f;  // as ActivationForward's relu
   }
   if (training) {
     x_.assign(in.begin(), in.end());  // no allocation once sized: the input count is fixed
@@ -185,11 +181,7 @@ void MergeLayer::BackwardInputs(const float* dout, const std::vector<bool>& need
     const float* g = dout;
     if (fused_relu_) {
       float* masked = EnsureSize(din_[0], n);
-      const float* y = out_.data();
-      for (size_t i = 0; i < n; ++i) {
-        const float d = dout[i];  // loaded unconditionally: the loop vectorises
-        masked[i] = y[i] > 0.0f ? d : 0.0f;
-      }
+      kernels::ReluMask(dout, out_.data(), n, masked);
       g = masked;
     }
     for (size_t k = 0; k < inputs; ++k) (*din)[k] = need_din[k] ? g : nullptr;

@@ -10,6 +10,7 @@
 
 #include "common/logging.h"
 #include "common/memory_bound.h"
+#include "kernels/elementwise.h"
 #include "nn/initializers.h"
 #include "nn/json_fields.h"
 #include "nn/layer.h"
@@ -248,15 +249,22 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
         m.dout[src] = din[k];
         continue;
       }
+      // The first contribution is kept by pointer (it stays valid: its layer has run),
+      // the second is added to it into dsum, later ones into dsum: first + second + ...
       const size_t n = static_cast<size_t>(m.batch) * static_cast<size_t>(m.graph.layers[src]->output_size());
-      float* acc = EnsureSize(m.dsum[src], n);
-      if (m.pending[src] == m.graph.consumers[src]) {
-        std::memcpy(acc, din[k], n * sizeof(float));
+      const int seen = m.graph.consumers[src] - m.pending[src];
+      if (seen == 0) {
+        m.dout[src] = din[k];
       } else {
-        for (size_t e = 0; e < n; ++e) acc[e] += din[k][e];
+        float* acc = EnsureSize(m.dsum[src], n);
+        if (seen == 1) {
+          kernels::AddArrays(m.dout[src], din[k], n, /*relu=*/false, acc);
+        } else {
+          kernels::AccumulateArray(acc, din[k], n);
+        }
+        m.dout[src] = acc;
       }
       --m.pending[src];
-      m.dout[src] = acc;
     }
     // Layers run back to front, so every gradient from this layer's first one on is final.
     const size_t end = i + 1 < nl ? m.first_trainable[i + 1] : m.num_trainable;
