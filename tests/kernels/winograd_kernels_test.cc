@@ -15,12 +15,13 @@
 namespace ringtrain::kernels {
 namespace {
 
-class Winograd : public ::testing::Test {
+// Parameter: F(2x2, 3x3) or F(4x4, 3x3).
+class Winograd : public ::testing::TestWithParam<ConvAlgo> {
  protected:
   void SetUp() override {
     SetForcePortable(false);
     if (!UseAvx512()) GTEST_SKIP() << "this CPU has no AVX-512F (or RINGTRAIN_KERNELS=portable)";
-    SetConvAlgo(ConvAlgo::kWinograd);
+    SetConvAlgo(GetParam());
     SetNumThreads(1);
   }
   void TearDown() override {
@@ -36,7 +37,7 @@ struct Shape {
 
 std::vector<Shape> Shapes() {
   std::vector<Shape> out;
-  const int hw[][2] = {{1, 1}, {3, 5}, {7, 7}, {8, 8}};
+  const int hw[][2] = {{1, 1}, {3, 5}, {7, 7}, {8, 8}, {6, 9}, {9, 6}, {5, 3}};
   for (const auto& s : hw) {
     for (int c : {5, 17, 33}) {
       for (int f : {7, 16, 40}) {
@@ -76,7 +77,7 @@ void EachProduct(const Window& g, int F, int batch, Fn fn) {
   }
 }
 
-TEST_F(Winograd, EveryPassMatchesReference) {
+TEST_P(Winograd, EveryPassMatchesReference) {
   int k = 0;
   for (const Shape& s : Shapes()) {
     const Window g = Of(s);
@@ -157,7 +158,7 @@ Passes RunAll(const Window& g, int F, int batch, bool after_forward) {
 }
 
 // Many slots and blocks (batch 19 of 18x18 with 40 channels: several blocks per example).
-TEST_F(Winograd, SameBitsForAnyThreadCountAndRun) {
+TEST_P(Winograd, SameBitsForAnyThreadCountAndRun) {
   for (const Shape& s : {Shape{18, 18, 40, 24, true}, Shape{7, 9, 17, 16, false}, Shape{32, 32, 16, 16, true}}) {
     const Window g = Of(s);
     const int batch = s.h == 32 ? 4 : 19;
@@ -171,9 +172,9 @@ TEST_F(Winograd, SameBitsForAnyThreadCountAndRun) {
   }
 }
 
-TEST_F(Winograd, FilterGradAfterForwardSameBits) {
+TEST_P(Winograd, FilterGradAfterForwardSameBits) {
   for (const Shape& s : {Shape{8, 8, 33, 40, true}, Shape{7, 7, 17, 7, false}}) {
-    for (ConvAlgo algo : {ConvAlgo::kWinograd, ConvAlgo::kAuto}) {
+    for (ConvAlgo algo : {GetParam(), ConvAlgo::kAuto}) {
       SetConvAlgo(algo);
       const Passes a = RunAll(Of(s), s.f, 3, false), b = RunAll(Of(s), s.f, 3, true);
       EXPECT_EQ(a.dw, b.dw) << "c" << s.c;
@@ -185,12 +186,12 @@ TEST_F(Winograd, FilterGradAfterForwardSameBits) {
 
 std::vector<double> Widen(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
 
-TEST_F(Winograd, AgreesWithDirectTiles) {
+TEST_P(Winograd, AgreesWithDirectTiles) {
   for (const Shape& s : {Shape{16, 16, 32, 32, true}, Shape{9, 6, 17, 40, true}, Shape{8, 8, 64, 64, false}}) {
     const Window g = Of(s);
     SetConvAlgo(ConvAlgo::kDirect);
     const Passes direct = RunAll(g, s.f, 3, false);
-    SetConvAlgo(ConvAlgo::kWinograd);
+    SetConvAlgo(GetParam());
     const Passes wino = RunAll(g, s.f, 3, false);
     const std::string what = "c" + std::to_string(s.c) + " f" + std::to_string(s.f);
     ExpectClose(wino.y, Widen(direct.y), 1e-5, what + " y");
@@ -199,6 +200,30 @@ TEST_F(Winograd, AgreesWithDirectTiles) {
     ExpectClose(wino.dx, Widen(direct.dx), 1e-5, what + " dx");
     EXPECT_FALSE(wino.y == direct.y) << "both runs took the same path";
   }
+}
+
+INSTANTIATE_TEST_SUITE_P(Tiles, Winograd, ::testing::Values(ConvAlgo::kWinograd2, ConvAlgo::kWinograd4),
+                         [](const ::testing::TestParamInfo<ConvAlgo>& info) {
+                           return info.param == ConvAlgo::kWinograd2 ? std::string("F2x2") : std::string("F4x4");
+                         });
+
+TEST(WinogradPlan, TileFollowsTheSwitch) {
+  const Window g = MakeTestWindow(16, 16, 32, 3, 3, 1, 1, true);
+  SetConvAlgo(ConvAlgo::kWinograd2);
+  EXPECT_EQ(WinogradTile(g, 32, ConvPass::kForward), 2);
+  SetConvAlgo(ConvAlgo::kWinograd4);
+  EXPECT_EQ(WinogradTile(g, 32, ConvPass::kForward), 4);
+  EXPECT_EQ(WinogradTile(MakeTestWindow(16, 16, 32, 3, 3, 2, 2, true), 32, ConvPass::kForward), 0);
+  // winograd: Winograd wherever it applies, also where auto keeps the direct tiles.
+  SetConvAlgo(ConvAlgo::kWinograd);
+  EXPECT_NE(WinogradTile(MakeTestWindow(32, 32, 3, 3, 3, 1, 1, true), 16, ConvPass::kForward), 0);
+  // A block may span examples: 3x3 outputs of batch 5 with F(4,3) are 5 one-tile examples.
+  const WinogradPlan p = PlanWinograd(MakeTestWindow(3, 3, 8, 3, 3, 1, 1, true), 8, 5, ConvPass::kForward, 4);
+  EXPECT_EQ(p.tiles, 1);
+  EXPECT_EQ(p.planes, 36);
+  EXPECT_EQ(static_cast<int64_t>(p.units) * p.block >= 5, true);
+  EXPECT_GT(p.block, 1);
+  SetConvAlgo(ConvAlgo::kAuto);
 }
 
 TEST(WinogradPlan, AutoKeepsFewChannelsDirect) {
