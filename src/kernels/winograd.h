@@ -50,8 +50,8 @@ struct WinogradPlan {
   int block = 0;                            // tiles per block (consecutive over the batch; the last may be shorter)
   int units = 0;                            // blocks: ceil(batch * tiles / block)
   int slots = 0;                            // fixed partition of the units
-  // Per slot: V[planes][block][c] and M[planes][block][filters], each plane padded by 16
-  // floats so that the planes do not all fall on the same L1 sets (4 KB aliasing).
+  // Per slot: V[planes][block][c] and M[planes][block][filters], each plane padded to an
+  // odd number of cache lines so that the planes do not all fall on the same L1 sets (4 KB aliasing).
   size_t v_plane = 0, m_plane = 0;
   size_t v_floats = 0, m_floats = 0;
   size_t u_floats = 0;  // the transformed kernel (or its gradient): planes * c * filters
