@@ -398,9 +398,10 @@ void WinogradFilterGrad(const Window& g, int filters, const float* x, const floa
     for (int64_t s = begin; s < end; ++s) {
       float* du = scratch + s * slot_floats + p.v_floats + p.m_floats;
       float* dbs = du + du_floats;
-      std::fill(du, du + du_floats + filters, 0.0f);
+      std::fill(dbs, dbs + filters, 0.0f);  // the slot's first block writes dU, the others add to it
       int u0, u1;
       SlotUnits(p, static_cast<int>(s), &u0, &u1);
+      if (u0 == u1) std::fill(du, du + du_floats, 0.0f);  // no blocks (batch 0)
       for (int unit = u0; unit < u1; ++unit) {
         const int rows = EachRun(p, batch, unit, [&](int n, int t0, int nt, int off) {
           float* vo = v + static_cast<size_t>(off) * c;
@@ -417,7 +418,7 @@ void WinogradFilterGrad(const Window& g, int filters, const float* x, const floa
         });
         // dU[xi] (c x f) += V[xi]^T (c x rows) dM[xi] (rows x f)
         PlaneProducts(p.planes, v, p.v_plane, 1, c, c, rows, dm, p.m_plane, filters, du, static_cast<size_t>(c) * filters,
-                      true);
+                      unit > u0);
       }
     }
   });
