@@ -121,6 +121,17 @@ void TransformInput(const Window& g, const WinogradPlan& p, const float* xn, int
       col[5] = column(iw0 + 1);
       float* dst = v + static_cast<size_t>(t) * c + c0;
       for (int k = 0; k < run; ++k, dst += c) {
+        // The input is read once per pass, from memory: fetch the lines the next tile row
+        // reads below these columns (its top two rows are this tile's bottom two).
+        for (int r = 6; r < 10; ++r) {
+          const int ih = ih0 + r;
+          if (ih < 0 || ih >= g.h) continue;
+          const float* row = xn + static_cast<size_t>(ih) * g.w * c + c0;
+          for (int j = k == 0 ? 0 : 2; j < 6; ++j) {
+            const int iw = iw0 + 4 * k + j;
+            if (iw >= 0 && iw < g.w) _mm_prefetch(reinterpret_cast<const char*>(row + static_cast<size_t>(iw) * c), _MM_HINT_T0);
+          }
+        }
         col[0] = col[4];
         col[1] = col[5];
         for (int j = 2; j < 6; ++j) col[j] = column(iw0 + 4 * k + j);
@@ -170,6 +181,11 @@ void TransformOutput(const Window& g, const WinogradPlan& p, int filters, const 
         OutputRow(col, o);
         for (int a = 0; a < 4; ++a) q[a][s] = o[a];
       }
+      // Fetch the lines of this tile's columns in the next tile row, which get written next.
+      for (int a = 4; a < 8 && oh + a < g.out_h; ++a) {
+        const size_t o = (static_cast<size_t>(oh + a) * g.out_w + ow) * filters + f0;
+        for (int b = 0; b < cols; ++b) _mm_prefetch(reinterpret_cast<const char*>(yn + o + b * filters), _MM_HINT_T0);
+      }
       const __m512 bv = bias == nullptr ? z : _mm512_maskz_loadu_ps(m, bias + f0);
       for (int a = 0; a < rows; ++a) {
         __m512 o[4];
@@ -194,6 +210,14 @@ void TransformGradient(const Window& g, const WinogradPlan& p, int filters, cons
     const int rows = std::min(4, g.out_h - oh), cols = std::min(4, g.out_w - ow);
     for (int f0 = 0; f0 < filters; f0 += 16) {
       const __mmask16 m = TailMask(filters - f0);
+      // dy (and y) are read once, from memory: fetch this tile's columns of the next tile row.
+      for (int a = 4; a < 8 && oh + a < g.out_h; ++a) {
+        const size_t o = (static_cast<size_t>(oh + a) * g.out_w + ow) * filters + f0;
+        for (int b = 0; b < cols; ++b) {
+          _mm_prefetch(reinterpret_cast<const char*>(dyn + o + b * filters), _MM_HINT_T0);
+          if (relu) _mm_prefetch(reinterpret_cast<const char*>(yn + o + b * filters), _MM_HINT_T0);
+        }
+      }
       __m512 d[4][4];
       __m512 dbv = _mm512_maskz_loadu_ps(m, db + f0);
       for (int a = 0; a < 4; ++a) {
