@@ -121,9 +121,9 @@ void TransformInput(const Window& g, const WinogradPlan& p, const float* xn, int
       col[5] = column(iw0 + 1);
       float* dst = v + static_cast<size_t>(t) * c + c0;
       for (int k = 0; k < run; ++k, dst += c) {
-        // The input is read once per pass, from memory: fetch the lines the next tile row
-        // reads below these columns (its top two rows are this tile's bottom two).
-        for (int r = 6; r < 10; ++r) {
+        // The input is read once per pass, from memory: fetch these columns of input rows
+        // 10..13 from here (two tile rows ahead; each input row gets fetched once).
+        for (int r = 10; r < 14; ++r) {
           const int ih = ih0 + r;
           if (ih < 0 || ih >= g.h) continue;
           const float* row = xn + static_cast<size_t>(ih) * g.w * c + c0;
@@ -181,8 +181,8 @@ void TransformOutput(const Window& g, const WinogradPlan& p, int filters, const 
         OutputRow(col, o);
         for (int a = 0; a < 4; ++a) q[a][s] = o[a];
       }
-      // Fetch the lines of this tile's columns in the next tile row, which get written next.
-      for (int a = 4; a < 8 && oh + a < g.out_h; ++a) {
+      // Fetch the lines of this tile's columns two tile rows ahead, which get written soon.
+      for (int a = 8; a < 12 && oh + a < g.out_h; ++a) {
         const size_t o = (static_cast<size_t>(oh + a) * g.out_w + ow) * filters + f0;
         for (int b = 0; b < cols; ++b) _mm_prefetch(reinterpret_cast<const char*>(yn + o + b * filters), _MM_HINT_T0);
       }
@@ -210,8 +210,8 @@ void TransformGradient(const Window& g, const WinogradPlan& p, int filters, cons
     const int rows = std::min(4, g.out_h - oh), cols = std::min(4, g.out_w - ow);
     for (int f0 = 0; f0 < filters; f0 += 16) {
       const __mmask16 m = TailMask(filters - f0);
-      // dy (and y) are read once, from memory: fetch this tile's columns of the next tile row.
-      for (int a = 4; a < 8 && oh + a < g.out_h; ++a) {
+      // dy (and y) are read once, from memory: fetch this tile's columns two tile rows ahead.
+      for (int a = 8; a < 12 && oh + a < g.out_h; ++a) {
         const size_t o = (static_cast<size_t>(oh + a) * g.out_w + ow) * filters + f0;
         for (int b = 0; b < cols; ++b) {
           _mm_prefetch(reinterpret_cast<const char*>(dyn + o + b * filters), _MM_HINT_T0);
