@@ -1,6 +1,7 @@
-// AVX-512 Winograd F(2x2, 3x3) passes (see winograd.h). Vectors run over channels (the
-// input transform) and filters (the kernel and output transforms): NHWC keeps both
-// contiguous. The 16 products per block go through the register-tile MicroKernel.
+// AVX-512 Winograd passes (see winograd.h): the drivers and products for both tile sizes,
+// and F(2x2, 3x3)'s transforms (F(4x4, 3x3)'s are in avx512_winograd4.cc). Vectors run over
+// channels (the input transform) and filters (the kernel and output transforms): NHWC keeps
+// both contiguous. The planes' products per block go through register-tile kernels.
 //
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
 //   G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
@@ -9,11 +10,13 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
 #include "kernels/avx512_microkernel.h"
 #include "kernels/avx512_util.h"
+#include "kernels/avx512_winograd4.h"
 #include "kernels/impl.h"
 #include "kernels/thread_pool.h"
 #include "kernels/winograd.h"
@@ -176,12 +179,12 @@ MicroKernelFn PickTall(int mr, int nv) {
 }
 
 // out[xi] (rows x n) (+)= a[xi] (rows x k; A(r, k) = a[r * ars + k * aks]) * b[xi] (k x n),
-// for the 16 planes, in register tiles (rows split evenly into tiles of at most 14, 12
+// for the `planes` planes, in register tiles (rows split evenly into tiles of at most 14, 12
 // or 6 rows).
-void PlaneProducts(const float* a, size_t a_plane, ptrdiff_t ars, ptrdiff_t aks, int rows, int k, const float* b,
-                   size_t b_plane, int n, float* out, size_t out_plane, bool accumulate) {
+void PlaneProducts(int planes, const float* a, size_t a_plane, ptrdiff_t ars, ptrdiff_t aks, int rows, int k,
+                   const float* b, size_t b_plane, int n, float* out, size_t out_plane, bool accumulate) {
   const int nc = n <= 32 ? 32 : kNc;
-  for (int xi = 0; xi < 16; ++xi) {
+  for (int xi = 0; xi < planes; ++xi) {
     const float* ax = a + xi * a_plane;
     const float* bx = b + xi * b_plane;
     float* ox = out + xi * out_plane;
@@ -316,15 +319,35 @@ void TransformKernelGradient(const float* du, int c, int f, float* dw) {
   }
 }
 
+// Calls fn(n, t0, nt, offset) for the runs of one example's tiles in unit `unit`
+// (tiles [t0, t0 + nt) of example n at row `offset` of the block); returns the block's tiles.
+template <typename Fn>
+int EachRun(const WinogradPlan& p, int batch, int unit, Fn fn) {
+  const int64_t first = static_cast<int64_t>(unit) * p.block;
+  const int64_t last = std::min<int64_t>(first + p.block, static_cast<int64_t>(batch) * p.tiles);
+  for (int64_t at = first; at < last;) {
+    const int n = static_cast<int>(at / p.tiles), t0 = static_cast<int>(at % p.tiles);
+    const int nt = static_cast<int>(std::min<int64_t>(last - at, p.tiles - t0));
+    fn(n, t0, nt, static_cast<int>(at - first));
+    at += nt;
+  }
+  return static_cast<int>(last - first);
+}
+
 }  // namespace
 
 void WinogradForward(const Window& g, int filters, const float* x, int batch, const float* w, const float* bias,
                      bool relu, float* y, float* scratch) {
-  const WinogradPlan p = PlanWinograd(g, filters, batch, ConvPass::kForward);
+  const WinogradPlan p = PlanWinograd(g, filters, batch, ConvPass::kForward, WinogradTile(g, filters, ConvPass::kForward));
+  const bool four = p.m == 4;
   const int c = g.c;
   float* u = scratch;
-  float* slots = u + 16 * static_cast<size_t>(c) * filters;
-  TransformKernel(w, c, filters, u);
+  float* slots = u + p.u_floats;
+  if (four) {
+    wino4::TransformKernel(w, c, filters, u);
+  } else {
+    TransformKernel(w, c, filters, u);
+  }
   const size_t in_example = g.in_size(), out_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
   ParallelFor(p.slots, [&](int64_t begin, int64_t end) {
     // One call walks its slots in turn: they share the first one's buffers, which stay in L2.
@@ -334,11 +357,24 @@ void WinogradForward(const Window& g, int filters, const float* x, int batch, co
       int u0, u1;
       SlotUnits(p, static_cast<int>(s), &u0, &u1);
       for (int unit = u0; unit < u1; ++unit) {
-        const int n = unit / p.blocks_per_example, t0 = (unit % p.blocks_per_example) * p.block;
-        const int nt = std::min(p.block, p.tiles - t0);
-        TransformInput(g, p, x + n * in_example, t0, nt, v);
-        PlaneProducts(v, p.v_plane, c, 1, nt, c, u, static_cast<size_t>(c) * filters, filters, mm, p.m_plane, false);
-        TransformOutput(g, p, filters, mm, t0, nt, bias, relu, y + n * out_example);
+        const int rows = EachRun(p, batch, unit, [&](int n, int t0, int nt, int off) {
+          float* vo = v + static_cast<size_t>(off) * c;
+          if (four) {
+            wino4::TransformInput(g, p, x + n * in_example, t0, nt, vo);
+          } else {
+            TransformInput(g, p, x + n * in_example, t0, nt, vo);
+          }
+        });
+        PlaneProducts(p.planes, v, p.v_plane, c, 1, rows, c, u, static_cast<size_t>(c) * filters, filters, mm,
+                      p.m_plane, false);
+        EachRun(p, batch, unit, [&](int n, int t0, int nt, int off) {
+          const float* mo = mm + static_cast<size_t>(off) * filters;
+          if (four) {
+            wino4::TransformOutput(g, p, filters, mo, t0, nt, bias, relu, y + n * out_example);
+          } else {
+            TransformOutput(g, p, filters, mo, t0, nt, bias, relu, y + n * out_example);
+          }
+        });
       }
     }
   });
@@ -346,11 +382,14 @@ void WinogradForward(const Window& g, int filters, const float* x, int batch, co
 
 void WinogradFilterGrad(const Window& g, int filters, const float* x, const float* y, const float* dy, int batch,
                         bool relu, float* dw, float* db, float* dpre, float* scratch) {
-  const WinogradPlan p = PlanWinograd(g, filters, batch, ConvPass::kFilterGrad);
+  const WinogradPlan p =
+      PlanWinograd(g, filters, batch, ConvPass::kFilterGrad, WinogradTile(g, filters, ConvPass::kFilterGrad));
+  const bool four = p.m == 4;
   const int c = g.c;
-  const size_t du_floats = 16 * static_cast<size_t>(c) * filters;
+  const size_t du_floats = p.u_floats;
   const size_t slot_floats = p.v_floats + p.m_floats + du_floats + filters;
   const size_t in_example = g.in_size(), out_example = static_cast<size_t>(g.out_h) * g.out_w * filters;
+  const bool masked = relu && y != nullptr;
   ParallelFor(p.slots, [&](int64_t begin, int64_t end) {
     // One call walks its slots in turn: they share the first one's V and dM (kept in L2);
     // each slot keeps its own partial sums.
@@ -359,17 +398,27 @@ void WinogradFilterGrad(const Window& g, int filters, const float* x, const floa
     for (int64_t s = begin; s < end; ++s) {
       float* du = scratch + s * slot_floats + p.v_floats + p.m_floats;
       float* dbs = du + du_floats;
-      std::fill(du, du + du_floats + filters, 0.0f);
+      std::fill(dbs, dbs + filters, 0.0f);  // the slot's first block writes dU, the others add to it
       int u0, u1;
       SlotUnits(p, static_cast<int>(s), &u0, &u1);
+      if (u0 == u1) std::fill(du, du + du_floats, 0.0f);  // no blocks (batch 0)
       for (int unit = u0; unit < u1; ++unit) {
-        const int n = unit / p.blocks_per_example, t0 = (unit % p.blocks_per_example) * p.block;
-        const int nt = std::min(p.block, p.tiles - t0);
-        TransformInput(g, p, x + n * in_example, t0, nt, v);
-        TransformGradient(g, p, filters, dy + n * out_example, y == nullptr ? nullptr : y + n * out_example,
-                          relu && y != nullptr, dpre == nullptr ? nullptr : dpre + n * out_example, t0, nt, dm, dbs);
-        // dU[xi] (c x f) += V[xi]^T (c x nt) dM[xi] (nt x f)
-        PlaneProducts(v, p.v_plane, 1, c, c, nt, dm, p.m_plane, filters, du, du_floats / 16, true);
+        const int rows = EachRun(p, batch, unit, [&](int n, int t0, int nt, int off) {
+          float* vo = v + static_cast<size_t>(off) * c;
+          float* dmo = dm + static_cast<size_t>(off) * filters;
+          const float* yn = masked ? y + n * out_example : nullptr;
+          float* dpren = dpre == nullptr ? nullptr : dpre + n * out_example;
+          if (four) {
+            wino4::TransformInput(g, p, x + n * in_example, t0, nt, vo);
+            wino4::TransformGradient(g, p, filters, dy + n * out_example, yn, masked, dpren, t0, nt, dmo, dbs);
+          } else {
+            TransformInput(g, p, x + n * in_example, t0, nt, vo);
+            TransformGradient(g, p, filters, dy + n * out_example, yn, masked, dpren, t0, nt, dmo, dbs);
+          }
+        });
+        // dU[xi] (c x f) += V[xi]^T (c x rows) dM[xi] (rows x f)
+        PlaneProducts(p.planes, v, p.v_plane, 1, c, c, rows, dm, p.m_plane, filters, du, static_cast<size_t>(c) * filters,
+                      unit > u0);
       }
     }
   });
@@ -379,7 +428,11 @@ void WinogradFilterGrad(const Window& g, int filters, const float* x, const floa
     const float* other = scratch + s * slot_floats + p.v_floats + p.m_floats;
     for (size_t k = 0; k < du_floats + filters; ++k) du[k] += other[k];
   }
-  TransformKernelGradient(du, c, filters, dw);
+  if (four) {
+    wino4::TransformKernelGradient(du, c, filters, dw);
+  } else {
+    TransformKernelGradient(du, c, filters, dw);
+  }
   if (db != nullptr) std::memcpy(db, du + du_floats, sizeof(float) * filters);
 }
 

@@ -80,11 +80,16 @@ size_t ConvFilterGradScratch(const Window& g, int filters, int batch);
 void ConvFilterGradAfterForward(const Window& g, int filters, const float* x, const float* y, const float* dy,
                                 int batch, bool relu, float* dw, float* db, float* dpre, float* scratch);
 
-// On AVX-512, 3x3 stride-1 convolutions (dilation 1) may run as Winograd F(2x2, 3x3)
-// (kernels/winograd.h): all three passes, fewer multiply-adds, the same contracts and
-// determinism, results within float rounding of the direct tiles (not the same bits).
-// RINGTRAIN_CONV_ALGO=direct|winograd|auto (read once; default auto: Winograd from 16
-// channels and 16 filters up to 256 x 256, where it measured faster) picks the algorithm.
+// On AVX-512, 3x3 stride-1 convolutions (dilation 1) may run as Winograd F(2x2, 3x3) or
+// F(4x4, 3x3) (kernels/winograd.h): all three passes, fewer multiply-adds, the same
+// contracts and determinism, results within float rounding of the direct tiles (not the
+// same bits; F(4,3) rounds about 10x more than F(2,3): ~5e-6 of the output's scale).
+// RINGTRAIN_CONV_ALGO (read once) picks the algorithm:
+//   auto (default): Winograd from 16 channels and 16 filters up to 256 x 256, where it
+//     measured faster; F(4,3) on planes of 8x8 outputs or more with channels x filters up to
+//     128 x 128 (64 x 64 in the filter gradient), F(2,3) elsewhere;
+//   direct: the direct tiles; winograd: Winograd wherever it applies (auto's tile, F(2,3)
+//     where auto keeps the direct tiles); winograd2 / winograd4: F(2,3) / F(4,3) wherever it applies.
 // The scratch sizes follow the algorithm that will run.
 
 // dx[batch, h, w, c] = the adjoint of the convolution applied to dpre. scratch:
