@@ -89,8 +89,9 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   // Tap t = (i, j, c) sits at this offset inside a window.
   auto tap_offset = [&](int t) { return ((t / (g.kw * g.c)) * pw + (t / g.c) % g.kw) * g.c + t % g.c; };
   const int tg = std::min(kTapsPerPass, taps);
-  // 3-wide windows of stride 1 or 2 take FilterGradKw3, a kernel row and `cc` channels a pass.
-  const bool kw3 = g.kw == 3 && (g.stride_w == 1 || g.stride_w == 2);
+  // 3-wide windows of stride 1 or 2 take FilterGradKw3, a kernel row and `cc` channels a
+  // pass, unless every tap fits one pass of the tap tile (one channel: 0.21 vs 0.36 ms).
+  const bool kw3 = g.kw == 3 && (g.stride_w == 1 || g.stride_w == 2) && taps > kTapsPerPass;
   const int cc_most = filters > 16 ? 4 : 8;
   const bool one_pass = kw3 ? g.kh == 1 && g.c <= cc_most : taps <= tg;
   // The masked gradient is kept only when a later pass or the caller reads it.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/logging.h"
 #include "kernels/winograd.h"
 
 namespace ringtrain::kernels {
@@ -22,6 +23,10 @@ ConvAlgo EnvAlgo() {
   if (std::strcmp(v, "winograd") == 0) return ConvAlgo::kWinograd;
   if (std::strcmp(v, "winograd2") == 0) return ConvAlgo::kWinograd2;
   if (std::strcmp(v, "winograd4") == 0) return ConvAlgo::kWinograd4;
+  if (*v != '\0' && std::strcmp(v, "auto") != 0) {
+    RT_LOG(WARNING) << "RINGTRAIN_CONV_ALGO=" << v
+                    << " is not one of auto, direct, winograd, winograd2, winograd4: using auto";
+  }
   return ConvAlgo::kAuto;
 }
 
