@@ -16,16 +16,17 @@ void AccumulateArray(float* acc, const float* x, size_t n);
 // out[i] = y[i] > 0 ? dy[i] : 0 (the relu's gradient from its output y).
 void ReluMask(const float* dy, const float* y, size_t n, float* out);
 
+// The two implementations behind the functions above (same contracts).
+#define RINGTRAIN_ELEMENTWISE_DECLS                                              \
+  void AddArrays(const float* a, const float* b, size_t n, bool relu, float* out); \
+  void AccumulateArray(float* acc, const float* x, size_t n);                     \
+  void ReluMask(const float* dy, const float* y, size_t n, float* out);
 namespace portable {
-void AddArrays(const float* a, const float* b, size_t n, bool relu, float* out);
-void AccumulateArray(float* acc, const float* x, size_t n);
-void ReluMask(const float* dy, const float* y, size_t n, float* out);
+RINGTRAIN_ELEMENTWISE_DECLS
 }  // namespace portable
-
 namespace avx512 {
-void AddArrays(const float* a, const float* b, size_t n, bool relu, float* out);
-void AccumulateArray(float* acc, const float* x, size_t n);
-void ReluMask(const float* dy, const float* y, size_t n, float* out);
+RINGTRAIN_ELEMENTWISE_DECLS
 }  // namespace avx512
+#undef RINGTRAIN_ELEMENTWISE_DECLS
 
 }  // namespace ringtrain::kernels

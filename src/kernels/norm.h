@@ -29,24 +29,22 @@ void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t ro
 // din[r, k] = g[r, k] * a[k].
 void ChannelScaleGrad(const float* dy, const float* y, size_t rows, int c, const float* a, float* din);
 
+// The two implementations behind the functions above (same contracts).
+#define RINGTRAIN_NORM_DECLS                                                                                  \
+  void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq);                          \
+  void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu,           \
+                     float* out);                                                                             \
+  void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,    \
+                       double* sum_gx);                                                                       \
+  void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t rows, int c, const float* a,  \
+                        const float* mean_g, const float* b, const float* mean, float* din);                  \
+  void ChannelScaleGrad(const float* dy, const float* y, size_t rows, int c, const float* a, float* din);
 namespace portable {
-void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq);
-void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu, float* out);
-void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,
-                     double* sum_gx);
-void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t rows, int c, const float* a,
-                      const float* mean_g, const float* b, const float* mean, float* din);
-void ChannelScaleGrad(const float* dy, const float* y, size_t rows, int c, const float* a, float* din);
+RINGTRAIN_NORM_DECLS
 }  // namespace portable
-
 namespace avx512 {
-void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq);
-void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu, float* out);
-void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,
-                     double* sum_gx);
-void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t rows, int c, const float* a,
-                      const float* mean_g, const float* b, const float* mean, float* din);
-void ChannelScaleGrad(const float* dy, const float* y, size_t rows, int c, const float* a, float* din);
+RINGTRAIN_NORM_DECLS
 }  // namespace avx512
+#undef RINGTRAIN_NORM_DECLS
 
 }  // namespace ringtrain::kernels
