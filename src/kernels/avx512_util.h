@@ -8,8 +8,9 @@
 
 namespace ringtrain::kernels::avx512 {
 
-// The first n (0..16) lanes.
+// The first n lanes: none for n <= 0, all 16 for n >= 16.
 inline __mmask16 TailMask(int n) {
+  if (n <= 0) return 0;
   return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
