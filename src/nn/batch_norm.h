@@ -70,7 +70,6 @@ class BatchNorm final : public Layer {
   // out = x * a_[c] + b_[c] over rows_ rows.
   void Affine(const float* x, float* out) const;
   bool TrainForward(const float* x, float* out);
-  const float* TrainBackward(const float* dy, bool need_din);
   // All-reduces n floats of red_ when synchronized across several replicas; true when
   // there is nothing to reduce.
   bool Reduce(size_t n);

@@ -1,9 +1,8 @@
 #include "nn/merge_layers.h"
 
-#include "kernels/elementwise.h"
-
 #include <algorithm>
 
+#include "kernels/elementwise.h"
 #include "nn/json_fields.h"
 
 namespace ringtrain::nn {

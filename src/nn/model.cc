@@ -245,17 +245,14 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
     for (size_t k = 0; k < from.size(); ++k) {
       if (!m.need_din[i][k]) continue;
       const size_t src = static_cast<size_t>(from[k]);
-      if (m.graph.consumers[src] == 1) {
-        m.dout[src] = din[k];
-        continue;
-      }
-      // The first contribution is kept by pointer (it stays valid: its layer has run),
-      // the second is added to it into dsum, later ones into dsum: first + second + ...
-      const size_t n = static_cast<size_t>(m.batch) * static_cast<size_t>(m.graph.layers[src]->output_size());
+      // The first contribution is kept by pointer (it stays valid: its layer has run;
+      // the only one for an output that feeds one layer), the second is added to it
+      // into dsum, later ones into dsum: first + second + ...
       const int seen = m.graph.consumers[src] - m.pending[src];
       if (seen == 0) {
         m.dout[src] = din[k];
       } else {
+        const size_t n = static_cast<size_t>(m.batch) * static_cast<size_t>(m.graph.layers[src]->output_size());
         float* acc = EnsureSize(m.dsum[src], n);
         if (seen == 1) {
           kernels::AddArrays(m.dout[src], din[k], n, /*relu=*/false, acc);
