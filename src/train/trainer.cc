@@ -18,6 +18,7 @@
 #include "nn/layer.h"
 #include "train/gradient_sync.h"
 #include "train/memory_bound.h"
+#include "train/step_observer.h"
 
 namespace ringtrain::train {
 namespace {
@@ -261,6 +262,7 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
     EpochTiming timing;
     for (int step = first_step + 1; step <= steps; ++step) {
       timing.learning_rate = NextLearningRate(e);
+      const double step_start = Now(), step_input_wait = input->wait_seconds(), step_comm_wait = sync.wait_seconds();
       auto stats = Step(comm, &sync, input, grad_scale, /*prefetch=*/global_step_ + 1 < total_steps());
       if (!stats.ok()) return stats.status().WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step));
       const engine::BatchStats& s = *stats;
@@ -273,6 +275,27 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
       line.loss = shown.loss_sum / static_cast<double>(shown.examples);
       if (progress.drawing()) line.metrics = MetricValues(shown.metric_sums);
       progress.Update(line);
+      if (!options_.observers.empty()) {
+        StepReport r;
+        r.global_step = global_step_;
+        r.epoch = epoch;
+        r.epochs = job_.epochs;
+        r.step = step;
+        r.steps = steps;
+        r.examples = batch;
+        r.num_workers = comm->size();
+        r.rank = comm->rank();
+        r.seconds = Now() - step_start;
+        r.input_wait_seconds = input->wait_seconds() - step_input_wait;
+        r.comm_wait_seconds = comm->size() > 1 ? sync.wait_seconds() - step_comm_wait : 0.0;
+        r.compute_seconds = std::max(0.0, r.seconds - r.input_wait_seconds - r.comm_wait_seconds);
+        r.loss = batch > 0 ? s.loss_sum / static_cast<double>(batch) : 0.0;
+        r.accuracy = AccuracyOf(MetricValues(s.metric_sums));
+        r.learning_rate = timing.learning_rate;
+        r.allreduced_bytes = comm->size() > 1 ? static_cast<uint64_t>(n) * sizeof(float) : 0;
+        r.unix_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        for (StepObserver* o : options_.observers) o->OnStep(r);
+      }
 
       const bool epoch_end = step == steps;
       if (epoch_end) {
@@ -295,6 +318,7 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
           RT_RETURN_IF_ERROR(engine_->StoreToHost().WithContext("copying the model back for a backup"));
           Status st = on_backup(Snapshot());
           backup_seconds_ += Now() - t0;
+          for (StepObserver* o : options_.observers) o->OnBackup(global_step_, Now() - t0);
           RT_RETURN_IF_ERROR(st);
         }
       }

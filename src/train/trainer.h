@@ -63,6 +63,7 @@
 namespace ringtrain::train {
 
 class GradientSync;  // train/gradient_sync.h
+class StepObserver;  // train/step_observer.h
 
 struct TrainerOptions {
   int rank = 0;
@@ -81,6 +82,9 @@ struct TrainerOptions {
   // What the job may plan to use (RINGTRAIN_MAX_MEMORY_MB), checked by Create before
   // anything large is allocated (train/memory_bound.h). bytes == 0: no bound.
   MemoryBound memory_bound;
+  // Told of every step, epoch end and backup point (train/step_observer.h); not owned,
+  // each must outlive the Trainer's Fit calls. Empty: nobody watches.
+  std::vector<StepObserver*> observers;
 };
 
 struct EpochResult {

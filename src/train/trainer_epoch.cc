@@ -10,6 +10,7 @@
 #include "env/storage_error.h"
 #include "nn/loss.h"
 #include "train/trainer.h"
+#include "train/step_observer.h"
 
 namespace ringtrain::train {
 namespace {
@@ -48,6 +49,7 @@ Status Trainer::EndEpoch(collective::Communicator* comm, int epoch, const EpochT
     r.val_metrics = val->metrics;
   }
   history_.push_back(r);
+  for (StepObserver* o : options_.observers) o->OnEpoch(r);
   // Keras' history keys: "loss", each metric's name, and "val_" before them.
   nlohmann::json record = {{"epoch", epoch},
                            {"loss", r.loss},

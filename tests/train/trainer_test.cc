@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "rank_threads.h"
+#include "train/step_observer.h"
 
 namespace ringtrain::train {
 namespace {
@@ -73,6 +74,50 @@ TEST(TrainerTest, SameSeedSameBits) {
     std::fclose(o.out);
   }
   EXPECT_EQ(fp[0], fp[1]);
+}
+
+// Records what the trainer reports.
+class Recorder final : public StepObserver {
+ public:
+  void OnStep(const StepReport& r) override { steps.push_back(r); }
+  void OnEpoch(const EpochResult& r) override { epochs.push_back(r.epoch); }
+  std::vector<StepReport> steps;
+  std::vector<int> epochs;
+};
+
+// Every step and epoch is reported, with a consistent time split, and watching does not
+// change the model's bits.
+TEST(TrainerTest, ObserversSeeEveryStepAndChangeNothing) {
+  uint64_t fp[2];
+  Recorder rec;
+  for (int run = 0; run < 2; ++run) {
+    TrainerOptions o;
+    o.out = std::tmpfile();
+    if (run == 1) o.observers = {&rec};
+    auto t = Trainer::Create(SyntheticJob(2, R"({"type": "sgd", "learning_rate": 0.05})"), o);
+    ASSERT_TRUE(t.ok());
+    auto comm = Local();
+    ASSERT_TRUE(Train(t->get(), comm.get()).ok());
+    fp[run] = (*t)->WeightsFingerprint();
+    std::fclose(o.out);
+  }
+  EXPECT_EQ(fp[0], fp[1]);
+  const int steps = 600 / 16;
+  ASSERT_EQ(rec.steps.size(), static_cast<size_t>(2 * steps));
+  EXPECT_EQ(rec.epochs, (std::vector<int>{1, 2}));
+  for (size_t i = 0; i < rec.steps.size(); ++i) {
+    const StepReport& r = rec.steps[i];
+    EXPECT_EQ(r.global_step, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(r.epoch, static_cast<int>(i) / steps + 1);
+    EXPECT_EQ(r.step, static_cast<int>(i) % steps + 1);
+    EXPECT_EQ(r.steps, steps);
+    EXPECT_EQ(r.examples, 16);
+    EXPECT_EQ(r.allreduced_bytes, 0u);  // one worker
+    EXPECT_GT(r.seconds, 0.0);
+    EXPECT_NEAR(r.compute_seconds + r.input_wait_seconds + r.comm_wait_seconds, r.seconds, 1e-9);
+    EXPECT_GT(r.loss, 0.0);
+    EXPECT_GT(r.unix_time, 1.6e9);
+  }
 }
 
 // Ranks as threads over loopback, with and without gradient packs overlapping backward.
