@@ -33,4 +33,14 @@ void ReluMask(const float* dy, const float* y, size_t n, float* out) {
   }
 }
 
+void AddArraysMasked(const float* a, const float* b, const float* y, size_t n, float* out) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 m = TailMask(static_cast<int>(n - i < 16 ? n - i : 16));
+    const __mmask16 pos = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, y + i), zero, _CMP_GT_OQ);
+    const __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(pos & m, a + i), _mm512_maskz_loadu_ps(pos & m, b + i));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_maskz_mov_ps(pos, v));
+  }
+}
+
 }  // namespace ringtrain::kernels::avx512

@@ -24,6 +24,13 @@ void ReluMask(const float* dy, const float* y, size_t n, float* out) {
   }
 }
 
+void AddArraysMasked(const float* a, const float* b, const float* y, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) {
+    const float v = a[i] + b[i];
+    out[i] = y[i] > 0.0f ? v : 0.0f;
+  }
+}
+
 }  // namespace portable
 
 void AddArrays(const float* a, const float* b, size_t n, bool relu, float* out) {
@@ -34,6 +41,10 @@ void AccumulateArray(float* acc, const float* x, size_t n) {
 }
 void ReluMask(const float* dy, const float* y, size_t n, float* out) {
   return UseAvx512() ? avx512::ReluMask(dy, y, n, out) : portable::ReluMask(dy, y, n, out);
+}
+
+void AddArraysMasked(const float* a, const float* b, const float* y, size_t n, float* out) {
+  return UseAvx512() ? avx512::AddArraysMasked(a, b, y, n, out) : portable::AddArraysMasked(a, b, y, n, out);
 }
 
 }  // namespace ringtrain::kernels

@@ -190,7 +190,8 @@ bool BatchNorm::TrainForward(const float* x, float* out) {
 const float* BatchNorm::Backward(const float* dy, bool need_din) {
   const size_t c = static_cast<size_t>(channels_);
   const bool grads = dgamma_ != nullptr || dbeta_ != nullptr;
-  const float* y = fused_relu_ ? out_.data() : nullptr;  // the relu's gradient mask
+  const float* y = fused_relu_ && !masked_ ? out_.data() : nullptr;  // the relu's gradient mask
+  masked_ = false;
   if (!grads && !batch_stats_) {
     // Inference mode (a frozen layer): a per-channel scale, no statistics.
     if (!need_din) return nullptr;

@@ -57,6 +57,8 @@ class BatchNorm final : public Layer {
     fused_relu_ = true;
     return true;
   }
+  const float* ReluGradientMask() const override { return fused_relu_ ? out_.data() : nullptr; }
+  void GradientMasked() override { masked_ = fused_relu_; }
 
  private:
   struct Options {
@@ -89,6 +91,7 @@ class BatchNorm final : public Layer {
   double count_ = 0;
   bool batch_stats_ = false;
   bool fused_relu_ = false;  // a following relu taken over (Layer::AbsorbRelu)
+  bool masked_ = false;      // the next Backward's output gradient is already masked (Layer::GradientMasked)
   std::vector<float> mean_, invstd_, a_, b_;  // per channel, of the last Forward
   std::vector<double> acc_;                   // per-channel sums
   std::vector<float> red_;                    // the all-reduce buffer (synchronized)

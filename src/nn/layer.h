@@ -157,6 +157,13 @@ class Layer {
   virtual bool AbsorbRelu() { return false; }
   virtual bool IsPlainRelu() const { return false; }
   virtual void PassThrough() {}
+  // After AbsorbRelu: the output of the last training Forward (the relu's gradient
+  // passes where it is > 0). Where the relu's output feeds two layers, the model sums
+  // their gradients and masks the sum in one pass, then calls GradientMasked: the next
+  // Backward then takes its output gradient as already masked (masking again would give
+  // the same bits; it only saves a pass). Layers that absorb a relu implement both.
+  virtual const float* ReluGradientMask() const { return nullptr; }
+  virtual void GradientMasked() {}
 
   // This layer for another backend: kind, shapes, geometry, activation. The model
   // fills in the name, the parameter offsets and need_input_grad. Layers the GPU

@@ -178,7 +178,9 @@ void MergeLayer::BackwardInputs(const float* dout, const std::vector<bool>& need
     // d(x0 + x1 + ...)/dxk = 1: every input gets the output gradient, masked by the
     // fused relu when there is one (computed once, shared by the inputs).
     const float* g = dout;
-    if (fused_relu_) {
+    const bool mask = fused_relu_ && !masked_;
+    masked_ = false;
+    if (mask) {
       float* masked = EnsureSize(din_[0], n);
       kernels::ReluMask(dout, out_.data(), n, masked);
       g = masked;

@@ -41,6 +41,8 @@ class MergeLayer final : public Layer {
     fused_relu_ = op_ == Op::kAdd;
     return fused_relu_;
   }
+  const float* ReluGradientMask() const override { return fused_relu_ ? out_.data() : nullptr; }
+  void GradientMasked() override { masked_ = fused_relu_; }
 
  private:
   enum class Op { kAdd, kMultiply, kConcatenate };
@@ -54,6 +56,7 @@ class MergeLayer final : public Layer {
   std::vector<const float*> x_;  // the inputs of the last training Forward
   int batch_ = 0;
   bool fused_relu_ = false;
+  bool masked_ = false;  // the next backward's output gradient is already masked (Layer::GradientMasked)
   std::vector<float> out_;
   std::vector<std::vector<float>> din_;
 };

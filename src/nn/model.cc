@@ -47,6 +47,10 @@ struct Model::Impl {
   std::vector<const float*> dout;
   std::vector<int> pending;  // contributions still to come per layer
   std::vector<std::vector<float>> dsum;
+  // The layer that took over the relu whose output is layer l's (l itself, or the relu
+  // layer l passes through), -1 for none: a gradient summed for l is masked in the same
+  // pass (Layer::ReluGradientMask).
+  std::vector<int> mask_owner;
   // Scratch for the input and input-gradient pointers of a layer of several inputs,
   // kept here so Forward/Backward allocate nothing after the first call.
   std::vector<const float*> in, din;
@@ -151,11 +155,15 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
   }
   // A plain relu whose input feeds nothing else runs inside the layer before it, when
   // that layer can take it over (Layer::AbsorbRelu): the same bits, fewer passes.
+  m.mask_owner.assign(nl, -1);
   for (size_t l = 0; l < nl && g_relu_fusion.load(); ++l) {
     if (!layers[l]->IsPlainRelu() || m.graph.inputs[l].size() != 1) continue;
     const int k = m.graph.inputs[l][0];
     if (k == internal::kModelInput || m.graph.consumers[static_cast<size_t>(k)] != 1) continue;
-    if (layers[static_cast<size_t>(k)]->AbsorbRelu()) layers[l]->PassThrough();
+    if (layers[static_cast<size_t>(k)]->AbsorbRelu()) {
+      layers[l]->PassThrough();
+      m.mask_owner[l] = k;
+    }
   }
   m.outputs.assign(nl, nullptr);
   m.dout.assign(nl, nullptr);
@@ -254,7 +262,14 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
       } else {
         const size_t n = static_cast<size_t>(m.batch) * static_cast<size_t>(m.graph.layers[src]->output_size());
         float* acc = EnsureSize(m.dsum[src], n);
-        if (seen == 1) {
+        const int owner = m.mask_owner[src];
+        if (seen == 1 && m.pending[src] == 1 && owner >= 0) {
+          // The last of two contributions, bound for a fused relu: summed and masked in
+          // one pass (the bits of the sum, then the mask), and the owner not masking again.
+          Layer& fused = *m.graph.layers[static_cast<size_t>(owner)];
+          kernels::AddArraysMasked(m.dout[src], din[k], fused.ReluGradientMask(), n, acc);
+          fused.GradientMasked();
+        } else if (seen == 1) {
           kernels::AddArrays(m.dout[src], din[k], n, /*relu=*/false, acc);
         } else {
           kernels::AccumulateArray(acc, din[k], n);

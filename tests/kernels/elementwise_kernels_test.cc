@@ -41,6 +41,24 @@ TEST(ElementwiseKernels, Avx512GivesThePortableBits) {
     portable::ReluMask(a.data(), y.data(), n, p.data());
     avx512::ReluMask(a.data(), y.data(), n, q.data());
     EXPECT_TRUE(SameBits(p, q)) << "ReluMask n=" << n;
+    portable::AddArraysMasked(a.data(), b.data(), y.data(), n, p.data());
+    avx512::AddArraysMasked(a.data(), b.data(), y.data(), n, q.data());
+    EXPECT_TRUE(SameBits(p, q)) << "AddArraysMasked n=" << n;
+  }
+}
+
+// The fused residual sum is the sum, then the relu's mask: the same bits.
+TEST(ElementwiseKernels, MaskedSumIsTheSumMasked) {
+  for (size_t n : {1u, 16u, 33u, 1000u}) {
+    std::vector<float> a = Random(n, 4), b = Random(n, 5), y = Random(n, 6);
+    a[0] = std::nanf("");
+    std::vector<float> sum(n), want(n), got(n);
+    AddArrays(a.data(), b.data(), n, false, sum.data());
+    ReluMask(sum.data(), y.data(), n, want.data());
+    AddArraysMasked(a.data(), b.data(), y.data(), n, got.data());
+    EXPECT_TRUE(SameBits(want, got)) << "n=" << n;
+    AddArraysMasked(a.data(), b.data(), y.data(), n, a.data());  // in place
+    EXPECT_TRUE(SameBits(want, a)) << "in place, n=" << n;
   }
 }
 

@@ -11,7 +11,9 @@ namespace ringtrain::nn {
 namespace {
 
 // A residual block as in ResNet: conv -> BN -> relu -> conv -> BN -> Add(shortcut) ->
-// relu, then a frozen BN (inference mode) -> relu, pooling and a head.
+// relu, a second block whose shortcut is that relu (so the gradients of relus fused into
+// a BN and into an Add are summed over two consumers and masked in one pass), then a
+// frozen BN (inference mode) -> relu, pooling and a head.
 constexpr const char* kBlock = R"({"input_shape": [6, 5, 3], "layers": [
   {"type": "Conv2D", "name": "stem", "filters": 8, "kernel_size": 3, "padding": "same", "use_bias": false},
   {"type": "BatchNormalization", "name": "bn0"},
@@ -23,6 +25,10 @@ constexpr const char* kBlock = R"({"input_shape": [6, 5, 3], "layers": [
   {"type": "BatchNormalization", "name": "bn2"},
   {"type": "Add", "name": "add", "inputs": ["bn2", "relu0"]},
   {"type": "Activation", "name": "relu2", "activation": "relu"},
+  {"type": "Conv2D", "name": "c4", "filters": 8, "kernel_size": 3, "padding": "same", "use_bias": false},
+  {"type": "BatchNormalization", "name": "bn4"},
+  {"type": "Add", "name": "add2", "inputs": ["bn4", "relu2"]},
+  {"type": "Activation", "name": "relu4", "activation": "relu"},
   {"type": "BatchNormalization", "name": "bn3", "trainable": false},
   {"type": "Activation", "name": "relu3", "activation": "relu"},
   {"type": "Conv2D", "name": "c3", "filters": 4, "kernel_size": 1},
