@@ -100,11 +100,13 @@ void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq
        sum, sum_sq);
 }
 
-void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu, float* out) {
+void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, const float* add, bool relu,
+                   float* out) {
   const __m512 zero = _mm512_setzero_ps();
   ForEachVector(rows, c, [&](size_t i, __mmask16 m, int k) {
     __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, a + k)),
                              _mm512_maskz_loadu_ps(m, b + k));
+    if (add != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, add + i));
     if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), v);
     _mm512_mask_storeu_ps(out + i, m, v);
   });

@@ -27,13 +27,16 @@ void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq
   }
 }
 
-void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu, float* out) {
+void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, const float* add, bool relu,
+                   float* out) {
   const size_t n = static_cast<size_t>(c);
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
+    const float* ar = add == nullptr ? nullptr : add + r * n;
     float* o = out + r * n;
     for (size_t k = 0; k < n; ++k) {
-      const float v = xr[k] * a[k] + b[k];
+      float v = xr[k] * a[k] + b[k];
+      if (ar != nullptr) v = v + ar[k];
       o[k] = !relu || v > 0.0f ? v : 0.0f;
     }
   }
@@ -77,8 +80,9 @@ void ChannelScaleGrad(const float* dy, const float* y, size_t rows, int c, const
 void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq) {
   RINGTRAIN_NORM_DISPATCH(ChannelSums(x, rows, c, sum, sum_sq));
 }
-void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu, float* out) {
-  RINGTRAIN_NORM_DISPATCH(ChannelAffine(x, rows, c, a, b, relu, out));
+void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, const float* add, bool relu,
+                   float* out) {
+  RINGTRAIN_NORM_DISPATCH(ChannelAffine(x, rows, c, a, b, add, relu, out));
 }
 void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,
                      double* sum_gx) {

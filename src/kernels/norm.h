@@ -14,9 +14,11 @@ namespace ringtrain::kernels {
 // sum[k] = sum over rows of x[r, k]; sum_sq[k] = sum of x^2 (both overwritten, double).
 void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq);
 
-// out[r, k] = x[r, k] * a[k] + b[k] (float, multiply then add); with relu, values
-// that are not > 0 become 0 (NaN too), as Keras' relu.
-void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu, float* out);
+// out[r, k] = x[r, k] * a[k] + b[k] (float, multiply then add), plus add[r, k] after that
+// when add is not null (an Add of the layer's output and another input, fused: the bits of
+// the two passes); with relu, values that are not > 0 become 0 (NaN too), as Keras' relu.
+void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, const float* add, bool relu,
+                   float* out);
 
 // sum_g[k] = sum of g[r, k], sum_gx[k] = sum of g[r, k] * x[r, k] (double, overwritten).
 void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,
@@ -32,8 +34,8 @@ void ChannelScaleGrad(const float* dy, const float* y, size_t rows, int c, const
 // The two implementations behind the functions above (same contracts).
 #define RINGTRAIN_NORM_DECLS                                                                                  \
   void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq);                          \
-  void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, bool relu,           \
-                     float* out);                                                                             \
+  void ChannelAffine(const float* x, size_t rows, int c, const float* a, const float* b, const float* add,    \
+                     bool relu, float* out);                                                                  \
   void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,    \
                        double* sum_gx);                                                                       \
   void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t rows, int c, const float* a,  \

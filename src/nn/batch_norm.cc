@@ -127,13 +127,18 @@ bool BatchNorm::Reduce(size_t n) {
 }
 
 void BatchNorm::Affine(const float* x, float* out) const {
-  kernels::ChannelAffine(x, rows_, channels_, a_.data(), b_.data(), fused_relu_, out);
+  if (deferred_) return;  // AddOutputTo computes it inside the Add's pass
+  kernels::ChannelAffine(x, rows_, channels_, a_.data(), b_.data(), nullptr, fused_relu_, out);
+}
+
+void BatchNorm::AddOutputTo(const float* other, bool relu, float* out) const {
+  kernels::ChannelAffine(x_, rows_, channels_, a_.data(), b_.data(), other, relu, out);
 }
 
 const float* BatchNorm::Forward(const float* in, int batch, bool training) {
   const size_t c = static_cast<size_t>(channels_);
   rows_ = static_cast<size_t>(batch) * (static_cast<size_t>(input_size()) / c);
-  float* out = EnsureSize(out_, rows_ * c);
+  float* out = deferred_ ? nullptr : EnsureSize(out_, rows_ * c);
   x_ = in;
   batch_stats_ = training && trainable();
   if (batch_stats_) {

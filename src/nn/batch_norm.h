@@ -59,6 +59,13 @@ class BatchNorm final : public Layer {
   }
   const float* ReluGradientMask() const override { return fused_relu_ ? out_.data() : nullptr; }
   void GradientMasked() override { masked_ = fused_relu_; }
+  // A BatchNormalization feeding an Add (ResNet's second of a block) leaves its affine
+  // pass to the Add (Layer::DeferToAdd); its backward needs only its input.
+  bool DeferToAdd() override {
+    deferred_ = !fused_relu_;
+    return deferred_;
+  }
+  void AddOutputTo(const float* other, bool relu, float* out) const override;
 
  private:
   struct Options {
@@ -92,6 +99,7 @@ class BatchNorm final : public Layer {
   bool batch_stats_ = false;
   bool fused_relu_ = false;  // a following relu taken over (Layer::AbsorbRelu)
   bool masked_ = false;      // the next Backward's output gradient is already masked (Layer::GradientMasked)
+  bool deferred_ = false;    // the output is computed by the Add it feeds (Layer::DeferToAdd)
   std::vector<float> mean_, invstd_, a_, b_;  // per channel, of the last Forward
   std::vector<double> acc_;                   // per-channel sums
   std::vector<float> red_;                    // the all-reduce buffer (synchronized)

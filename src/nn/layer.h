@@ -165,6 +165,18 @@ class Layer {
   virtual const float* ReluGradientMask() const { return nullptr; }
   virtual void GradientMasked() {}
 
+  // Add fusion, set up once by the model after relu fusion. A layer whose output feeds
+  // nothing but an Add of two inputs (IsAddOfTwo) may leave that output to the Add:
+  // DeferToAdd returns true if it does, and from then on its Forward returns null and the
+  // Add calls AddOutputTo(other, relu, out), which writes out = this layer's output +
+  // other (relu'd when asked) in one pass, with the bits of the two passes. The Add learns
+  // which input it is through TakeDeferredInput. The layer's Backward is unchanged (it
+  // must not need its own output).
+  virtual bool IsAddOfTwo() const { return false; }
+  virtual bool DeferToAdd() { return false; }
+  virtual void AddOutputTo(const float* other, bool relu, float* out) const {}
+  virtual void TakeDeferredInput(size_t k, const Layer* producer) {}
+
   // This layer for another backend: kind, shapes, geometry, activation. The model
   // fills in the name, the parameter offsets and need_input_grad. Layers the GPU
   // engine does not run return Kind::kOther.

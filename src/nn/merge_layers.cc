@@ -125,6 +125,10 @@ const float* MergeLayer::ForwardInputs(const std::vector<const float*>& in, int 
   switch (op_) {
     case Op::kAdd: {
       // Two inputs at least (checked when built); a fused relu after the last sum.
+      if (producer_ != nullptr) {  // two inputs, one computed here (IEEE addition commutes: the same bits)
+        producer_->AddOutputTo(in[1 - deferred_input_], fused_relu_, out);
+        break;
+      }
       const size_t last = in.size() - 1;
       kernels::AddArrays(in[0], in[1], n, fused_relu_ && last == 1, out);
       for (size_t k = 2; k <= last; ++k) kernels::AddArrays(out, in[k], n, fused_relu_ && k == last, out);

@@ -43,6 +43,11 @@ class MergeLayer final : public Layer {
   }
   const float* ReluGradientMask() const override { return fused_relu_ ? out_.data() : nullptr; }
   void GradientMasked() override { masked_ = fused_relu_; }
+  bool IsAddOfTwo() const override { return op_ == Op::kAdd && input_shapes().size() == 2; }
+  void TakeDeferredInput(size_t k, const Layer* producer) override {
+    deferred_input_ = k;
+    producer_ = producer;
+  }
 
  private:
   enum class Op { kAdd, kMultiply, kConcatenate };
@@ -57,6 +62,9 @@ class MergeLayer final : public Layer {
   int batch_ = 0;
   bool fused_relu_ = false;
   bool masked_ = false;  // the next backward's output gradient is already masked (Layer::GradientMasked)
+  // Add of two: the input whose producer left its output to this layer (Layer::DeferToAdd).
+  size_t deferred_input_ = 0;
+  const Layer* producer_ = nullptr;
   std::vector<float> out_;
   std::vector<std::vector<float>> din_;
 };

@@ -165,6 +165,20 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
       m.mask_owner[l] = k;
     }
   }
+  // A layer whose output feeds nothing but an Add of two inputs may be computed inside
+  // the Add's pass (Layer::DeferToAdd): the same bits, one pass over memory fewer each way.
+  for (size_t l = 0; l < nl && g_relu_fusion.load(); ++l) {
+    const std::vector<int>& from = m.graph.inputs[l];
+    if (!layers[l]->IsAddOfTwo() || from.size() != 2 || from[0] == from[1]) continue;
+    for (size_t k = 0; k < 2; ++k) {
+      const int src = from[k];
+      if (src == internal::kModelInput || m.graph.consumers[static_cast<size_t>(src)] != 1) continue;
+      if (layers[static_cast<size_t>(src)]->DeferToAdd()) {
+        layers[l]->TakeDeferredInput(k, layers[static_cast<size_t>(src)].get());
+        break;
+      }
+    }
+  }
   m.outputs.assign(nl, nullptr);
   m.dout.assign(nl, nullptr);
   m.pending.assign(nl, 0);

@@ -38,8 +38,9 @@ class Model {
   // deterministically from `seed` (same seed -> same bits). Errors name the bad
   // layer and field, e.g. "model.layers[2] (dense): 'units' must be a positive integer".
   static StatusOr<std::unique_ptr<Model>> FromJson(const nlohmann::json& model_json, uint64_t seed);
-  // Models built after SetReluFusion(false) run every relu as its own layer (see
-  // Layer::AbsorbRelu): for tests, which check that fusion keeps the bits. On by default.
+  // Models built after SetReluFusion(false) run every relu and Add as its own pass (see
+  // Layer::AbsorbRelu and Layer::DeferToAdd): for tests, which check that fusion keeps the
+  // bits. On by default.
   static void SetReluFusion(bool enabled);
   ~Model();
 

@@ -9,6 +9,7 @@
 
 #include "kernels/impl.h"
 #include "kernel_test_util.h"
+#include "kernels/elementwise.h"
 #include "kernels/norm.h"
 
 namespace ringtrain::kernels {
@@ -43,9 +44,17 @@ TEST(NormKernels, Avx512GivesThePortableBits) {
       ExpectSameBits(s1, s2, "grad sums " + what);
       ExpectSameBits(q1, q2, "grad x sums " + what);
       std::vector<float> o1(n), o2(n);
-      portable::ChannelAffine(x.data(), rows, c, a.data(), b.data(), mask != nullptr, o1.data());
-      avx512::ChannelAffine(x.data(), rows, c, a.data(), b.data(), mask != nullptr, o2.data());
+      portable::ChannelAffine(x.data(), rows, c, a.data(), b.data(), nullptr, mask != nullptr, o1.data());
+      avx512::ChannelAffine(x.data(), rows, c, a.data(), b.data(), nullptr, mask != nullptr, o2.data());
       ExpectSameBits(o1, o2, "affine " + what);
+      // With a fused Add: the bits of the affine, then AddArrays.
+      std::vector<float> o3(n);
+      portable::ChannelAffine(x.data(), rows, c, a.data(), b.data(), nullptr, false, o3.data());
+      portable::AddArrays(o3.data(), dy.data(), n, mask != nullptr, o3.data());
+      portable::ChannelAffine(x.data(), rows, c, a.data(), b.data(), dy.data(), mask != nullptr, o1.data());
+      avx512::ChannelAffine(x.data(), rows, c, a.data(), b.data(), dy.data(), mask != nullptr, o2.data());
+      ExpectSameBits(o1, o3, "affine + add (portable) " + what);
+      ExpectSameBits(o2, o3, "affine + add (avx512) " + what);
       portable::ChannelInputGrad(dy.data(), mask, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(),
                                  o1.data());
       avx512::ChannelInputGrad(dy.data(), mask, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(),
@@ -73,8 +82,10 @@ TEST(NormKernels, ComputeWhatTheySay) {
   EXPECT_EQ(q, (std::vector<double>{0.5, -1.25, -3}));
   const std::vector<float> a = {2, 1, -1}, b = {0, -10, 1};
   std::vector<float> out(rows * c);
-  ChannelAffine(x.data(), rows, c, a.data(), b.data(), true, out.data());
+  ChannelAffine(x.data(), rows, c, a.data(), b.data(), nullptr, true, out.data());
   EXPECT_EQ(out, (std::vector<float>{2, 0, 0, 8, 0, 7}));
+  ChannelAffine(x.data(), rows, c, a.data(), b.data(), dy.data(), false, out.data());
+  EXPECT_EQ(out, (std::vector<float>{2.5f, -11, -3, 10, -5.25f, 11}));
   ChannelScaleGrad(dy.data(), y.data(), rows, c, a.data(), out.data());
   EXPECT_EQ(out, (std::vector<float>{1, 0, 1, 0, -0.25f, 0}));
   const std::vector<float> mg = {1, 0, 0}, mean = {0, 1, 0};
