@@ -26,6 +26,14 @@ inline __m512 Grad(const float* dy, const float* y, size_t i, __mmask16 m) {
   return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(yv, _mm512_setzero_ps(), _CMP_GT_OQ), d);
 }
 
+// The same where the relu's output is given as ReluOutput (x: x's vector at i).
+inline __m512 Grad(const float* dy, const ReluOutput& y, __m512 x, size_t i, int k, __mmask16 m) {
+  if (y.a == nullptr) return Grad(dy, y.y, i, m);
+  const __m512 d = _mm512_maskz_loadu_ps(m, dy + i);
+  const __m512 v = _mm512_add_ps(_mm512_mul_ps(x, _mm512_maskz_loadu_ps(m, y.a + k)), _mm512_maskz_loadu_ps(m, y.b + k));
+  return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), d);
+}
+
 inline void StoreSums(double* dst, __mmask16 m, __m512d lo, __m512d hi) {
   _mm512_mask_storeu_pd(dst, LowMask(m), lo);
   _mm512_mask_storeu_pd(dst + 8, HighMask(m), hi);
@@ -37,7 +45,7 @@ namespace {
 
 // Sums over the rows of up to 64 channels from k (NV vectors of 16; lanes past c masked
 // off): sum0 += a, sum1 += a * b per channel, with a and b what `load` gives for the row's
-// vector v. Named accumulators (two double vectors per float vector), not arrays: GCC 12
+// vector v (load(element index, mask, first channel, &a, &b)). Named accumulators (two double vectors per float vector), not arrays: GCC 12
 // keeps arrays of vectors on the stack.
 template <int NV, typename Load>
 void GroupSums(size_t rows, size_t n, int k, int c, const Load& load, double* sum0, double* sum1) {
@@ -51,7 +59,7 @@ void GroupSums(size_t rows, size_t n, int k, int c, const Load& load, double* su
 #define RT_VEC(v)                                                   \
   if constexpr (NV > v) {                                           \
     __m512 a, b;                                                    \
-    load(i + 16 * v, m[v], &a, &b);                                 \
+    load(i + 16 * v, m[v], k + 16 * v, &a, &b);                     \
     const __m512d alo = Low(a), ahi = High(a);                      \
     s##v##0 = _mm512_add_pd(s##v##0, alo);                          \
     s##v##1 = _mm512_add_pd(s##v##1, ahi);                          \
@@ -96,7 +104,7 @@ void ForEachVector(size_t rows, int c, const Fn& fn) {
 }  // namespace
 
 void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq) {
-  Sums(rows, c, [x](size_t i, __mmask16 m, __m512* a, __m512* b) { *a = *b = _mm512_maskz_loadu_ps(m, x + i); },
+  Sums(rows, c, [x](size_t i, __mmask16 m, int, __m512* a, __m512* b) { *a = *b = _mm512_maskz_loadu_ps(m, x + i); },
        sum, sum_sq);
 }
 
@@ -112,21 +120,22 @@ void ChannelAffine(const float* x, size_t rows, int c, const float* a, const flo
   });
 }
 
-void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,
+void ChannelGradSums(const float* dy, const ReluOutput& y, const float* x, size_t rows, int c, double* sum_g,
                      double* sum_gx) {
   Sums(rows, c,
-       [dy, y, x](size_t i, __mmask16 m, __m512* g, __m512* xv) {
-         *g = Grad(dy, y, i, m);
+       [dy, &y, x](size_t i, __mmask16 m, int k, __m512* g, __m512* xv) {
          *xv = _mm512_maskz_loadu_ps(m, x + i);
+         *g = Grad(dy, y, *xv, i, k, m);
        },
        sum_g, sum_gx);
 }
 
-void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t rows, int c, const float* a,
+void ChannelInputGrad(const float* dy, const ReluOutput& y, const float* x, size_t rows, int c, const float* a,
                       const float* mean_g, const float* b, const float* mean, float* din) {
   ForEachVector(rows, c, [&](size_t i, __mmask16 m, int k) {
-    const __m512 g = Grad(dy, y, i, m);
-    const __m512 xc = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, mean + k));
+    const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
+    const __m512 g = Grad(dy, y, xv, i, k, m);
+    const __m512 xc = _mm512_sub_ps(xv, _mm512_maskz_loadu_ps(m, mean + k));
     const __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, a + k),
                                                  _mm512_sub_ps(g, _mm512_maskz_loadu_ps(m, mean_g + k))),
                                    _mm512_mul_ps(_mm512_maskz_loadu_ps(m, b + k), xc));

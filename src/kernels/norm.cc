@@ -12,6 +12,13 @@ inline float Grad(const float* dy, const float* y, size_t i) {
   return y == nullptr || y[i] > 0.0f ? d : 0.0f;
 }
 
+// The same where the relu's output is given as ReluOutput (element i of x, channel k).
+inline float Grad(const float* dy, const ReluOutput& y, const float* x, size_t i, size_t k) {
+  if (y.a == nullptr) return Grad(dy, y.y, i);
+  const float v = x[i] * y.a[k] + y.b[k];
+  return v > 0.0f ? dy[i] : 0.0f;
+}
+
 }  // namespace
 
 void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq) {
@@ -42,26 +49,26 @@ void ChannelAffine(const float* x, size_t rows, int c, const float* a, const flo
   }
 }
 
-void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,
+void ChannelGradSums(const float* dy, const ReluOutput& y, const float* x, size_t rows, int c, double* sum_g,
                      double* sum_gx) {
   const size_t n = static_cast<size_t>(c);
   for (size_t k = 0; k < n; ++k) sum_g[k] = sum_gx[k] = 0.0;
   for (size_t r = 0; r < rows; ++r) {
     for (size_t k = 0; k < n; ++k) {
-      const double g = Grad(dy, y, r * n + k);
+      const double g = Grad(dy, y, x, r * n + k, k);
       sum_g[k] += g;
       sum_gx[k] += g * static_cast<double>(x[r * n + k]);
     }
   }
 }
 
-void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t rows, int c, const float* a,
+void ChannelInputGrad(const float* dy, const ReluOutput& y, const float* x, size_t rows, int c, const float* a,
                       const float* mean_g, const float* b, const float* mean, float* din) {
   const size_t n = static_cast<size_t>(c);
   for (size_t r = 0; r < rows; ++r) {
     for (size_t k = 0; k < n; ++k) {
       const size_t i = r * n + k;
-      din[i] = a[k] * (Grad(dy, y, i) - mean_g[k]) + b[k] * (x[i] - mean[k]);
+      din[i] = a[k] * (Grad(dy, y, x, i, k) - mean_g[k]) + b[k] * (x[i] - mean[k]);
     }
   }
 }
@@ -84,11 +91,11 @@ void ChannelAffine(const float* x, size_t rows, int c, const float* a, const flo
                    float* out) {
   RINGTRAIN_NORM_DISPATCH(ChannelAffine(x, rows, c, a, b, add, relu, out));
 }
-void ChannelGradSums(const float* dy, const float* y, const float* x, size_t rows, int c, double* sum_g,
+void ChannelGradSums(const float* dy, const ReluOutput& y, const float* x, size_t rows, int c, double* sum_g,
                      double* sum_gx) {
   RINGTRAIN_NORM_DISPATCH(ChannelGradSums(dy, y, x, rows, c, sum_g, sum_gx));
 }
-void ChannelInputGrad(const float* dy, const float* y, const float* x, size_t rows, int c, const float* a,
+void ChannelInputGrad(const float* dy, const ReluOutput& y, const float* x, size_t rows, int c, const float* a,
                       const float* mean_g, const float* b, const float* mean, float* din) {
   RINGTRAIN_NORM_DISPATCH(ChannelInputGrad(dy, y, x, rows, c, a, mean_g, b, mean, din));
 }

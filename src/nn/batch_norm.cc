@@ -197,6 +197,15 @@ const float* BatchNorm::Backward(const float* dy, bool need_din) {
   const bool grads = dgamma_ != nullptr || dbeta_ != nullptr;
   const float* y = fused_relu_ && !masked_ ? out_.data() : nullptr;  // the relu's gradient mask
   masked_ = false;
+  // Where batch statistics made the output, the mask comes from x and the affine that made
+  // it (a_, b_ until pass 2), saving both passes a read of the output.
+  kernels::ReluOutput relu;
+  if (y != nullptr && batch_stats_) {
+    relu.a = a_.data();
+    relu.b = b_.data();
+  } else {
+    relu.y = y;
+  }
   if (!grads && !batch_stats_) {
     // Inference mode (a frozen layer): a per-channel scale, no statistics.
     if (!need_din) return nullptr;
@@ -207,7 +216,7 @@ const float* BatchNorm::Backward(const float* dy, bool need_din) {
   // Pass 1: sum(dy) and sum(dy * x) per channel; sum(dy * xhat) = invstd * (sum(dy * x) - mean * sum(dy)).
   double* sdy = acc_.data();
   double* sdx = acc_.data() + c;
-  kernels::ChannelGradSums(dy, y, x_, rows_, channels_, sdy, sdx);
+  kernels::ChannelGradSums(dy, relu, x_, rows_, channels_, sdy, sdx);
   for (size_t k = 0; k < c; ++k) {
     sdx[k] = static_cast<double>(invstd_[k]) * (sdx[k] - static_cast<double>(mean_[k]) * sdy[k]);
     if (dbeta_ != nullptr) dbeta_[k] = static_cast<float>(sdy[k]);
@@ -231,15 +240,15 @@ const float* BatchNorm::Backward(const float* dy, bool need_din) {
     }
   }
   // Pass 2: dx = A * (dy - mean(dy)) + B * (x - mean), A = gamma * invstd,
-  // B = -A * invstd * mean(dy * xhat). mean_ and the sums reuse a_ and b_ as scratch.
-  float* coef_a = a_.data();  // gamma * invstd already
-  float* coef_b = b_.data();
-  std::vector<float>& mdy = red_;  // red_ is free again; it holds >= 2c floats
+  // B = -A * invstd * mean(dy * xhat). red_ (free again; >= 2c floats) holds mean(dy) and B.
+  const float* coef_a = a_.data();  // gamma * invstd already
+  float* mdy = red_.data();
+  float* coef_b = red_.data() + c;
   for (size_t k = 0; k < c; ++k) {
     coef_b[k] = static_cast<float>(-static_cast<double>(coef_a[k]) * invstd_[k] * (sdx[k] / count_));
     mdy[k] = static_cast<float>(sdy[k] / count_);
   }
-  kernels::ChannelInputGrad(dy, y, x_, rows_, channels_, coef_a, mdy.data(), coef_b, mean_.data(), din);
+  kernels::ChannelInputGrad(dy, relu, x_, rows_, channels_, coef_a, mdy, coef_b, mean_.data(), din);
   return din;
 }
 

@@ -39,8 +39,8 @@ TEST(NormKernels, Avx512GivesThePortableBits) {
         ExpectSameBits(s1, s2, "sums " + what);
         ExpectSameBits(q1, q2, "squares " + what);
       }
-      portable::ChannelGradSums(dy.data(), mask, x.data(), rows, c, s1.data(), q1.data());
-      avx512::ChannelGradSums(dy.data(), mask, x.data(), rows, c, s2.data(), q2.data());
+      portable::ChannelGradSums(dy.data(), {mask}, x.data(), rows, c, s1.data(), q1.data());
+      avx512::ChannelGradSums(dy.data(), {mask}, x.data(), rows, c, s2.data(), q2.data());
       ExpectSameBits(s1, s2, "grad sums " + what);
       ExpectSameBits(q1, q2, "grad x sums " + what);
       std::vector<float> o1(n), o2(n);
@@ -55,14 +55,45 @@ TEST(NormKernels, Avx512GivesThePortableBits) {
       avx512::ChannelAffine(x.data(), rows, c, a.data(), b.data(), dy.data(), mask != nullptr, o2.data());
       ExpectSameBits(o1, o3, "affine + add (portable) " + what);
       ExpectSameBits(o2, o3, "affine + add (avx512) " + what);
-      portable::ChannelInputGrad(dy.data(), mask, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(),
+      portable::ChannelInputGrad(dy.data(), {mask}, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(),
                                  o1.data());
-      avx512::ChannelInputGrad(dy.data(), mask, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(),
+      avx512::ChannelInputGrad(dy.data(), {mask}, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(),
                                o2.data());
       ExpectSameBits(o1, o2, "input grad " + what);
       portable::ChannelScaleGrad(dy.data(), mask, rows, c, a.data(), o1.data());
       avx512::ChannelScaleGrad(dy.data(), mask, rows, c, a.data(), o2.data());
       ExpectSameBits(o1, o2, "scale grad " + what);
+    }
+  }
+}
+
+// A relu's mask recomputed from x and the affine that made the output gives the bits of
+// the mask read from the output, in both implementations.
+TEST(NormKernels, MaskFromTheAffineIsTheMaskFromTheOutput) {
+  for (int c : {3, 16, 21, 64, 70}) {
+    const size_t rows = 37, n = rows * static_cast<size_t>(c);
+    std::vector<float> x = Random(n, 11), dy = Random(n, 12);
+    const std::vector<float> a = Random(c, 13), b = Random(c, 14), mg = Random(c, 15), mean = Random(c, 16);
+    x[1] = std::nanf("");
+    x[2] = 0.0f;  // with b = 0 below: an output of exactly 0, masked
+    std::vector<float> bz = b;
+    if (c > 2) bz[2] = 0.0f;
+    std::vector<float> y(n);
+    ChannelAffine(x.data(), rows, c, a.data(), bz.data(), nullptr, true, y.data());
+    const ReluOutput from_y{y.data()}, from_affine{nullptr, a.data(), bz.data()};
+    for (bool avx : {false, true}) {
+      if (avx && !UseAvx512()) continue;
+      auto sums = avx ? avx512::ChannelGradSums : portable::ChannelGradSums;
+      auto input_grad = avx ? avx512::ChannelInputGrad : portable::ChannelInputGrad;
+      std::vector<double> s1(c), q1(c), s2(c), q2(c);
+      sums(dy.data(), from_y, x.data(), rows, c, s1.data(), q1.data());
+      sums(dy.data(), from_affine, x.data(), rows, c, s2.data(), q2.data());
+      ExpectSameBits(s1, s2, "grad sums c=" + std::to_string(c));
+      ExpectSameBits(q1, q2, "grad x sums c=" + std::to_string(c));
+      std::vector<float> o1(n), o2(n);
+      input_grad(dy.data(), from_y, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(), o1.data());
+      input_grad(dy.data(), from_affine, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(), o2.data());
+      ExpectSameBits(o1, o2, "input grad c=" + std::to_string(c));
     }
   }
 }
@@ -77,7 +108,7 @@ TEST(NormKernels, ComputeWhatTheySay) {
   ChannelSums(x.data(), rows, c, s.data(), q.data());
   EXPECT_EQ(s, (std::vector<double>{5, 3, -3}));
   EXPECT_EQ(q, (std::vector<double>{17, 29, 45}));
-  ChannelGradSums(dy.data(), y.data(), x.data(), rows, c, s.data(), q.data());
+  ChannelGradSums(dy.data(), {y.data()}, x.data(), rows, c, s.data(), q.data());
   EXPECT_EQ(s, (std::vector<double>{0.5, -0.25, -1}));
   EXPECT_EQ(q, (std::vector<double>{0.5, -1.25, -3}));
   const std::vector<float> a = {2, 1, -1}, b = {0, -10, 1};
@@ -89,7 +120,7 @@ TEST(NormKernels, ComputeWhatTheySay) {
   ChannelScaleGrad(dy.data(), y.data(), rows, c, a.data(), out.data());
   EXPECT_EQ(out, (std::vector<float>{1, 0, 1, 0, -0.25f, 0}));
   const std::vector<float> mg = {1, 0, 0}, mean = {0, 1, 0};
-  ChannelInputGrad(dy.data(), nullptr, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(), out.data());
+  ChannelInputGrad(dy.data(), {}, x.data(), rows, c, a.data(), mg.data(), b.data(), mean.data(), out.data());
   // a * (dy - mg) + b * (x - mean)
   EXPECT_EQ(out, (std::vector<float>{-1, 31, 4, 2, -40.25f, -10}));
 }
