@@ -86,8 +86,8 @@ StatusOr<Settings> LoadSettings() {
   if (const char* v = std::getenv("RINGTRAIN_DATA_HOST")) s.data_host = v;
   if (const char* v = std::getenv("RINGTRAIN_PROGRESS")) {
     s.progress = v;
-    if (s.progress != "auto" && s.progress != "bar" && s.progress != "lines") {
-      return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar or lines, not '" + s.progress + "'")
+    if (s.progress != "auto" && s.progress != "bar" && s.progress != "lines" && s.progress != "stream") {
+      return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar, lines or stream (set by launch), not '" + s.progress + "'")
           .About(Subject::kConfig);
     }
   }
