@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "common/logging.h"
+#include "common/log_file.h"
 #include "local_cluster.h"
 
 namespace ringtrain::cli {

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/log_file.h"
+
 namespace ringtrain {
 namespace {
 

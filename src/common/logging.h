@@ -1,14 +1,9 @@
 // Minimal glog-style logging to stderr: RT_LOG(INFO) << "text";
-// Thread-safe: each message is written with one write(2) call (to each destination).
-// With a log file (SetLogFile) every message goes to the file, and to stderr only at or
-// above the console level (SetConsoleLogLevel): `ringtrain launch` keeps INFO in one file
-// per task and shows only warnings and errors, as TensorFlow's users expect.
+// Thread-safe: each message is written with one write(2) call.
 #pragma once
 
 #include <sstream>
 #include <string>
-
-#include "common/status.h"
 
 namespace ringtrain {
 
@@ -17,13 +12,6 @@ enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
 // The minimum level printed; from RINGTRAIN_LOG_LEVEL (DEBUG|INFO|WARNING|ERROR), default INFO.
 LogLevel MinLogLevel();
 void SetMinLogLevel(LogLevel level);
-// Appends every message to `path` as well (created, mode 0644; its directory must
-// exist). Call once at start-up, before threads start. An error (about kConfig) names
-// the file when it cannot be opened.
-Status SetLogFile(const std::string& path);
-// Messages below `level` do not go to stderr (they still go to the log file). Default:
-// every message goes to stderr. Call before threads start.
-void SetConsoleLogLevel(LogLevel level);
 // A tag printed in every line, e.g. "worker:1". Set once at start-up, before threads start.
 void SetLogTag(const std::string& tag);
 

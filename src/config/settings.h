@@ -30,8 +30,7 @@ struct Settings {
   std::string transport = "auto";
   // RINGTRAIN_CHUNK_BYTES: the pipelined chunk of the ring's transfers.
   int chunk_bytes = 1 << 18;
-  // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", "lines", or
-  // "stream" (the bar as marked lines, for launch's console: train/progress.h).
+  // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", or "lines".
   std::string progress = "auto";
 
   // Who may join (README "Only members get in"). The cluster secret itself is not a
