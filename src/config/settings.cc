@@ -84,6 +84,7 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_BIND_ALL", &s.bind_all));
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_CHECK_PEER_ADDRESS", &s.check_peer_address));
   if (const char* v = std::getenv("RINGTRAIN_DATA_HOST")) s.data_host = v;
+  // "stream" (the bar as marked lines, train/progress.h) is what launch sets for its chief.
   if (const char* v = std::getenv("RINGTRAIN_PROGRESS")) {
     s.progress = v;
     if (s.progress != "auto" && s.progress != "bar" && s.progress != "lines" && s.progress != "stream") {
