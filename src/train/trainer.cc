@@ -284,7 +284,7 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
       if (comm->size() == 1) {
         line.loss = shown.loss_sum / static_cast<double>(shown.examples);
         if (progress.drawing()) line.metrics = MetricValues(shown.metric_sums);
-      } else if (step % progress_every == 0 || step == steps) {
+      } else if (step % progress_every == 0 || step == first_step + 1 || step == steps) {
         auto global = SumOverWorkers(comm, shown, static_cast<size_t>(objective_->num_sums()));
         if (!global.ok()) {
           return global.status().WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step) +

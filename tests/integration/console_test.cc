@@ -34,12 +34,12 @@ size_t InfoLines(const std::string& output) {
   return n;
 }
 
-struct Run {
+struct LaunchRun {
   ProcessResult result;
   std::string dir;
 };
 
-Run Launch(const std::string& dir, const std::vector<std::string>& flags) {
+LaunchRun Launch(const std::string& dir, const std::vector<std::string>& flags) {
   std::filesystem::create_directories(dir);
   WriteFile(dir + "/job.json", SmallSyntheticJob(dir).dump());
   std::vector<std::string> args = {"launch", "--workers", "2", "--job", dir + "/job.json"};
@@ -50,7 +50,7 @@ Run Launch(const std::string& dir, const std::vector<std::string>& flags) {
 
 TEST(ConsoleTest, DefaultOutputIsTheSummaryAndOneLinePerEpoch) {
   TempDir tmp;
-  Run run = Launch(tmp.path() + "/run", {});
+  LaunchRun run = Launch(tmp.path() + "/run", {});
   const std::string& out = run.result.output;
   ASSERT_FALSE(run.result.timed_out) << out;
   ASSERT_EQ(run.result.exit_code, 0) << out;
@@ -81,7 +81,7 @@ TEST(ConsoleTest, DefaultOutputIsTheSummaryAndOneLinePerEpoch) {
 
 TEST(ConsoleTest, VerboseAddsEveryTasksInfoLinesAndLogDirMovesTheFiles) {
   TempDir tmp;
-  Run run = Launch(tmp.path() + "/run", {"-v", "--log_dir", tmp.path() + "/elsewhere"});
+  LaunchRun run = Launch(tmp.path() + "/run", {"-v", "--log_dir", tmp.path() + "/elsewhere"});
   const std::string& out = run.result.output;
   ASSERT_EQ(run.result.exit_code, 0) << out;
   EXPECT_GT(InfoLines(out), 0u) << out;
@@ -95,7 +95,7 @@ TEST(ConsoleTest, VerboseAddsEveryTasksInfoLinesAndLogDirMovesTheFiles) {
 
 TEST(ConsoleTest, OutputAllShowsEveryTasksLinesPrefixed) {
   TempDir tmp;
-  Run run = Launch(tmp.path() + "/run", {"--output", "all"});
+  LaunchRun run = Launch(tmp.path() + "/run", {"--output", "all"});
   const std::string& out = run.result.output;
   ASSERT_EQ(run.result.exit_code, 0) << out;
   EXPECT_NE(out.find("launched 2 workers"), std::string::npos) << out;
@@ -113,7 +113,7 @@ TEST(ConsoleTest, OutputAllShowsEveryTasksLinesPrefixed) {
 
 TEST(ConsoleTest, BadOutputFlagIsOneClearLine) {
   TempDir tmp;
-  Run run = Launch(tmp.path() + "/run", {"--output", "everything"});
+  LaunchRun run = Launch(tmp.path() + "/run", {"--output", "everything"});
   EXPECT_EQ(run.result.exit_code, 2) << run.result.output;
   EXPECT_EQ(Lines(run.result.output).size(), 1u) << run.result.output;
   EXPECT_NE(run.result.output.find("--output must be default"), std::string::npos) << run.result.output;
