@@ -201,7 +201,8 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
     }
     if (event) {
       if (event->kind == ClusterEvent::Kind::kGenerationBroken) {
-        RT_LOG(WARNING) << options.task << ": " << event->message;
+        // INFO: the chief's recovery says it once for the console (recovery/training_run.cc).
+        RT_LOG(INFO) << options.task << ": " << event->message;
       } else {
         RT_LOG(ERROR) << options.task << ": " << ToString(event->kind) << ": " << event->message;
       }

@@ -137,10 +137,12 @@ pid_t FindTask(pid_t launcher, int index, double timeout_s) {
 
 TEST(ConsoleTest, AKilledWorkerGivesOneLostAndOneRecoveredLine) {
   TempDir tmp;
-  WriteFile(tmp.path() + "/job.json", RecoveryJob(tmp.path(), 10).dump());
+  auto job = RecoveryJob(tmp.path(), 10);
+  job["epochs"] = 40;  // long enough that the kill lands before the end, even on a fast machine
+  WriteFile(tmp.path() + "/job.json", job.dump());
   Process launch(RingtrainBinary(),
                  {"launch", "--workers", "2", "--max_restarts", "1", "--job", tmp.path() + "/job.json"}, kEnv);
-  ASSERT_TRUE(launch.WaitForOutput("Epoch 2/8", 60)) << launch.Wait(1).output;
+  ASSERT_TRUE(launch.WaitForOutput("Epoch 2/40", 60)) << launch.Wait(1).output;
   pid_t victim = FindTask(launch.pid(), 1, 10);
   ASSERT_GT(victim, 0);
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
@@ -150,7 +152,8 @@ TEST(ConsoleTest, AKilledWorkerGivesOneLostAndOneRecoveredLine) {
   EXPECT_EQ(Count(r.output, "restarting it (restart 1 of 1)"), 1u) << r.output;
   EXPECT_EQ(Count(r.output, "lost generation 0"), 1u) << r.output;
   EXPECT_EQ(Count(r.output, "recovered in place in "), 1u) << r.output;
-  EXPECT_EQ(Count(r.output, "Epoch 8/8 - 30/30"), 1u) << r.output;
+  EXPECT_EQ(Count(r.output, "Epoch 40/40 - 30/30"), 1u) << r.output;
+  EXPECT_EQ(r.output.find("is broken"), std::string::npos) << r.output;  // said once, by the lost line
   EXPECT_EQ(InfoLines(r.output), 0u) << r.output;
 }
 
