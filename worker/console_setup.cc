@@ -15,7 +15,7 @@ Status SetUpTaskLogging(const Flags& flags) {
 }
 
 Status ConfigureLaunchOutput(const Flags& flags, bool verbose, const std::string& job, console::LineMux* console,
-                             LocalClusterOptions* o) {
+                             LocalClusterOptions* o, std::string* log_dir) {
   const std::string output = flags.get("output", "default");
   if (output != "default" && output != "all") {
     return InvalidArgumentError("--output must be default (the chief's progress, every task's warnings and errors) "
@@ -36,6 +36,7 @@ Status ConfigureLaunchOutput(const Flags& flags, bool verbose, const std::string
                                 "; pass --log_dir DIR with a writable directory")
         .About(Subject::kConfig);
   }
+  *log_dir = dir;
   o->console = console;
   o->announce = all;
   o->echo = [all](int index) { return all ? Echo::kPrefixed : index == 0 ? Echo::kConsole : Echo::kStderrOnly; };

@@ -30,8 +30,9 @@ struct LocalClusterOptions;  // local_cluster.h
 // environment (the chief streams its progress bar when `console` is a terminal), and
 // whether launch announces itself. Creates the log directory. An error (about kConfig)
 // for a bad --output or a log directory that cannot be made.
+// `log_dir` receives the directory of the tasks' log files.
 Status ConfigureLaunchOutput(const Flags& flags, bool verbose, const std::string& job, console::LineMux* console,
-                             LocalClusterOptions* options);
+                             LocalClusterOptions* options, std::string* log_dir);
 
 // Removes "-v" (before any "--") from `args`; true if it was there.
 bool TakeShortVerbose(std::vector<std::string>* args);

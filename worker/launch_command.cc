@@ -55,11 +55,13 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   options.grace_s = *grace_s;
   options.max_restarts = *max_restarts;
   console::LineMux console(stdout, console::IsTerminal(stdout));
-  if (Status st = ConfigureLaunchOutput(*flags, verbose, flags->get("job"), &console, &options); !st.ok()) {
+  std::string log_dir;
+  if (Status st = ConfigureLaunchOutput(*flags, verbose, flags->get("job"), &console, &options, &log_dir); !st.ok()) {
     return Fail(st);
   }
   auto code = RunLocalCluster(options);
   if (!code.ok()) return Fail(InternalError(code.status().message()));  // could not start the processes
+  if (*code != 0) console.WriteLine("launch: each task's full log is in " + log_dir + "/");
   return *code;
 }
 
