@@ -15,18 +15,28 @@
 //                      (internal, rendezvous, peer failure) at once, with the same
 //                      TF_CONFIG, up to K times per worker, 0..1000 (default 0 =
 //                      never); exits 2, 3 and 6 are never restarted
+//   --output default|all  default: what Keras' fit() shows (the chief's summary, its
+//                      live bar on a terminal, one line per epoch) and every task's
+//                      warnings and errors, prefixed; all: every line of every task
+//   -v, --verbose      INFO lines on the console too
+//   --log_dir DIR      one log file per task, DIR/<task>.log (default: logs/ next to
+//                      the job file)
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "console_setup.h"
 #include "flags.h"
 #include "local_cluster.h"
 
 namespace ringtrain::cli {
 
-int RunLaunch(const std::vector<std::string>& args, const std::string& self_path) {
-  auto flags = Flags::Parse(args, {"workers", "job", "base_port", "grace_s", "max_restarts"});
+int RunLaunch(const std::vector<std::string>& given, const std::string& self_path) {
+  std::vector<std::string> args = given;
+  const bool verbose = TakeShortVerbose(&args);
+  auto flags = Flags::Parse(args, {"workers", "job", "base_port", "grace_s", "max_restarts", "output", "log_dir"},
+                            {kVerboseFlag});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   auto n = flags->get_int("workers", 2, 1, 64);
   auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
@@ -44,8 +54,14 @@ int RunLaunch(const std::vector<std::string>& args, const std::string& self_path
   options.base_port = *base_port;
   options.grace_s = *grace_s;
   options.max_restarts = *max_restarts;
+  console::LineMux console(stdout, console::IsTerminal(stdout));
+  std::string log_dir;
+  if (Status st = ConfigureLaunchOutput(*flags, verbose, flags->get("job"), &console, &options, &log_dir); !st.ok()) {
+    return Fail(st);
+  }
   auto code = RunLocalCluster(options);
   if (!code.ok()) return Fail(InternalError(code.status().message()));  // could not start the processes
+  if (*code != 0) console.WriteLine("launch: each task's full log is in " + log_dir + "/");
   return *code;
 }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -29,9 +30,9 @@ constexpr size_t kMaxKept = 256 << 10;
 // One of a child's output pipes and what becomes of what it reads.
 struct Stream {
   int fd = -1;
-  enum Mode { kEchoPrefixed, kEchoRaw, kKeep } mode = kEchoPrefixed;
-  std::string partial;  // kEchoPrefixed: an unfinished line
-  std::string kept;     // kKeep: everything read (its tail)
+  enum Mode { kEcho, kDrop, kKeep } mode = kEcho;
+  int source = -1;   // kEcho: its source on the console
+  std::string kept;  // kKeep: everything read (its tail)
 };
 
 struct Child {
@@ -42,6 +43,7 @@ struct Child {
   int code = 0;
   bool signaled = false;  // code is 128 + the signal that killed it
   // What a restart needs to start the same task again.
+  int index = 0;
   std::string tf_config;
   Echo echo = Echo::kPrefixed;
   int restarts = 0;
@@ -72,9 +74,26 @@ StatusOr<std::vector<int>> FreePorts(int n) {
   return ports;
 }
 
+// The console echoed lines go to, and where this function's own lines go.
+struct Output {
+  console::LineMux* console;
+  FILE* report;
+};
+
 void WriteAll(FILE* f, const std::string& s) {
   std::fwrite(s.data(), 1, s.size(), f);
   std::fflush(f);
+}
+
+// One of this function's own lines (or a failed child's kept output: whole lines).
+void Report(const Output& out, const std::string& lines) {
+  if (out.report != stdout) return WriteAll(out.report, lines);
+  size_t start = 0, nl;
+  while ((nl = lines.find('\n', start)) != std::string::npos) {
+    out.console->WriteLine(std::string_view(lines).substr(start, nl - start));
+    start = nl + 1;
+  }
+  if (start < lines.size()) out.console->WriteLine(std::string_view(lines).substr(start));
 }
 
 // Each complete line of `text` (and the rest too when `flush`) prefixed with "[name] ".
@@ -93,14 +112,13 @@ std::string Prefixed(const std::string& name, std::string& text, bool flush) {
   return lines;
 }
 
-void Consume(Child& c, Stream& s, const char* data, size_t len, bool flush) {
+void Consume(const Output& out, Stream& s, const char* data, size_t len, bool flush) {
   switch (s.mode) {
-    case Stream::kEchoRaw:
-      WriteAll(stdout, std::string(data, len));
+    case Stream::kEcho:
+      out.console->Feed(s.source, std::string_view(data, len));
+      if (flush) out.console->Close(s.source);
       break;
-    case Stream::kEchoPrefixed:
-      s.partial.append(data, len);
-      WriteAll(stdout, Prefixed(c.name, s.partial, flush));
+    case Stream::kDrop:
       break;
     case Stream::kKeep:
       s.kept.append(data, len);
@@ -110,49 +128,58 @@ void Consume(Child& c, Stream& s, const char* data, size_t len, bool flush) {
 }
 
 // Reads what is there (or, with `to_eof`, everything until the child's end closes).
-void Drain(Child& c, Stream& s, bool to_eof) {
+void Drain(const Output& out, Stream& s, bool to_eof) {
   if (s.fd < 0) return;
   char buf[65536];
   ssize_t r = ::read(s.fd, buf, sizeof(buf));
   while (r > 0) {
-    Consume(c, s, buf, static_cast<size_t>(r), false);
+    Consume(out, s, buf, static_cast<size_t>(r), false);
     if (!to_eof) return;
     r = ::read(s.fd, buf, sizeof(buf));
   }
   if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
-  Consume(c, s, "", 0, true);
+  Consume(out, s, "", 0, true);
   ::close(s.fd);
   s.fd = -1;
 }
 
 // Reads an exited child's stream to its end, but not past `deadline`: a grandchild
 // that inherited the pipe could keep it open forever.
-void DrainExited(Child& c, Stream& s, Clock::time_point deadline) {
+void DrainExited(const Output& out, Stream& s, Clock::time_point deadline) {
   while (s.fd >= 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
-      Consume(c, s, "", 0, true);
+      Consume(out, s, "", 0, true);
       ::close(s.fd);
       s.fd = -1;
       return;
     }
     pollfd p{s.fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) > 0) Drain(c, s, false);
+    if (::poll(&p, 1, static_cast<int>(left)) > 0) Drain(out, s, false);
   }
 }
 
-// Writes to `report` what a failed child's kept streams hold, prefixed with its task.
-void ReportKept(FILE* report, Child& c) {
+// Writes to the report what a failed child's kept streams hold, prefixed with its task.
+void ReportKept(const Output& out, Child& c) {
   for (Stream* s : {&c.out, &c.err}) {
-    if (s->mode == Stream::kKeep) WriteAll(report, Prefixed(c.name, s->kept, true));
+    if (s->mode == Stream::kKeep) Report(out, Prefixed(c.name, s->kept, true));
   }
 }
 
-StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std::string& tf_config,
-                      const std::vector<std::string>& args, Echo echo) {
+StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int index, const std::string& tf_config,
+                      Echo echo) {
+  const std::string name = "worker:" + std::to_string(index);
+  const std::string& exe = o.exe;
+  std::vector<std::string> args = o.args;
+  if (o.task_args) {
+    for (auto& a : o.task_args(index)) args.push_back(std::move(a));
+  }
+  std::vector<std::pair<std::string, std::string>> env;
+  if (o.task_env) env = o.task_env(index);
+  const bool split = echo == Echo::kStdout || echo == Echo::kConsole || echo == Echo::kStderrOnly;
   int out[2], err[2] = {-1, -1};
   if (::pipe2(out, O_CLOEXEC) != 0) return ErrnoError("creating a pipe", errno);
-  if (echo == Echo::kStdout && ::pipe2(err, O_CLOEXEC) != 0) {
+  if (split && ::pipe2(err, O_CLOEXEC) != 0) {
     ::close(out[0]);
     ::close(out[1]);
     return ErrnoError("creating a pipe", errno);
@@ -163,6 +190,7 @@ StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1] >= 0 ? err[1] : out[1], STDERR_FILENO);
     ::setenv("TF_CONFIG", tf_config.c_str(), 1);
+    for (const auto& [key, value] : env) ::setenv(key.c_str(), value.c_str(), 1);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(exe.c_str()));
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -176,14 +204,22 @@ StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std
   Child c;
   c.name = name;
   c.pid = pid;
+  c.index = index;
   c.tf_config = tf_config;
   c.echo = echo;
   c.out.fd = out[0];
   c.err.fd = err[0];
+  const std::string prefix = "[" + name + "] ";
+  auto echoed = [&](Stream& s, const std::string& p) {
+    s.mode = Stream::kEcho;
+    s.source = output.console->AddSource(p);
+  };
   switch (echo) {
-    case Echo::kPrefixed: c.out.mode = Stream::kEchoPrefixed; break;
-    case Echo::kStdout: c.out.mode = Stream::kEchoRaw; c.err.mode = Stream::kKeep; break;
+    case Echo::kPrefixed: echoed(c.out, prefix); break;
+    case Echo::kStdout: echoed(c.out, ""); c.err.mode = Stream::kKeep; break;
     case Echo::kOnFailure: c.out.mode = Stream::kKeep; break;
+    case Echo::kConsole: echoed(c.out, ""); echoed(c.err, prefix); break;
+    case Echo::kStderrOnly: c.out.mode = Stream::kDrop; echoed(c.err, prefix); break;
   }
   return c;
 }
@@ -191,18 +227,18 @@ StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std
 // Starts the failed child `c` again as the same task (same arguments, TF_CONFIG and
 // echo mode), after flushing what the old process left in its pipes. False (and a
 // line on the report) if it could not be started; `c` then still holds the failure.
-bool Restart(const LocalClusterOptions& o, Child& c) {
+bool Restart(const LocalClusterOptions& o, const Output& out, Child& c) {
   auto deadline = Clock::now() + std::chrono::seconds(2);
-  DrainExited(c, c.out, deadline);
-  DrainExited(c, c.err, deadline);
-  ReportKept(o.report, c);
+  DrainExited(out, c.out, deadline);
+  DrainExited(out, c.err, deadline);
+  ReportKept(out, c);
   std::string how = c.signaled ? " (killed by signal " + std::to_string(c.code - 128) + ")" : "";
-  WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + how +
+  Report(out, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + how +
                          "; restarting it (restart " + std::to_string(c.restarts + 1) + " of " +
                          std::to_string(o.max_restarts) + ")\n");
-  auto fresh = Spawn(o.exe, c.name, c.tf_config, o.args, c.echo);
+  auto fresh = Spawn(o, out, c.index, c.tf_config, c.echo);
   if (!fresh.ok()) {
-    WriteAll(o.report, o.label + ": could not restart " + c.name + ": " + fresh.status().message() + "\n");
+    Report(out, o.label + ": could not restart " + c.name + ": " + fresh.status().message() + "\n");
     return false;
   }
   fresh->restarts = c.restarts + 1;
@@ -228,6 +264,10 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
   for (int p : ports) cluster["worker"].push_back("127.0.0.1:" + std::to_string(p));
 
+  std::optional<console::LineMux> own_console;
+  if (o.console == nullptr) own_console.emplace(stdout, /*terminal=*/false);
+  const Output out{o.console != nullptr ? o.console : &*own_console, o.report};
+
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   ::sigaction(SIGINT, &sa, nullptr);
@@ -236,7 +276,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   std::vector<Child> children;
   for (int i = 0; i < o.workers; ++i) {
     nlohmann::json tf = {{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", i}}}};
-    auto c = Spawn(o.exe, "worker:" + std::to_string(i), tf.dump(), o.args, o.echo(i));
+    auto c = Spawn(o, out, i, tf.dump(), o.echo(i));
     if (!c.ok()) {
       for (auto& ch : children) ::kill(ch.pid, SIGTERM);
       for (auto& ch : children) ::waitpid(ch.pid, nullptr, 0);
@@ -254,7 +294,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       line += std::to_string(p);
     }
     line += '\n';
-    WriteAll(o.report, line);
+    Report(out, line);
   }
 
   int first_failure = 0;
@@ -274,7 +314,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     for (auto& c : children) {
       for (Stream* s : {&c.out, &c.err}) {
         for (const auto& p : pfds) {
-          if (s->fd >= 0 && p.fd == s->fd && (p.revents & (POLLIN | POLLHUP | POLLERR))) Drain(c, *s, false);
+          if (s->fd >= 0 && p.fd == s->fd && (p.revents & (POLLIN | POLLHUP | POLLERR))) Drain(out, *s, false);
         }
       }
     }
@@ -291,16 +331,16 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       // children exit because of it: restarting them would fight the shutdown.
       bool ending = first_failure != 0 || term_sent || g_signal.load() != 0;
       bool restartable = o.max_restarts > 0 && !ending && IsRestartableExit(c.code);
-      if (restartable && c.restarts < o.max_restarts && Restart(o, c)) {
+      if (restartable && c.restarts < o.max_restarts && Restart(o, out, c)) {
         ++running;
         continue;
       }
-      WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
+      Report(out, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
       const bool stopped_by_us = (term_sent && c.code == ExitCodeOfSignal(SIGTERM)) ||
                                  (kill_sent && c.code == ExitCodeOfSignal(SIGKILL));
       (stopped_by_us ? stopped : failures).push_back(c.code);
       if (restartable && c.restarts >= o.max_restarts) {
-        WriteAll(o.report, o.label + ": " + c.name + " failed again after " + std::to_string(c.restarts) +
+        Report(out, o.label + ": " + c.name + " failed again after " + std::to_string(c.restarts) +
                                " restart(s); giving up (--max_restarts " + std::to_string(o.max_restarts) +
                                ")\n");
       }
@@ -330,12 +370,13 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   // Drain what the exited children left in their pipes (their write ends are closed,
   // so each read ends at EOF), then show what a failed child kept back.
   for (auto& c : children) {
-    Drain(c, c.out, true);
-    Drain(c, c.err, true);
+    Drain(out, c.out, true);
+    Drain(out, c.err, true);
   }
   for (auto& c : children) {
-    if (c.code != 0) ReportKept(o.report, c);
+    if (c.code != 0) ReportKept(out, c);
   }
+  out.console->ClearBar();
   if (g_signal.load() != 0 && first_failure == 0) return ExitCodeOfSignal(g_signal.load());
   return failures.empty() ? RootCauseExit(stopped) : RootCauseExit(failures);
 }

@@ -15,17 +15,22 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
+#include "console/line_mux.h"
 
 namespace ringtrain::cli {
 
 // Where one child's output goes.
+// Echoed lines go to the console (options.console) whole, a line at a time.
 enum class Echo {
-  kPrefixed,   // stdout and stderr, each line prefixed "[worker:i] ", to our stdout as it comes
-  kStdout,     // stdout to our stdout as it comes, unprefixed; stderr only if the child fails
-  kOnFailure,  // nothing unless the child fails
+  kPrefixed,    // stdout and stderr, each line prefixed "[worker:i] ", to our stdout as it comes
+  kStdout,      // stdout to our stdout as it comes, unprefixed; stderr only if the child fails
+  kOnFailure,   // nothing unless the child fails
+  kConsole,     // stdout unprefixed (with its progress bar), stderr prefixed: launch's chief
+  kStderrOnly,  // stdout dropped, stderr prefixed: launch's other tasks (warnings and errors)
 };
 
 struct LocalClusterOptions {
@@ -38,6 +43,12 @@ struct LocalClusterOptions {
   // (common/exit_policy.h IsRestartableExit); 0 = never, the first failure ends the cluster.
   int max_restarts = 0;
   std::function<Echo(int index)> echo = [](int) { return Echo::kPrefixed; };
+  // Arguments appended for one task (after `args`), and variables set in its environment.
+  std::function<std::vector<std::string>(int index)> task_args;
+  std::function<std::vector<std::pair<std::string, std::string>>(int index)> task_env;
+  // Where echoed lines go; null: a console on stdout that is not treated as a terminal.
+  // Not owned. When `report` is stdout, this function's own lines go through it too.
+  console::LineMux* console = nullptr;
   // Where this function's own lines go ("launched ...", "worker:1 exited with code 5")
   // and the kept output of a failed child, prefixed with its task.
   FILE* report = stdout;

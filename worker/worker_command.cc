@@ -11,6 +11,7 @@
 #include "cluster/local_session.h"
 #include "collective/communicator.h"
 #include "commands.h"
+#include "console_setup.h"
 #include "common/exit_policy.h"
 #include "common/logging.h"
 #include "config/job_config.h"
@@ -76,9 +77,11 @@ void PrintError(const std::string& message) {
 }
 
 int RunWorker(const std::vector<std::string>& args) {
-  auto flags =
-      Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca"});
+  auto flags = Flags::Parse(
+      args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca", kLogFileFlag},
+      {kVerboseFlag});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
+  if (Status st = SetUpTaskLogging(*flags); !st.ok()) return Fail(st);
   if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
   auto settings = config::LoadSettings();
   if (!settings.ok()) return Fail(settings.status().About(Subject::kConfig));

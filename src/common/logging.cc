@@ -1,12 +1,16 @@
 #include "common/logging.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+
+#include "common/log_file.h"
 
 namespace ringtrain {
 namespace {
@@ -30,11 +34,40 @@ std::string& Tag() {
   return tag;
 }
 
+int g_log_fd = -1;  // set before threads start
+std::atomic<int> g_console_level{static_cast<int>(LogLevel::kDebug)};
+
+void WriteFully(int fd, const std::string& s) {
+  const char* p = s.data();
+  size_t left = s.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
 }  // namespace
 
 LogLevel MinLogLevel() { return static_cast<LogLevel>(MinLevelStorage().load(std::memory_order_relaxed)); }
 void SetMinLogLevel(LogLevel level) { MinLevelStorage().store(static_cast<int>(level)); }
 void SetLogTag(const std::string& tag) { Tag() = tag; }
+
+Status SetLogFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return ErrnoError("opening the log file '" + path + "' (--log_file/--log_dir: a writable file in an existing directory)",
+                      errno)
+        .About(Subject::kConfig);
+  }
+  if (g_log_fd >= 0) ::close(g_log_fd);
+  g_log_fd = fd;
+  return Status::Ok();
+}
+
+void SetConsoleLogLevel(LogLevel level) { g_console_level.store(static_cast<int>(level)); }
 
 LogMessage::LogMessage(LogLevel level, const char* file, int line) : level_(level) {
   static const char kLetters[] = {'D', 'I', 'W', 'E'};
@@ -57,14 +90,8 @@ LogMessage::~LogMessage() {
   try {
     stream_ << '\n';
     std::string s = stream_.str();
-    const char* p = s.data();
-    size_t left = s.size();
-    while (left > 0) {
-      ssize_t n = ::write(STDERR_FILENO, p, left);
-      if (n <= 0) break;
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
+    if (g_log_fd >= 0) WriteFully(g_log_fd, s);
+    if (static_cast<int>(level_) >= g_console_level.load(std::memory_order_relaxed)) WriteFully(STDERR_FILENO, s);
   } catch (...) {
     // A destructor never throws; a lost log line is the lesser harm.
   }

@@ -84,10 +84,11 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_BIND_ALL", &s.bind_all));
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_CHECK_PEER_ADDRESS", &s.check_peer_address));
   if (const char* v = std::getenv("RINGTRAIN_DATA_HOST")) s.data_host = v;
+  // "stream" (the bar as marked lines, train/progress.h) is what launch sets for its chief.
   if (const char* v = std::getenv("RINGTRAIN_PROGRESS")) {
     s.progress = v;
-    if (s.progress != "auto" && s.progress != "bar" && s.progress != "lines") {
-      return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar or lines, not '" + s.progress + "'")
+    if (s.progress != "auto" && s.progress != "bar" && s.progress != "lines" && s.progress != "stream") {
+      return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar, lines or stream (set by launch), not '" + s.progress + "'")
           .About(Subject::kConfig);
     }
   }

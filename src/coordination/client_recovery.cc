@@ -33,7 +33,9 @@ StatusOr<RendezvousResult> CoordinationClient::Rendezvous(int64_t last_generatio
   milliseconds backoff(50);
   std::string summary;      // the last answer's missing tasks, for messages
   std::string unreachable;  // the last transport error, when the last call failed with one
-  RT_LOG(INFO) << impl_->options.task << " arrives for the generation after " << last_generation
+  RT_LOG(INFO) << impl_->options.task << " arrives for "
+               << (last_generation < 0 ? std::string("its first generation")
+                                       : "the generation after " + std::to_string(last_generation))
                << (reason.empty() ? "" : " (" + reason + ")");
   while (true) {
     auto until_log = std::chrono::duration_cast<milliseconds>(next_log - Clock::now());
@@ -199,7 +201,8 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
     }
     if (event) {
       if (event->kind == ClusterEvent::Kind::kGenerationBroken) {
-        RT_LOG(WARNING) << options.task << ": " << event->message;
+        // INFO: the chief's recovery says it once for the console (recovery/training_run.cc).
+        RT_LOG(INFO) << options.task << ": " << event->message;
       } else {
         RT_LOG(ERROR) << options.task << ": " << ToString(event->kind) << ": " << event->message;
       }

@@ -79,7 +79,11 @@ Status CoordinationClient::Impl::RegisterUntil(const std::string& job, Deadline 
                                    address() + " before the deadline: " + error.message());
     }
     if (Clock::now() >= next_log) {
-      RT_LOG(INFO) << "waiting for the chief at " << address() << " (" << s.error_message() << ")";
+      // The chief not listening yet is how every cluster starts: say so, without the
+      // transport's "Connection refused" (which reads as an error). Other causes stay.
+      const bool not_up = s.error_message().find("Connection refused") != std::string::npos;
+      RT_LOG(INFO) << "waiting for the chief at " << address()
+                   << (not_up ? " (its coordination service is not listening yet)" : " (" + s.error_message() + ")");
       next_log = Clock::now() + kRegisterLogEvery;
     }
     // Bounded by the caller's deadline; this runs on the caller's thread.

@@ -48,8 +48,9 @@ Status ServiceState::Register(const std::string& task, uint64_t incarnation, con
   TaskState& s = *Find(task);
   if (s.registered && s.incarnation == incarnation) return Status::Ok();
   if (s.registered) {
-    RT_LOG(WARNING) << task << " registered again with a new incarnation (" << s.incarnation << " -> "
-                    << incarnation << "): the process restarted";
+    // INFO: a restarted task is expected; the console has the recovery's own lines.
+    RT_LOG(INFO) << task << " registered again with a new incarnation (" << s.incarnation << " -> "
+                 << incarnation << "): the process restarted";
     s.last_heartbeat.reset();
     s.shut_down = false;
     if (s.failed) {
@@ -168,7 +169,7 @@ void ServiceState::BreakGeneration(const std::string& reason) {
   if (broken_ || generation_ < 0) return;
   broken_ = true;
   broken_reason_ = reason;
-  RT_LOG(WARNING) << "generation " << generation_ << " is broken: " << reason;
+  RT_LOG(INFO) << "generation " << generation_ << " is broken: " << reason;  // the chief's recovery line says it
 }
 
 Status ServiceState::ArriveAtRendezvous(const std::string& task, uint64_t incarnation, int64_t last_generation,

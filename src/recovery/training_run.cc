@@ -1,5 +1,8 @@
 #include "recovery/training_run.h"
 
+#include <chrono>
+#include <cstdio>
+
 #include "common/exit_policy.h"
 #include "common/logging.h"
 
@@ -10,6 +13,16 @@ std::string StepText(int64_t step, int steps_per_epoch) {
   if (steps_per_epoch <= 0) return "step " + std::to_string(step);
   return "step " + std::to_string(step) + " (epoch " + std::to_string(step / steps_per_epoch + 1) + ", step " +
          std::to_string(step % steps_per_epoch) + " of " + std::to_string(steps_per_epoch) + " done)";
+}
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string FixedText(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
 }
 
 }  // namespace
@@ -69,9 +82,13 @@ RunResult TrainingRun::Train() {
       return result;
     }
     ++result.recoveries;
-    RT_LOG(WARNING) << "generation " << last_generation << " failed: " << st.message();
-    RT_LOG(WARNING) << "recovering in place: rolling back to " << StepText(back_to, trainer_->steps_per_epoch())
-                    << " and waiting for every task to rejoin";
+    // One line for the console (the chief's; launch shows only warnings), the same at
+    // INFO in every other task's log.
+    if (recovery_since_ < 0) recovery_since_ = SteadySeconds();
+    const LogLevel level = session_->is_chief() ? LogLevel::kWarning : LogLevel::kInfo;
+    LogMessage(level, __FILE__, __LINE__).stream()
+        << "lost generation " << last_generation << ": " << st.message() << "; recovering in place from "
+        << StepText(back_to, trainer_->steps_per_epoch()) << " when every task has rejoined";
     reason = st.message();
   }
 }
@@ -92,6 +109,13 @@ Status TrainingRun::RunGeneration(collective::Communicator* comm) {
   // The state comes from the task furthest along: a failure here is that exchange's.
   RT_RETURN_IF_ERROR(trainer_->SyncState(comm).About(Subject::kPeers));
   snapshot_ = trainer_->Snapshot();
+  if (recovery_since_ >= 0) {
+    const LogLevel level = session_->is_chief() ? LogLevel::kWarning : LogLevel::kInfo;
+    LogMessage(level, __FILE__, __LINE__).stream()
+        << "recovered in place in " << FixedText(SteadySeconds() - recovery_since_, 1) << " s: " << comm->size()
+        << " workers resume at " << StepText(snapshot_->global_step, trainer_->steps_per_epoch());
+    recovery_since_ = -1;
+  }
   if (!writer_ && options_.backup.enabled() && session_->is_chief()) {
     writer_ = std::make_unique<backup::BackupWriter>(options_.backup.backup_dir, trainer_->Identity(), options_.env);
   }

@@ -73,6 +73,7 @@ class TrainingRun {
   // the disk, or from the start).
   std::optional<backup::TrainState> snapshot_;
   std::unique_ptr<backup::BackupWriter> writer_;  // the chief's, with backups on
+  double recovery_since_ = -1;  // steady-clock seconds when a recovery began; -1: none under way
 };
 
 }  // namespace ringtrain::recovery

@@ -42,25 +42,27 @@ std::string FormatEpochLine(const EpochLine& l) {
 }
 
 ProgressPrinter::ProgressPrinter(FILE* out, const std::string& mode) : out_(out) {
-  bar_ = mode == "bar" || (mode == "auto" && isatty(fileno(out)));
+  stream_ = mode == "stream";
+  bar_ = stream_ || mode == "bar" || (mode == "auto" && isatty(fileno(out)));
 }
 
 void ProgressPrinter::Update(const EpochLine& l) {
   if (!bar_) return;
   double now = NowSeconds();
-  if (l.step != l.steps && now - last_draw_ < 0.1) return;
+  if (l.step != l.steps && now - last_draw_ < (stream_ ? 0.2 : 0.1)) return;
   last_draw_ = now;
   const int width = 30;
   int filled = l.steps > 0 ? width * l.step / l.steps : width;
   std::string bar(static_cast<size_t>(filled), '=');
   if (filled < width) bar += '>' + std::string(static_cast<size_t>(width - filled - 1), '.');
-  std::fprintf(out_, "\rEpoch %d/%d %d/%d [%s] - loss: %.4f%s\x1b[K", l.epoch, l.epochs, l.step, l.steps,
-               bar.c_str(), l.loss, Metrics(l.metrics, "").c_str());
+  std::fprintf(out_, stream_ ? "%sEpoch %d/%d %d/%d [%s] - loss: %.4f%s\n" : "\r%sEpoch %d/%d %d/%d [%s] - loss: %.4f%s\x1b[K",
+               stream_ ? kProgressMarker : "", l.epoch, l.epochs, l.step, l.steps, bar.c_str(), l.loss,
+               Metrics(l.metrics, "").c_str());
   std::fflush(out_);
 }
 
 void ProgressPrinter::Finish(const EpochLine& l) {
-  if (bar_) std::fputs("\r\x1b[K", out_);
+  if (bar_ && !stream_) std::fputs("\r\x1b[K", out_);
   std::fprintf(out_, "%s\n", FormatEpochLine(l).c_str());
   std::fflush(out_);
 }

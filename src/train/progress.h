@@ -5,6 +5,9 @@
 // " - lr: 1.0000e-04" (learning_rate > 0) before the images/s.
 // With a terminal, a live bar is redrawn in place during the epoch; otherwise only
 // the finished epoch's line is printed (logs and the launcher's pipes stay clean).
+// Under `ringtrain launch` on a terminal the chief streams its bar instead (mode
+// "stream": each redraw is one line starting with kProgressMarker) and launch's
+// console (console/line_mux.h) draws it.
 #pragma once
 
 #include <cstdio>
@@ -13,6 +16,9 @@
 #include <vector>
 
 namespace ringtrain::train {
+
+// Starts a line that carries the bar's new text rather than a line to print.
+inline constexpr char kProgressMarker[] = "ringtrain-progress: ";
 
 // A metric's history key and value: {"accuracy", 0.91}.
 using NamedValues = std::vector<std::pair<std::string, double>>;
@@ -30,7 +36,8 @@ std::string FormatEpochLine(const EpochLine& line);
 
 class ProgressPrinter {
  public:
-  // mode: "auto" (bar when `out` is a terminal), "bar", or "lines".
+  // mode: "auto" (bar when `out` is a terminal), "bar", "lines", or "stream" (the bar
+  // as marked lines for launch, at most 5 a second).
   ProgressPrinter(FILE* out, const std::string& mode);
   // During an epoch (running local values); draws only in bar mode, at most ~10 times a second.
   void Update(const EpochLine& line);
@@ -42,6 +49,7 @@ class ProgressPrinter {
  private:
   FILE* out_;
   bool bar_;
+  bool stream_;
   double last_draw_ = -1;
 };
 

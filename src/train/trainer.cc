@@ -30,6 +30,10 @@ Status DataError(const Status& s) {
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+// How many times an epoch the workers sum their running metrics for the progress bar:
+// enough for a bar redrawn a few times a second, few enough to cost nothing measurable.
+constexpr int kProgressReductions = 25;
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job, const TrainerOptions& options) {
@@ -272,8 +276,23 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
       pending_ += batch_sums;
       shown += batch_sums;
       line.step = step;
-      line.loss = shown.loss_sum / static_cast<double>(shown.examples);
-      if (progress.drawing()) line.metrics = MetricValues(shown.metric_sums);
+      // The bar shows the running GLOBAL values, as Keras' fit() does for one process:
+      // every worker sums its running sums with the others' at the same steps (about 25
+      // an epoch, whatever this worker's bar mode, so that all issue the same
+      // collectives). Only the bar reads them; the weights and the epoch's metrics never do.
+      const int progress_every = std::max(1, (steps + kProgressReductions - 1) / kProgressReductions);
+      if (comm->size() == 1) {
+        line.loss = shown.loss_sum / static_cast<double>(shown.examples);
+        if (progress.drawing()) line.metrics = MetricValues(shown.metric_sums);
+      } else if (step % progress_every == 0 || step == first_step + 1 || step == steps) {
+        auto global = SumOverWorkers(comm, shown, static_cast<size_t>(objective_->num_sums()));
+        if (!global.ok()) {
+          return global.status().WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step) +
+                                             ": reducing the running metrics");
+        }
+        line.loss = global->examples > 0 ? global->loss_sum / static_cast<double>(global->examples) : 0.0;
+        if (progress.drawing()) line.metrics = MetricValues(global->metric_sums);
+      }
       progress.Update(line);
       if (!options_.observers.empty()) {
         StepReport r;

@@ -47,7 +47,7 @@ class FidelityTest : public ::testing::Test {
     job["history_file"] = dir_.path() + "/history.jsonl";
     const std::string path = dir_.path() + "/job.json";
     WriteFile(path, job.dump());
-    Process p(RingtrainBinary(), {"launch", "--workers", "2", "--job", path});
+    Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", "2", "--job", path});
     ProcessResult r = p.Wait(600);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     RunResult out;

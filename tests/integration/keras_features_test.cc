@@ -50,7 +50,7 @@ TEST(KerasFeaturesTest, ScheduleValidationAndTensorBoardOnTwoWorkers) {
   job["validation_freq"] = 1;
   job["tensorboard_dir"] = dir + "/tb";
   WriteFile(dir + "/job.json", job.dump());
-  Process p(RingtrainBinary(), {"launch", "--workers", "2", "--job", dir + "/job.json"},
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", "2", "--job", dir + "/job.json"},
             {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
   ProcessResult r = p.Wait(240);
   ASSERT_FALSE(r.timed_out) << r.output;

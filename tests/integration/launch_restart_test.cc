@@ -87,7 +87,7 @@ TEST(LaunchRestartTest, KilledWorkerIsRestartedWithTheSameTfConfig) {
   TempDir tmp;
   std::string job = LongJob(tmp.path());
   Process launch(RingtrainBinary(),
-                 {"launch", "--workers", "2", "--max_restarts", "2", "--grace_s", "5", "--job", job}, kEnv);
+                 {"launch", "--output", "all", "--workers", "2", "--max_restarts", "2", "--grace_s", "5", "--job", job}, kEnv);
   ASSERT_TRUE(launch.WaitForOutput("[worker:1] Epoch 2/2000", 60)) << launch.Wait(1).output;
 
   Task first = FindTask(launch.pid(), 1, -1, 10);
@@ -118,7 +118,7 @@ TEST(LaunchRestartTest, JobCompletesAfterAWorkerIsKilled) {
     std::filesystem::create_directories(dir);
     WriteFile(dir + "/job.json", RecoveryJob(dir, 10).dump());
     Process launch(RingtrainBinary(),
-                   {"launch", "--workers", "2", "--max_restarts", "1", "--job", dir + "/job.json"}, kEnv);
+                   {"launch", "--output", "all", "--workers", "2", "--max_restarts", "1", "--job", dir + "/job.json"}, kEnv);
     if (run == 1) {
       ASSERT_TRUE(launch.WaitForOutput("[worker:1] Epoch 2/8", 60)) << launch.Wait(1).output;
       Task victim = FindTask(launch.pid(), 1, -1, 10);
@@ -171,7 +171,7 @@ ProcessResult LaunchWithBusyChiefPort(int max_restarts) {
   auto env = kEnv;
   env["RINGTRAIN_RENDEZVOUS_TIMEOUT_S"] = "10";  // worker 1 outlives the chief's attempts
   Process launch(RingtrainBinary(),
-                 {"launch", "--workers", "2", "--base_port", std::to_string(busy.port()), "--max_restarts",
+                 {"launch", "--output", "all", "--workers", "2", "--base_port", std::to_string(busy.port()), "--max_restarts",
                   std::to_string(max_restarts), "--grace_s", "5", "--job", job},
                  env);
   return launch.Wait(30);
@@ -212,7 +212,7 @@ TEST(LaunchRestartTest, BadConfigIsNotRestarted) {
   auto job = SmallSyntheticJob(tmp.path());
   job["epoch"] = 3;  // unknown field
   WriteFile(tmp.path() + "/job.json", job.dump());
-  Process launch(RingtrainBinary(), {"launch", "--workers", "2", "--max_restarts", "2", "--grace_s", "5", "--job",
+  Process launch(RingtrainBinary(), {"launch", "--output", "all", "--workers", "2", "--max_restarts", "2", "--grace_s", "5", "--job",
                                      tmp.path() + "/job.json"},
                  kEnv);
   ProcessResult r = launch.Wait(30);

@@ -37,7 +37,7 @@ struct LaunchRun {
 LaunchRun Launch(const std::string& dir) {
   LaunchRun run;
   WriteFile(dir + "/job.json", BinaryJob(dir).dump());
-  Process p(RingtrainBinary(), {"launch", "--workers", "2", "--job", dir + "/job.json"},
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", "2", "--job", dir + "/job.json"},
             {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
   ProcessResult r = p.Wait(240);
   EXPECT_FALSE(r.timed_out) << r.output;
@@ -99,7 +99,7 @@ TEST(LossesMetricsTest, AucOnSeveralOutputsIsAConfigError) {
   auto job = SmallSyntheticJob(tmp.path());
   job["metrics"] = {"accuracy", "auc"};  // the model has 4 outputs
   WriteFile(tmp.path() + "/job.json", job.dump());
-  Process p(RingtrainBinary(), {"launch", "--workers", "1", "--job", tmp.path() + "/job.json"},
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", "1", "--job", tmp.path() + "/job.json"},
             {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
   ProcessResult r = p.Wait(120);
   ASSERT_FALSE(r.timed_out) << r.output;

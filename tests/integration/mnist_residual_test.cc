@@ -51,7 +51,7 @@ TEST(MnistResidualTest, TwoWorkersReach985EvaluationAccuracy) {
   job["history_file"] = dir + "/history.jsonl";
   WriteFile(dir + "/job.json", job.dump());
 
-  Process p(RingtrainBinary(), {"launch", "--workers", "2", "--job", dir + "/job.json"},
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", "2", "--job", dir + "/job.json"},
             {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
   ProcessResult r = p.Wait(600);
   ASSERT_FALSE(r.timed_out) << r.output;

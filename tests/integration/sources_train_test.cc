@@ -55,7 +55,7 @@ struct Trained {
 Trained Launch(const std::string& dir, const json& job) {
   fs::create_directories(dir);
   WriteFile(dir + "/job.json", job.dump());
-  Process p(RingtrainBinary(), {"launch", "--workers", "2", "--job", dir + "/job.json"},
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", "2", "--job", dir + "/job.json"},
             {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
   Trained r;
   r.result = p.Wait(240);

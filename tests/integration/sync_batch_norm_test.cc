@@ -124,7 +124,7 @@ class SyncBatchNormTest : public ::testing::Test {
         {"seed", 7},
         {"save_model", out + "/model.safetensors"}};
     WriteFile(dir_.path() + "/" + name + ".json", job.dump());
-    Process p(RingtrainBinary(), {"launch", "--workers", std::to_string(workers), "--job", dir_.path() + "/" + name + ".json"},
+    Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", std::to_string(workers), "--job", dir_.path() + "/" + name + ".json"},
               {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
     ProcessResult r = p.Wait(120);
     EXPECT_FALSE(r.timed_out) << r.output;

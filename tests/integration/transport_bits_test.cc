@@ -25,7 +25,7 @@ Trained Launch(int workers, bool tcp) {
   WriteFile(tmp.path() + "/job.json", ShortBitsJob(tmp.path()).dump());
   std::map<std::string, std::string> env = {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}};
   env["RINGTRAIN_TRANSPORT"] = tcp ? "tcp" : "auto";
-  Process p(RingtrainBinary(), {"launch", "--workers", std::to_string(workers), "--job", tmp.path() + "/job.json"},
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", std::to_string(workers), "--job", tmp.path() + "/job.json"},
             env);
   Trained run;
   run.result = p.Wait(240);

@@ -24,7 +24,7 @@ std::map<std::string, std::string> Fingerprints(const std::string& output) {
 }
 
 ProcessResult Launch(const std::string& job_path, int workers, double timeout_s) {
-  Process p(RingtrainBinary(), {"launch", "--workers", std::to_string(workers), "--job", job_path},
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", std::to_string(workers), "--job", job_path},
             {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
   return p.Wait(timeout_s);
 }

@@ -91,7 +91,7 @@ TEST(WorkerCliTest, AJobFileOverFourMegabytesTrains) {
   auto job = SmallSyntheticJob(dir);
   job["description"] = std::string(5 << 20, 'x');  // gRPC's default message limit is 4 MiB
   WriteFile(dir + "/job.json", job.dump());
-  Process p(RingtrainBinary(), {"launch", "--workers", "2", "--job", dir + "/job.json"}, kQuick);
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", "2", "--job", dir + "/job.json"}, kQuick);
   ProcessResult r = p.Wait(180);
   ASSERT_FALSE(r.timed_out) << r.output.substr(0, 4000);
   EXPECT_EQ(r.exit_code, 0) << r.output.substr(0, 4000);
@@ -106,7 +106,7 @@ TEST(WorkerCliTest, LaunchReportsTheChiefsStorageFailureNotThePeersReaction) {
   WriteFile(dir + "/not_a_directory", "x");
   job["history_file"] = dir + "/not_a_directory/history.jsonl";
   WriteFile(dir + "/job.json", job.dump());
-  Process p(RingtrainBinary(), {"launch", "--workers", "2", "--job", dir + "/job.json", "--grace_s", "20"},
+  Process p(RingtrainBinary(), {"launch", "--output", "all", "--workers", "2", "--job", dir + "/job.json", "--grace_s", "20"},
             Env({{"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "3000"}}));
   ProcessResult r = p.Wait(180);
   ASSERT_FALSE(r.timed_out) << r.output;

@@ -62,6 +62,32 @@ TEST(ProgressTest, LinesModeWritesOnlyFinishedEpochs) {
   EXPECT_EQ(out.rfind("Epoch 1/1 - 2/2", 0), 0u) << out;
 }
 
+// Under launch the chief streams its bar as marked lines that launch's console draws:
+// whole lines, never a carriage return, and the epoch's line after them.
+TEST(ProgressTest, StreamModeWritesTheBarAsMarkedLines) {
+  FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  ProgressPrinter p(f, "stream");
+  EXPECT_TRUE(p.drawing());
+  EpochLine l = Line(1, 1, 2, 1, 0.25);
+  l.step = 1;
+  l.metrics = {{"accuracy", 0.5}};
+  p.Update(l);
+  l.step = 2;
+  p.Finish(l);
+  std::rewind(f);
+  char buf[512] = {};
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  std::string out(buf, n);
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_EQ(out.rfind(std::string(kProgressMarker) + "Epoch 1/1 1/2 [===============>..............] - loss: 0.2500 - "
+                                                     "accuracy: 0.5000\nEpoch 1/1 - 2/2",
+                      0),
+            0u)
+      << out;
+}
+
 TEST(HistoryTest, EpochLinesThenEvaluation) {
   std::string path = ::testing::TempDir() + "/history_test.jsonl";
   HistoryFile h(path);
