@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -29,7 +30,7 @@ std::map<std::string, std::string> Env(const std::vector<int>& ports, int index)
 // `ringtrain status --json` against the chief at `port`: the parsed JSON, or null when it
 // failed (the chief not up yet, or gone).
 json Status(int port) {
-  Process p(RingtrainBinary(), {"status", "--json", "--chief", "127.0.0.1:" + std::to_string(port)});
+  Process p(RingtrainBinary(), std::vector<std::string>{"status", "--json", "--chief", "127.0.0.1:" + std::to_string(port)});
   ProcessResult r = p.Wait(30);
   if (r.exit_code != 0) return nullptr;
   return json::parse(r.output, nullptr, /*allow_exceptions=*/false);
@@ -58,17 +59,20 @@ bool BothRunning(const json& j) {
   return true;
 }
 
-struct Run {
+struct Workers {
   TempDir dir;
   std::vector<int> ports = FreePorts(2);
   std::vector<std::unique_ptr<Process>> workers;
 
-  Run(int epochs, const std::map<std::string, std::string>& worker1_env) {
+  // `common_env` goes to both workers, `worker1_env` to worker:1 only.
+  Workers(int epochs, const std::map<std::string, std::string>& common_env,
+          const std::map<std::string, std::string>& worker1_env) {
     json job = RecoveryJob(dir.path(), 10);
     job["epochs"] = epochs;
     WriteFile(dir.path() + "/job.json", job.dump());
     for (int i = 0; i < 2; ++i) {
       auto env = Env(ports, i);
+      for (const auto& [k, v] : common_env) env[k] = v;
       if (i == 1) env.insert(worker1_env.begin(), worker1_env.end());
       workers.push_back(std::make_unique<Process>(
           RingtrainBinary(), std::vector<std::string>{"worker", "--job", dir.path() + "/job.json"}, env));
@@ -84,7 +88,10 @@ struct Run {
 };
 
 TEST(StatusTest, HealthyRunShowsBothTasksRunningAndNamesNobody) {
-  Run run(/*epochs=*/8, {});
+  // Both ranks equally slowed (this job's steps take a few milliseconds; the run must
+  // outlast a few `ringtrain status` processes on a loaded machine): equal ranks are
+  // not stragglers, however slow.
+  Workers run(/*epochs=*/8, {{"RINGTRAIN_FAULT_COMPUTE_DELAY_MS", "30"}}, {});
   json j = StatusUntil(run.ports[0], [](const json& s) {
     return BothRunning(s) && s["job"]["global_step"].is_number() && s["job"]["global_step"].get<int64_t>() >= 40;
   }, 90);
@@ -110,7 +117,7 @@ TEST(StatusTest, HealthyRunShowsBothTasksRunningAndNamesNobody) {
   EXPECT_EQ(j["stragglers"], json::array()) << j.dump(2);
 
   // The table names both tasks too.
-  Process table(RingtrainBinary(), {"status", "--chief", "127.0.0.1:" + std::to_string(run.ports[0])});
+  Process table(RingtrainBinary(), std::vector<std::string>{"status", "--chief", "127.0.0.1:" + std::to_string(run.ports[0])});
   ProcessResult t = table.Wait(30);
   if (t.exit_code == 0) {  // the run may just have finished
     EXPECT_NE(t.output.find("job: epoch "), std::string::npos) << t.output;
@@ -122,7 +129,7 @@ TEST(StatusTest, HealthyRunShowsBothTasksRunningAndNamesNobody) {
 }
 
 TEST(StatusTest, SlowedWorkerIsNamedAStraggler) {
-  Run run(/*epochs=*/2, {{"RINGTRAIN_FAULT_COMPUTE_DELAY_MS", "60"}});
+  Workers run(/*epochs=*/2, {}, {{"RINGTRAIN_FAULT_COMPUTE_DELAY_MS", "60"}});
   json j = StatusUntil(run.ports[0], [](const json& s) { return !s["stragglers"].empty(); }, 90);
   ASSERT_TRUE(j.is_object()) << "no answer from `ringtrain status`";
   ASSERT_EQ(j["stragglers"].size(), 1u) << j.dump(2);
@@ -142,7 +149,7 @@ TEST(StatusTest, SlowedWorkerIsNamedAStraggler) {
 
 TEST(StatusTest, UnreachableChiefIsOneLineAndExit4) {
   const int port = FreePorts(1)[0];
-  Process p(RingtrainBinary(), {"status", "--chief", "127.0.0.1:" + std::to_string(port), "--timeout_s", "3"});
+  Process p(RingtrainBinary(), std::vector<std::string>{"status", "--chief", "127.0.0.1:" + std::to_string(port), "--timeout_s", "3"});
   ProcessResult r = p.Wait(30);
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_EQ(Lines(r.output).size(), 1u) << r.output;
