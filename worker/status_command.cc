@@ -87,8 +87,10 @@ std::string Table(const coordination::GetStatusResponse& r) {
       {"TASK", 10}, {"STATE", 11}, {"HOST", 22}, {"INCARNATION", 13}, {"GEN", 5}, {"STEP", 8},
       {"HEARTBEAT", 11}, {"COMPUTE", 10}, {"INPUT", 10}, {"ALLREDUCE", 11}, {"", 0}};
   std::string out = JobLine(r) + "\n\n";
-  for (const auto& [name, w] : cols) out += Pad(name, w);
-  out += "\n";
+  std::string header;
+  for (const auto& [name, w] : cols) header += Pad(name, w);
+  while (!header.empty() && header.back() == ' ') header.pop_back();
+  out += header + "\n";
   for (const coordination::TaskStatus& t : r.tasks()) {
     const bool p = t.has_progress();
     char inc[24];

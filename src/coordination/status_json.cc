@@ -7,7 +7,8 @@
 namespace ringtrain::coordination {
 namespace {
 
-using nlohmann::json;
+// In the schema's order (README), not sorted: easier to read by eye.
+using json = nlohmann::ordered_json;
 
 json OrNull(bool known, json value) { return known ? std::move(value) : json(nullptr); }
 
@@ -78,7 +79,7 @@ std::string StatusToJson(const GetStatusResponse& status, int indent) {
               {"events", std::move(events)},
               {"stragglers", std::move(stragglers)}};
   // Task names and messages come from the cluster; replace anything not UTF-8 rather than throw.
-  return out.dump(indent, ' ', false, json::error_handler_t::replace);
+  return out.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace ringtrain::coordination
