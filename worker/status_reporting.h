@@ -4,6 +4,8 @@
 // Declare it before the session, so that it outlives the heartbeat thread that reads it.
 #pragma once
 
+#include <string>
+
 #include "cluster/progress_reporter.h"
 #include "cluster/session.h"
 #include "config/settings.h"
@@ -18,6 +20,9 @@ class StatusReporting {
   // The heartbeats of `session` carry the reporter's progress (a ClusterSession; a
   // local session has no chief and is left alone).
   void Attach(cluster::Session* session);
+  // What later heartbeats report as this task's state: "running", "finished" or
+  // "preempted" (the chief records a preemption event). Any thread; returns at once.
+  void SetState(const std::string& state) { reporter_.SetState(state); }
 
  private:
   cluster::ProgressReporter reporter_;
