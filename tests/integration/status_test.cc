@@ -145,6 +145,13 @@ TEST(StatusTest, SlowedWorkerIsNamedAStraggler) {
   const std::string chief = run.Finish();
   EXPECT_EQ(Count(chief, "straggler: worker:1 computes "), 1u) << chief;
   EXPECT_EQ(Count(chief, "straggler: worker:0"), 0u) << chief;
+
+  // Neither the reports nor the injected delay change a bit of the model.
+  Workers plain(/*epochs=*/2, {}, {});
+  plain.Finish();
+  const std::string slowed_model = ReadFileOrEmpty(run.dir.path() + "/model.safetensors");
+  EXPECT_FALSE(slowed_model.empty());
+  EXPECT_TRUE(slowed_model == ReadFileOrEmpty(plain.dir.path() + "/model.safetensors"));
 }
 
 TEST(StatusTest, UnreachableChiefIsOneLineAndExit4) {
