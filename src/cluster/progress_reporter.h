@@ -1,7 +1,10 @@
 // What a task tells the chief of its training with each heartbeat (`ringtrain status`,
 // straggler detection): a StepObserver that keeps the newest step's figures and the
 // compute times of the steps since the last heartbeat (the newest kMaxRecentSteps),
-// and hands them to the heartbeat thread (coordination::ProgressSource).
+// and hands them to the heartbeat thread (coordination::ProgressSource). The bound is
+// generous because the chief judges a step only once every rank has reported it: with
+// steps of a few milliseconds and the default 1 s heartbeat, a short window would leave
+// the ranks' windows disjoint and nothing judged.
 //
 // Threading: OnStep/OnBackup run on the training thread, Fill on the heartbeat thread;
 // both only copy under mu_, so the training thread never waits on the network.
@@ -20,7 +23,7 @@ namespace ringtrain::cluster {
 
 class ProgressReporter final : public train::StepObserver {
  public:
-  static constexpr size_t kMaxRecentSteps = 32;
+  static constexpr size_t kMaxRecentSteps = 512;  // about 8 KB per heartbeat at most
   // Steps over which images/s and steps/s are measured.
   static constexpr size_t kRateWindow = 20;
 

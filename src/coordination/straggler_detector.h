@@ -48,7 +48,7 @@ class StragglerDetector {
   // Differences below this are never slow (timer and scheduling noise).
   static constexpr double kNoiseFloorSeconds = 1e-4;
   // Incomplete steps kept at most (a task that stopped reporting must not grow it).
-  static constexpr size_t kMaxPendingSteps = 256;
+  static constexpr size_t kMaxPendingSteps = 4096;
 
   // `tasks`: every training task, each of which reports every step.
   StragglerDetector(std::vector<std::string> tasks, StragglerSettings settings);

@@ -69,12 +69,12 @@ TEST(ProgressReporterTest, NewestStepAndEachStepTimeOnce) {
 
 TEST(ProgressReporterTest, RecentStepsAreBoundedToTheNewest) {
   ProgressReporter p;
-  for (int64_t s = 1; s <= 100; ++s) p.OnStep(Report(s, 0.05));
+  for (int64_t s = 1; s <= 2000; ++s) p.OnStep(Report(s, 0.05));
   coordination::TaskProgress out;
   ASSERT_TRUE(p.Fill(&out));
   ASSERT_EQ(out.recent_steps_size(), static_cast<int>(ProgressReporter::kMaxRecentSteps));
-  EXPECT_EQ(out.recent_steps(0).step(), 100 - static_cast<int64_t>(ProgressReporter::kMaxRecentSteps) + 1);
-  EXPECT_EQ(out.recent_steps(out.recent_steps_size() - 1).step(), 100);
+  EXPECT_EQ(out.recent_steps(0).step(), 2000 - static_cast<int64_t>(ProgressReporter::kMaxRecentSteps) + 1);
+  EXPECT_EQ(out.recent_steps(out.recent_steps_size() - 1).step(), 2000);
 }
 
 }  // namespace
