@@ -167,7 +167,7 @@ int StatusExit(const Status& s) {
 }  // namespace
 
 int RunStatus(const std::vector<std::string>& args) {
-  auto flags = Flags::Parse(args, {"tf_config", "chief", "watch", "interval_s", "json", "timeout_s", "tls_cert",
+  auto flags = Flags::Parse(args, {"tf_config", "chief", "interval_s", "timeout_s", "tls_cert",
                                    "tls_key", "tls_ca"},
                             {"watch", "json"});
   if (!flags.ok()) return StatusExit(flags.status());
