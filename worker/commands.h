@@ -12,6 +12,8 @@ namespace ringtrain::cli {
 
 // `ringtrain worker --job JOB.json [--tf_config FILE|JSON]`: one task of a cluster.
 int RunWorker(const std::vector<std::string>& args);
+// `ringtrain status`: the chief's GetStatus as a table or JSON (status_command.cc).
+int RunStatus(const std::vector<std::string>& args);
 // `ringtrain launch --workers N --job JOB.json`: N local workers on loopback.
 int RunLaunch(const std::vector<std::string>& args, const std::string& self_path);
 

@@ -25,6 +25,9 @@ const char kUsage[] =
     "      up to K times. [--output default|all] [-v] [--log_dir DIR]: by default the chief's\n"
     "      summary, progress bar and epoch lines and every task's warnings, each task's full log\n"
     "      in DIR/<task>.log (default: logs/ next to the job); all: every task's lines, prefixed\n"
+    "  status [--tf_config FILE|JSON | --chief HOST:PORT] [--watch [--interval_s 2]] [--json]\n"
+    "      how a running cluster is going, asked of its chief: every task (state, step, heartbeat,\n"
+    "      step time split), the job's progress and ETA, stragglers and the last events\n"
     "  bench allreduce [--workers N] [--backend auto|ring|tcp|nccl] [--min_bytes 4]\n"
     "                  [--max_bytes 67108864] [--iters 20] [--warmup 5] [--json] [--timeout_s 60]\n"
     "      all-reduce bandwidth and latency (nccl-tests' columns), every result checked: on N\n"
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
   if (command == "info") return ringtrain::cli::RunInfo(args);
   if (command == "worker") return ringtrain::cli::RunWorker(args);
   if (command == "launch") return ringtrain::cli::RunLaunch(args, "/proc/self/exe");
+  if (command == "status") return ringtrain::cli::RunStatus(args);
   if (command == "evaluate") return ringtrain::cli::RunEvaluate(args);
   if (command == "predict") return ringtrain::cli::RunPredict(args);
   if (command == "data") return ringtrain::cli::RunData(args);

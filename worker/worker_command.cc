@@ -24,6 +24,7 @@
 #include "flags.h"
 #include "kernels/kernels.h"
 #include "security_setup.h"
+#include "status_reporting.h"
 #include "recovery/training_run.h"
 #include "train/trainer.h"
 
@@ -160,6 +161,7 @@ int RunWorker(const std::vector<std::string>& args) {
                                                                   : settings->collective_timeout_s;
   topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   topts.memory_bound = config::MemoryBoundOf(*settings);
+  StatusReporting status_reporting(*settings, &topts);  // outlives the session
   auto trainer = train::Trainer::Create(*job, topts);
   if (!trainer.ok()) return Fail(trainer.status());
   if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
@@ -172,6 +174,7 @@ int RunWorker(const std::vector<std::string>& args) {
     if (!joined.ok()) return Fail(joined.status());
     session = std::move(joined).value();
   }
+  status_reporting.Attach(session.get());
 
   recovery::RunOptions run_opts;
   run_opts.comm.implementation = *impl;

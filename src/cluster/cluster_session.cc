@@ -25,7 +25,12 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
   if (spec.is_chief()) {
     coordination::ServerOptions sopts;
     sopts.address = self.ToString();
-    for (const auto& t : spec.training_tasks()) sopts.expected_tasks.push_back(t.ToString());
+    for (const auto& t : spec.training_tasks()) {
+      sopts.expected_tasks.push_back(t.ToString());
+      sopts.task_hosts.push_back(spec.address(t).ToString());
+    }
+    sopts.stragglers.share = settings.straggler_share;
+    sopts.stragglers.steps = settings.straggler_steps;
     sopts.reference_job_json = job_json;
     sopts.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms);
     sopts.cluster_secret = security.cluster_secret;

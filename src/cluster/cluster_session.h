@@ -66,6 +66,9 @@ class ClusterSession : public Session {
   // Session::Leave: tells the service this task is done; the chief then waits for
   // every task to do so (bounded by the shutdown timeout).
   bool Leave() override;
+  // What this task's heartbeats carry from now on (`ringtrain status`); `source` must
+  // stay valid until this session is destroyed.
+  void SetProgressSource(coordination::ProgressSource source) { client_->SetProgressSource(std::move(source)); }
 
   int rank() const override { return spec_.rank(); }
   int size() const override { return spec_.num_workers(); }

@@ -73,6 +73,9 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_SHUTDOWN_TIMEOUT_S", 0.1, kMaxSeconds, &s.shutdown_timeout_s));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, 4096, &s.num_threads));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_CHUNK_BYTES", 4096, 1 << 30, &s.chunk_bytes));
+  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_STRAGGLER_SHARE", 0.0, 1000.0, &s.straggler_share));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_STRAGGLER_STEPS", 1, 1000000, &s.straggler_steps));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_FAULT_COMPUTE_DELAY_MS", 0, 3600 * 1000, &s.fault_compute_delay_ms));
   s.max_memory_mb = PhysicalMemoryMiB();
   if (std::getenv("RINGTRAIN_MAX_MEMORY_MB") != nullptr && *std::getenv("RINGTRAIN_MAX_MEMORY_MB") != '\0') {
     double mb = 0;
@@ -124,6 +127,11 @@ std::string Describe(const Settings& s) {
     << "), RINGTRAIN_NUM_THREADS=" << s.num_threads << " (default 0 = auto), RINGTRAIN_DATA_HOST='" << s.data_host
     << "' (default: the task's own host), RINGTRAIN_TRANSPORT=" << s.transport
     << " (default auto), RINGTRAIN_CHUNK_BYTES=" << s.chunk_bytes << " (default " << d.chunk_bytes << "), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)"
+    << ", RINGTRAIN_STRAGGLER_SHARE=" << s.straggler_share << " (default " << d.straggler_share
+    << "), RINGTRAIN_STRAGGLER_STEPS=" << s.straggler_steps << " (default " << d.straggler_steps << ")"
+    << (s.fault_compute_delay_ms > 0 ? ", RINGTRAIN_FAULT_COMPUTE_DELAY_MS=" + std::to_string(s.fault_compute_delay_ms) +
+                                           " (testing: every step is slowed by as much)"
+                                     : std::string())
     << ", RINGTRAIN_ALLOW_INSECURE=" << s.allow_insecure << " (default 0), RINGTRAIN_BIND_ALL=" << s.bind_all
     << " (default 0), RINGTRAIN_CHECK_PEER_ADDRESS=" << s.check_peer_address << " (default 1)"
     << ", RINGTRAIN_MAX_MEMORY_MB=" << s.max_memory_mb << " (default: this machine's physical memory, "

@@ -33,6 +33,15 @@ struct Settings {
   // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", or "lines".
   std::string progress = "auto";
 
+  // RINGTRAIN_STRAGGLER_SHARE / RINGTRAIN_STRAGGLER_STEPS: the chief names a rank a
+  // straggler when its compute time per step exceeds the median over the ranks by more
+  // than this share for this many consecutive steps (coordination/straggler_detector.h).
+  double straggler_share = 0.2;
+  int straggler_steps = 10;
+  // RINGTRAIN_FAULT_COMPUTE_DELAY_MS (testing only): this task sleeps this long in every
+  // step after its backward pass, before it waits for the all-reduce: a slow rank.
+  int fault_compute_delay_ms = 0;
+
   // Who may join (README "Only members get in"). The cluster secret itself is not a
   // setting: it is read by security::ClusterSecret::FromEnvironment and never logged.
   // RINGTRAIN_ALLOW_INSECURE=1: run without a cluster secret on a cluster that is not on

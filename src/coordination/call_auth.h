@@ -47,6 +47,7 @@ inline constexpr char kBarrier[] = "/ringtrain.coordination.CoordinationService/
 inline constexpr char kHeartbeat[] = "/ringtrain.coordination.CoordinationService/Heartbeat";
 inline constexpr char kShutdown[] = "/ringtrain.coordination.CoordinationService/Shutdown";
 inline constexpr char kRendezvous[] = "/ringtrain.coordination.CoordinationService/Rendezvous";
+inline constexpr char kGetStatus[] = "/ringtrain.coordination.CoordinationService/GetStatus";
 }  // namespace method
 
 // Milliseconds since the Unix epoch, from the system clock (what the skew is measured on).

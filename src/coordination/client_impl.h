@@ -86,6 +86,7 @@ struct CoordinationClient::Impl {
   std::condition_variable hb_cv;
   bool hb_stop = false;                           // guarded by hb_mu
   grpc::ClientContext* hb_call = nullptr;         // the heartbeat in flight; guarded by hb_mu
+  ProgressSource progress;                        // guarded by hb_mu
   std::thread hb_thread;
 };
 

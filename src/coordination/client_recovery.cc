@@ -138,6 +138,11 @@ void CoordinationClient::StopHeartbeat() {
   }
 }
 
+void CoordinationClient::SetProgressSource(ProgressSource source) {
+  std::lock_guard<std::mutex> lock(impl_->hb_mu);
+  impl_->progress = std::move(source);
+}
+
 int64_t CoordinationClient::last_known_generation() const { return impl_->last_generation.load(); }
 
 void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds timeout,
@@ -152,6 +157,14 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
     HeartbeatRequest req;
     req.set_task(options.task);
     req.set_incarnation(options.incarnation);
+    if (progress) {
+      // The source only copies under its own lock (it never waits on this one).
+      if (progress(req.mutable_progress())) {
+        req.mutable_progress()->set_generation(last_generation.load());
+      } else {
+        req.clear_progress();
+      }
+    }
     HeartbeatResponse resp;
     grpc::ClientContext ctx;
     ctx.set_deadline(ToSystemDeadline(Deadline::After(std::min(options.rpc_timeout, timeout))));

@@ -24,6 +24,13 @@
 
 namespace ringtrain::coordination {
 
+class TaskProgress;  // proto/coordination.proto
+
+// Called on the heartbeat thread before each heartbeat: fills what the task reports of
+// its training (`ringtrain status`) and returns true, or returns false when there is
+// nothing yet. Must return at once (cluster/progress_reporter.h copies under a lock).
+using ProgressSource = std::function<bool(TaskProgress*)>;
+
 struct ClientOptions {
   std::string service_address;  // the chief's "host:port"
   std::string task;             // this task, e.g. "worker:1"
@@ -97,6 +104,9 @@ class CoordinationClient : public store::Store {
   void StartHeartbeat(std::chrono::milliseconds interval, std::chrono::milliseconds timeout,
                       std::function<void(const ClusterEvent&)> on_event);
   void StopHeartbeat();
+  // What each later heartbeat carries (nullptr: nothing). The source must stay valid
+  // until StopHeartbeat() or destruction.
+  void SetProgressSource(ProgressSource source);
   // The newest generation the service reported (heartbeat or Rendezvous); -1 before.
   int64_t last_known_generation() const;
 

@@ -21,6 +21,7 @@
 
 #include "common/deadline.h"
 #include "common/status.h"
+#include "coordination/straggler_detector.h"
 #include "coordination/tls.h"
 #include "security/cluster_secret.h"
 
@@ -55,6 +56,10 @@ struct ServerOptions {
   bool bind_all = false;
   // Mutual TLS when enabled (tls.h).
   TlsCredentials tls;
+  // For GetStatus (status_board.h): each expected task's TF_CONFIG "host:port", in the
+  // order of expected_tasks (may be empty), and when a rank is named a straggler.
+  std::vector<std::string> task_hosts;
+  StragglerSettings stragglers;
 };
 
 class CoordinationServer {

@@ -13,6 +13,10 @@ namespace {
 const grpc::Status kShuttingDown(grpc::StatusCode::UNAVAILABLE,
                                  "the chief's coordination service is shutting down");
 
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 // Calls to answer once mu_ is released: answering may run gRPC callbacks, which must not
@@ -31,11 +35,13 @@ class CoordinationServiceImpl::FinishList {
   std::vector<std::pair<PendingCall*, grpc::Status>> items_;
 };
 
-CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout)
+CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout,
+                                                 StatusBoard board)
     : heartbeat_timeout_(heartbeat_timeout),
       failure_check_period_(std::clamp(heartbeat_timeout / 4, std::chrono::milliseconds(10),
                                        std::chrono::milliseconds(1000))),
-      state_(std::move(state)) {}
+      state_(std::move(state)),
+      board_(std::move(board)) {}
 
 CoordinationServiceImpl::~CoordinationServiceImpl() { Stop(); }
 
@@ -98,7 +104,13 @@ void CoordinationServiceImpl::DetectFailuresLocked(Clock::time_point now) {
   DiscountOwnAbsenceLocked(now);
   for (const auto& f : state_.DetectFailures(now)) {
     RT_LOG(WARNING) << "declaring " << f.task << " failed: " << f.reason;
+    board_.AddEvent("failure", f.task, f.task + " failed: " + f.reason, UnixNow());
   }
+  NoteGenerationLocked();
+}
+
+void CoordinationServiceImpl::NoteGenerationLocked() {
+  board_.OnGeneration(state_.generation(), state_.generation_broken(), state_.broken_reason(), UnixNow());
 }
 
 void CoordinationServiceImpl::DiscountOwnAbsenceLocked(Clock::time_point now) {
@@ -156,6 +168,7 @@ void CoordinationServiceImpl::Register(const RegisterRequest& req, RegisterRespo
   } else if (state_.MissingRegistrations().empty()) {
     WakePollsLocked(&finish);
   }
+  NoteGenerationLocked();  // a restarted member breaks its generation
   finish.Add(call, ToGrpcStatus(s));
 }
 
@@ -203,6 +216,7 @@ void CoordinationServiceImpl::Heartbeat(const HeartbeatRequest& req, HeartbeatRe
   Clock::time_point now = Clock::now();
   DiscountOwnAbsenceLocked(now);  // before this heartbeat counts, so that it is not moved
   Status s = state_.Heartbeat(req.task(), req.incarnation(), now);
+  if (s.ok() && req.has_progress()) board_.OnProgress(req.task(), req.progress(), UnixNow());
   if (s.ok()) {
     DetectFailuresLocked(now);  // do not wait for the timer to notice
     for (const auto& f : state_.failed_tasks()) {
@@ -239,6 +253,7 @@ void CoordinationServiceImpl::Rendezvous(const RendezvousRequest& req, Rendezvou
     return;
   }
   // This arrival may have formed the generation: every parked rendezvous is answered.
+  NoteGenerationLocked();
   WakePollsLocked(&finish);
   PollLocked(call, req.wait_ms(),
              [this, task = req.task(), last = req.last_generation(), resp](bool expired) {
@@ -252,6 +267,14 @@ void CoordinationServiceImpl::Rendezvous(const RendezvousRequest& req, Rendezvou
                return info.formed || info.job_finished || expired;
              },
              &finish);
+}
+
+void CoordinationServiceImpl::GetStatus(const GetStatusRequest& req, GetStatusResponse* resp, PendingCall* call) {
+  (void)req;
+  FinishList finish;
+  std::lock_guard<std::mutex> lock(mu_);
+  board_.Fill(state_, Clock::now(), UnixNow(), resp);
+  finish.Add(call);
 }
 
 }  // namespace ringtrain::coordination

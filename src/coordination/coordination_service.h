@@ -24,6 +24,7 @@
 #include <grpcpp/support/status.h>
 
 #include "coordination/service_state.h"
+#include "coordination/status_board.h"
 #include "proto/coordination.pb.h"
 
 namespace ringtrain::coordination {
@@ -48,7 +49,7 @@ class PendingCall {
 
 class CoordinationServiceImpl final {
  public:
-  CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout);
+  CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout, StatusBoard board);
   ~CoordinationServiceImpl();  // Stop()s; never throws
 
   void StartTimer();
@@ -65,6 +66,8 @@ class CoordinationServiceImpl final {
   void Heartbeat(const HeartbeatRequest& req, HeartbeatResponse* resp, PendingCall* call);
   void Shutdown(const ShutdownRequest& req, ShutdownResponse* resp, PendingCall* call);
   void Rendezvous(const RendezvousRequest& req, RendezvousResponse* resp, PendingCall* call);
+  // Answered at once from the state and the status board (never parked).
+  void GetStatus(const GetStatusRequest& req, GetStatusResponse* resp, PendingCall* call);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -86,6 +89,8 @@ class CoordinationServiceImpl final {
   // Extends every task's heartbeat deadline by the time this process did not run.
   void DiscountOwnAbsenceLocked(Clock::time_point now);
   void TimerLoop();
+  // Tells the status board the generation's state after a change. Requires mu_.
+  void NoteGenerationLocked();
 
   const std::chrono::milliseconds heartbeat_timeout_;
   const std::chrono::milliseconds failure_check_period_;
@@ -96,6 +101,7 @@ class CoordinationServiceImpl final {
   std::condition_variable timer_cv_;     // wakes the timer: new poll or Stop()
   std::condition_variable shutdown_cv_;  // wakes WaitForShutdown
   ServiceState state_;                   // guarded by mu_
+  StatusBoard board_;                    // guarded by mu_
   std::list<ParkedPoll> parked_;         // guarded by mu_
   bool stopping_ = false;                // guarded by mu_
   std::thread timer_;

@@ -136,6 +136,7 @@ grpc::ServerGenericBidiReactor* ServiceFront::CreateReactor(grpc::GenericCallbac
   if (m == method::kHeartbeat) return Make(ctx, method::kHeartbeat, &guard_, service_, &S::Heartbeat);
   if (m == method::kShutdown) return Make(ctx, method::kShutdown, &guard_, service_, &S::Shutdown);
   if (m == method::kRendezvous) return Make(ctx, method::kRendezvous, &guard_, service_, &S::Rendezvous);
+  if (m == method::kGetStatus) return Make(ctx, method::kGetStatus, &guard_, service_, &S::GetStatus);
   if (m == kHealthCheckMethod) {
     // grpc.health.v1.HealthCheckResponse{status: SERVING}: field 1, varint 1.
     return new AnswerUnread(grpc::Status::OK, std::string("\x08\x01", 2));

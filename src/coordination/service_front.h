@@ -9,7 +9,7 @@
 // after CallGuard::CheckCall has passed; a refused call is finished at once and its body
 // is never read (HTTP/2 flow control holds the sender to a small window).
 //
-// Served: the seven methods of proto/coordination.proto's CoordinationService (parsed
+// Served: the eight methods of proto/coordination.proto's CoordinationService (parsed
 // into their request types, checked by CallGuard::CheckRequest, then handed to
 // CoordinationServiceImpl), and grpc.health.v1.Health/Check, answered SERVING without
 // reading its request (probes need no secret; a stranger's large request to it costs

@@ -218,6 +218,21 @@ void ServiceState::MaybeFormGeneration() {
   RT_LOG(INFO) << "formed generation " << generation_ << " with " << tasks_.size() << " tasks";
 }
 
+ServiceState::TaskView ServiceState::View(const std::string& task) const {
+  TaskView v;
+  v.task = task;
+  const TaskState* s = Find(task);
+  if (s == nullptr) return v;
+  v.registered = s->registered;
+  v.incarnation = s->incarnation;
+  v.shut_down = s->shut_down;
+  v.failed = s->failed;
+  v.failure_reason = s->failure_reason;
+  v.member_generation = s->member_generation;
+  v.last_heartbeat = s->last_heartbeat;
+  return v;
+}
+
 RendezvousInfo ServiceState::RendezvousStatus(const std::string& task, int64_t last_generation) const {
   RendezvousInfo info;
   info.job_finished = job_finished_;

@@ -52,6 +52,18 @@ class ServiceState {
  public:
   using Clock = std::chrono::steady_clock;
 
+  // What `ringtrain status` shows of one task (status_board.h).
+  struct TaskView {
+    std::string task;
+    bool registered = false;
+    uint64_t incarnation = 0;
+    bool shut_down = false;
+    bool failed = false;
+    std::string failure_reason;
+    int64_t member_generation = -1;
+    std::optional<Clock::time_point> last_heartbeat;
+  };
+
   // `expected_tasks`: every task of the cluster ("chief:0", "worker:0", ...); duplicates
   // are ignored. `reference_job_json`: the chief's job; empty disables the job check.
   ServiceState(const std::vector<std::string>& expected_tasks, std::string reference_job_json,
@@ -112,6 +124,9 @@ class ServiceState {
   Status Shutdown(const std::string& task);
   std::vector<std::string> MissingShutdowns() const;  // sorted
   bool job_finished() const { return job_finished_; }
+
+  // Every expected task's state, for status.
+  TaskView View(const std::string& task) const;
 
  private:
   struct TaskState {

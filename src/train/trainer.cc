@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <limits>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -372,6 +373,7 @@ StatusOr<engine::BatchStats> Trainer::Step(collective::Communicator* comm, Gradi
   }
   sync->BeginStep();
   auto stats = engine_->FinishBackward([sync](size_t ready_from) { sync->Ready(ready_from); });
+  if (options_.fault_compute_delay.count() > 0) std::this_thread::sleep_for(options_.fault_compute_delay);
   Status st = sync->Finish();  // also after a failed backward: the packs already released must finish
   if (!stats.ok()) return stats.status();
   RT_RETURN_IF_ERROR(st);

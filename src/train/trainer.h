@@ -85,6 +85,10 @@ struct TrainerOptions {
   // Told of every step, epoch end and backup point (train/step_observer.h); not owned,
   // each must outlive the Trainer's Fit calls. Empty: nobody watches.
   std::vector<StepObserver*> observers;
+  // Testing only (RINGTRAIN_FAULT_COMPUTE_DELAY_MS): every step sleeps this long after
+  // its backward pass, before it waits for the all-reduce, as a slow rank would. The
+  // model's bytes do not change.
+  std::chrono::milliseconds fault_compute_delay{0};
 };
 
 struct EpochResult {
