@@ -16,12 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/exit_policy.h"
+#include "signal_forwarding.h"
 
 namespace ringtrain::cli {
 namespace {
-
-std::atomic<int> g_signal{0};
-void OnSignal(int sig) { g_signal.store(sig); }
 
 // A kept stream holds at most this much (its tail): enough for any error report.
 constexpr size_t kMaxKept = 256 << 10;
@@ -228,10 +226,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
   for (int p : ports) cluster["worker"].push_back("127.0.0.1:" + std::to_string(p));
 
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  InstallForwardedSignals();  // SIGTERM/SIGINT go to the children (signal_forwarding.h)
+  SignalForwarder forwarder(o.preempt_grace_s);
 
   std::vector<Child> children;
   for (int i = 0; i < o.workers; ++i) {
@@ -289,15 +285,15 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       if (c.code == 0) continue;
       // Once the cluster is ending (a final failure, or our own SIGINT/SIGTERM),
       // children exit because of it: restarting them would fight the shutdown.
-      bool ending = first_failure != 0 || term_sent || g_signal.load() != 0;
+      bool ending = first_failure != 0 || term_sent || FirstForwardedSignal() != 0;
       bool restartable = o.max_restarts > 0 && !ending && IsRestartableExit(c.code);
       if (restartable && c.restarts < o.max_restarts && Restart(o, c)) {
         ++running;
         continue;
       }
       WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
-      const bool stopped_by_us = (term_sent && c.code == ExitCodeOfSignal(SIGTERM)) ||
-                                 (kill_sent && c.code == ExitCodeOfSignal(SIGKILL));
+      const bool stopped_by_us = ((term_sent || forwarder.term_sent()) && c.code == ExitCodeOfSignal(SIGTERM)) ||
+                                 ((kill_sent || forwarder.kill_sent()) && c.code == ExitCodeOfSignal(SIGKILL));
       (stopped_by_us ? stopped : failures).push_back(c.code);
       if (restartable && c.restarts >= o.max_restarts) {
         WriteAll(o.report, o.label + ": " + c.name + " failed again after " + std::to_string(c.restarts) +
@@ -311,9 +307,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     }
     // After a failure the others should fail on their own (heartbeats, collective
     // deadlines); if they have not within the grace period, stop them.
-    bool stop = g_signal.load() != 0 ||
-                (first_failure != 0 && Clock::now() - failed_at > std::chrono::seconds(o.grace_s));
-    if (stop && !term_sent) {
+    bool stop = first_failure != 0 && Clock::now() - failed_at > std::chrono::seconds(o.grace_s);
+    if (stop && !term_sent && !forwarder.term_sent()) {  // never while forwarded signals are being obeyed
       for (auto& c : children) {
         if (!c.exited) ::kill(c.pid, SIGTERM);
       }
@@ -326,6 +321,11 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       }
       kill_sent = true;
     }
+    std::vector<pid_t> live;
+    for (auto& c : children) {
+      if (!c.exited) live.push_back(c.pid);
+    }
+    forwarder.Forward(live);
   }
   // Drain what the exited children left in their pipes (their write ends are closed,
   // so each read ends at EOF), then show what a failed child kept back.
@@ -336,7 +336,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   for (auto& c : children) {
     if (c.code != 0) ReportKept(o.report, c);
   }
-  if (g_signal.load() != 0 && first_failure == 0) return ExitCodeOfSignal(g_signal.load());
+  if (FirstForwardedSignal() != 0 && first_failure == 0) return ExitCodeOfSignal(FirstForwardedSignal());
   return failures.empty() ? RootCauseExit(stopped) : RootCauseExit(failures);
 }
 

@@ -23,6 +23,7 @@
 #include "flags.h"
 #include "kernels/kernels.h"
 #include "security_setup.h"
+#include "preempt/stop_signals.h"
 #include "recovery/training_run.h"
 #include "train/trainer.h"
 
@@ -66,6 +67,11 @@ int LocalIndex(const config::ClusterSpec& spec) {
 }  // namespace
 
 int Fail(const Status& s) {
+  if (ExitCodeFor(s) == kExitPreempted) {  // asked to stop, and stopped well: not an error
+    std::fprintf(stderr, "ringtrain%s: %s\n", g_task.empty() ? "" : (" " + g_task).c_str(), s.message().c_str());
+    std::fflush(stderr);
+    return kExitPreempted;
+  }
   PrintError(s.message().empty() ? s.ToString() : s.message());
   return ExitCodeFor(s);
 }
@@ -181,6 +187,10 @@ int RunWorker(const std::vector<std::string>& args) {
   run_opts.backup = job->backup;
   run_opts.evaluate = !job->eval_data.is_null();
   run_opts.shutdown_timeout_s = settings->shutdown_timeout_s;
+  // From here on SIGTERM/SIGINT stop the cluster at a step boundary after a backup (exit 7).
+  auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
+  if (!stop.ok()) return Fail(stop.status());
+  (*trainer)->set_stop_request(*stop);
   recovery::TrainingRun run(trainer->get(), session.get(), run_opts);
   recovery::RunResult result = run.Train();
   if (!result.status.ok()) return Fail(result.status);

@@ -1,5 +1,8 @@
 #include "recovery/training_run.h"
 
+#include <chrono>
+#include <cstdio>
+
 #include "common/exit_policy.h"
 #include "common/logging.h"
 
@@ -45,6 +48,14 @@ RunResult TrainingRun::Train() {
       session_->Detach();
     }
     if (st.ok()) return result;
+    if (trainer_->preemption().global_step >= 0) {
+      Status stopped = AfterPreemption(st);
+      if (!IsTransient(stopped)) {  // this task stopped (7), or its backup could not be written (6)
+        result.status = stopped;
+        return result;
+      }
+      st = stopped;  // a peer asked to stop: handled below as for any lost peer
+    }
 
     // The generation failed: why, as precisely as anyone knows.
     std::string why = session_->failure();
@@ -98,6 +109,34 @@ Status TrainingRun::RunGeneration(collective::Communicator* comm) {
   RT_RETURN_IF_ERROR(trainer_->Fit(comm, [this](const backup::TrainState& s) { return OnBackup(s); }));
   if (options_.evaluate) return trainer_->Evaluate(comm).status();
   return Status::Ok();
+}
+
+Status TrainingRun::AfterPreemption(const Status& fit_status) {
+  const train::Preemption& p = trainer_->preemption();
+  // The chief makes sure the boundary's backup is on disk before anyone is told to go:
+  // the same crash-safe write as always, waited for.
+  std::string saved;
+  if (writer_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status st = writer_->Flush(Deadline::AfterSeconds(options_.shutdown_timeout_s));
+    if (!st.ok()) {
+      return st.WithContext("writing the backup of step " + std::to_string(p.global_step) + " before stopping")
+          .About(Subject::kStorage);
+    }
+    const double seconds = p.backup_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.2f", seconds);
+    saved = std::string("backup written in ") + buf + " s";
+  } else if (options_.backup.enabled()) {
+    saved = "the chief writes the backup";
+  } else {
+    saved = "no backup (the job has no backup_and_restore: a restart begins again)";
+  }
+  if (p.asked_here) {
+    return Status(Code::kAborted, fit_status.message() + "; " + saved + "; restart to resume", Subject::kPreempted);
+  }
+  if (!saved.empty() && writer_) RT_LOG(WARNING) << fit_status.message() << "; " << saved;
+  return fit_status;
 }
 
 Status TrainingRun::LoadFromDisk() {

@@ -65,6 +65,12 @@ class TrainingRun {
   Status RunGeneration(collective::Communicator* comm);
   Status LoadFromDisk();
   Status OnBackup(const backup::TrainState& state);
+  // After Fit stopped on a stop request (trainer_->preemption()): the chief waits for the
+  // boundary's backup. Returns, for a task that was asked, the kPreempted status whose
+  // message is the task's one line ("preempted at step ...; backup written in 0.21 s;
+  // restart to resume"); for the others `fit_status` (a lost peer); a kStorage error if
+  // the backup could not be written.
+  Status AfterPreemption(const Status& fit_status);
 
   train::Trainer* trainer_;
   cluster::Session* session_;
