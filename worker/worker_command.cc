@@ -64,14 +64,16 @@ int LocalIndex(const config::ClusterSpec& spec) {
   return local;
 }
 
+// Asked to stop (SIGTERM), and stopped well after a backup: one plain line, not an error.
+int Preempted(const std::string& line) {
+  std::fprintf(stderr, "ringtrain%s: %s\n", g_task.empty() ? "" : (" " + g_task).c_str(), line.c_str());
+  std::fflush(stderr);
+  return kExitPreempted;
+}
+
 }  // namespace
 
 int Fail(const Status& s) {
-  if (ExitCodeFor(s) == kExitPreempted) {  // asked to stop, and stopped well: not an error
-    std::fprintf(stderr, "ringtrain%s: %s\n", g_task.empty() ? "" : (" " + g_task).c_str(), s.message().c_str());
-    std::fflush(stderr);
-    return kExitPreempted;
-  }
   PrintError(s.message().empty() ? s.ToString() : s.message());
   return ExitCodeFor(s);
 }
@@ -190,9 +192,10 @@ int RunWorker(const std::vector<std::string>& args) {
   // From here on SIGTERM/SIGINT stop the cluster at a step boundary after a backup (exit 7).
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());
-  (*trainer)->set_stop_request(*stop);
+  (*trainer)->set_stop_flag(*stop);
   recovery::TrainingRun run(trainer->get(), session.get(), run_opts);
   recovery::RunResult result = run.Train();
+  if (result.preempted) return Preempted(result.status.message());
   if (!result.status.ok()) return Fail(result.status);
   Status st = (*trainer)->SaveModel();
   if (!st.ok()) return Fail(st);  // a storage error naming save_model

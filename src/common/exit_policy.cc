@@ -58,7 +58,6 @@ int ExitCodeFor(const Status& status) {
     case Subject::kCluster: return IsRefusal(status.code()) ? kExitBadConfig : kExitRendezvous;
     case Subject::kPeers: return kExitPeerFailure;
     case Subject::kStorage: return kExitCheckpoint;
-    case Subject::kPreempted: return kExitPreempted;
     case Subject::kUnknown: break;
   }
   return ByCode(status.code());

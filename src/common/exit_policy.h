@@ -14,7 +14,6 @@
 //                    cannot change it
 //   kPeers     5
 //   kStorage   6
-//   kPreempted 7     (any code: the task stopped on SIGTERM/SIGINT after a backup)
 //   kUnknown   by code: INVALID_ARGUMENT, UNIMPLEMENTED, PERMISSION_DENIED,
 //              RESOURCE_EXHAUSTED -> 2; UNAVAILABLE, ABORTED, DEADLINE_EXCEEDED -> 5;
 //              NOT_FOUND, DATA_LOSS, FAILED_PRECONDITION, INTERNAL -> 1
@@ -27,7 +26,8 @@
 
 namespace ringtrain {
 
-// kExitOk for OK; otherwise the table above.
+// kExitOk for OK; otherwise the table above. (Exit 7, kExitPreempted, is no failure: the
+// worker returns it when recovery::RunResult::preempted says it stopped on SIGTERM.)
 int ExitCodeFor(const Status& status);
 
 // Whether a failed generation may succeed if the tasks meet again (recovery in place):

@@ -33,7 +33,6 @@ const char* SubjectName(Subject subject) {
     case Subject::kCluster: return "cluster";
     case Subject::kPeers: return "peers";
     case Subject::kStorage: return "storage";
-    case Subject::kPreempted: return "preempted";
   }
   return "unknown";
 }

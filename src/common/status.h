@@ -41,7 +41,6 @@ enum class Subject {
   kCluster,  // meeting the other tasks: registration, rendezvous, forming a ring
   kPeers,    // another task failed or hung while this one trained
   kStorage,  // files this task writes or reads back: model, backups, checkpoints, history, TensorBoard
-  kPreempted,  // this task was asked to stop (SIGTERM/SIGINT) and stopped after a backup: not a failure
 };
 
 const char* SubjectName(Subject subject);

@@ -14,7 +14,8 @@
 namespace ringtrain::preempt {
 namespace {
 
-std::atomic<bool> g_stop{false};
+StopFlag g_flag;
+static_assert(std::atomic<bool>::is_always_lock_free, "the handler needs lock-free atomics");
 std::atomic<int> g_signal{0};
 sem_t g_wake;  // posted once by the first signal: wakes the watchdog
 double g_grace_s = 25;
@@ -30,7 +31,8 @@ void DieBy(int sig) {
 void OnStopSignal(int sig) {
   int none = 0;
   if (!g_signal.compare_exchange_strong(none, sig)) DieBy(sig);  // the second one: at once
-  g_stop.store(true);
+  if (!g_flag.listening.load()) DieBy(sig);  // no step boundary to stop at: nothing to save
+  g_flag.requested.store(true);
   ::sem_post(&g_wake);
 }
 
@@ -56,7 +58,7 @@ void Watchdog() {
 
 }  // namespace
 
-StatusOr<const std::atomic<bool>*> InstallStopSignals(double grace_s) {
+StatusOr<StopFlag*> InstallStopSignals(double grace_s) {
   static std::once_flag once;
   static Status installed;
   std::call_once(once, [grace_s] {
@@ -83,7 +85,7 @@ StatusOr<const std::atomic<bool>*> InstallStopSignals(double grace_s) {
     }
   });
   if (!installed.ok()) return installed;
-  return &g_stop;
+  return &g_flag;
 }
 
 int StopSignal() { return g_signal.load(); }

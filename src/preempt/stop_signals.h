@@ -3,8 +3,11 @@
 // some time before they kill a task, and that is the time to save its step.
 //
 // InstallStopSignals replaces the default action of SIGTERM and SIGINT for the process:
-//   - the first one only sets an atomic flag (the handler is async-signal-safe: one
-//     atomic store and sem_post) that the trainer polls between steps;
+//   - the first one, while someone listens (StopFlag::listening: the trainer, while Fit
+//     runs), only sets StopFlag::requested (the handler is async-signal-safe: atomic
+//     loads and stores and sem_post), which the trainer polls between steps; while nobody
+//     listens (starting up, waiting for a lost peer) there is no step to save, and it
+//     ends the process at once, as before;
 //   - a second one, or the grace period running out after the first, ends the process
 //     at once as the signal itself would have (exit status 128 + signal), so that a
 //     task stuck somewhere the flag is not seen (a rendezvous, a hung peer) still obeys.
@@ -24,8 +27,13 @@
 
 namespace ringtrain::preempt {
 
-// The flag is set by the first SIGTERM/SIGINT; it outlives everything (static storage).
-StatusOr<const std::atomic<bool>*> InstallStopSignals(double grace_s);
+struct StopFlag {
+  std::atomic<bool> requested{false};  // set by the first SIGTERM/SIGINT while listening
+  std::atomic<bool> listening{false};  // set by the code that acts on `requested`
+};
+
+// The process's flag (static storage: it outlives everything).
+StatusOr<StopFlag*> InstallStopSignals(double grace_s);
 
 // The signal that set the flag (SIGTERM or SIGINT), 0 while none arrived.
 int StopSignal();

@@ -49,8 +49,8 @@ RunResult TrainingRun::Train() {
     }
     if (st.ok()) return result;
     if (trainer_->preemption().global_step >= 0) {
-      Status stopped = AfterPreemption(st);
-      if (!IsTransient(stopped)) {  // this task stopped (7), or its backup could not be written (6)
+      Status stopped = AfterPreemption(st, &result);
+      if (result.preempted || !IsTransient(stopped)) {  // this task stopped (7), or its backup failed (6)
         result.status = stopped;
         return result;
       }
@@ -111,7 +111,7 @@ Status TrainingRun::RunGeneration(collective::Communicator* comm) {
   return Status::Ok();
 }
 
-Status TrainingRun::AfterPreemption(const Status& fit_status) {
+Status TrainingRun::AfterPreemption(const Status& fit_status, RunResult* result) {
   const train::Preemption& p = trainer_->preemption();
   // The chief makes sure the boundary's backup is on disk before anyone is told to go:
   // the same crash-safe write as always, waited for.
@@ -133,7 +133,8 @@ Status TrainingRun::AfterPreemption(const Status& fit_status) {
     saved = "no backup (the job has no backup_and_restore: a restart begins again)";
   }
   if (p.asked_here) {
-    return Status(Code::kAborted, fit_status.message() + "; " + saved + "; restart to resume", Subject::kPreempted);
+    result->preempted = true;
+    return Status(Code::kAborted, fit_status.message() + "; " + saved + "; restart to resume");
   }
   if (!saved.empty() && writer_) RT_LOG(WARNING) << fit_status.message() << "; " << saved;
   return fit_status;

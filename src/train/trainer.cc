@@ -248,6 +248,17 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
   } add_time{fit_start, &fit_seconds_};
   const int first_epoch = static_cast<int>(global_step_ / steps);
   preemption_ = Preemption();
+  // While Fit runs, a stop request waits for the next step boundary (else it ends the
+  // process at once: there is no step to save).
+  struct Listening {
+    preempt::StopFlag* flag;
+    explicit Listening(preempt::StopFlag* f) : flag(f) {
+      if (flag) flag->listening.store(true);
+    }
+    ~Listening() {
+      if (flag) flag->listening.store(false);
+    }
+  } listening(options_.stop);
   for (int e = first_epoch; e < job_.epochs; ++e) {
     const int epoch = e + 1;
     const int first_step = e == first_epoch ? static_cast<int>(global_step_ % steps) : 0;
@@ -325,8 +336,8 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
       }
       // Preemption: every worker learns who asked to stop, after the same step. After the
       // last step there is nothing left to save: the job ends as usual.
-      if (options_.stop_requested != nullptr && global_step_ < total_steps()) {
-        auto ranks = RanksAskingToStop(comm, options_.stop_requested->load());
+      if (options_.stop != nullptr && global_step_ < total_steps()) {
+        auto ranks = RanksAskingToStop(comm, options_.stop->requested.load());
         if (!ranks.ok()) return ranks.status().WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step));
         if (!ranks->empty()) return StopAtBoundary(comm, *ranks, epoch, step, epoch_end, on_backup);
       }
@@ -366,7 +377,7 @@ Status Trainer::StopAtBoundary(collective::Communicator* comm, const std::vector
   for (int r : ranks) who += (who.empty() ? "rank " : ", ") + std::to_string(r);
   const std::string where = "step " + std::to_string(p.global_step) + " (epoch " + std::to_string(epoch) + ", step " +
                             std::to_string(step) + "/" + std::to_string(steps_per_epoch_) + ")";
-  if (p.asked_here) return Status(Code::kAborted, "preempted at " + where, Subject::kPreempted);
+  if (p.asked_here) return Status(Code::kAborted, "preempted at " + where);
   return Status(Code::kUnavailable, who + " stopped on a preemption request (SIGTERM) at " + where, Subject::kPeers);
 }
 

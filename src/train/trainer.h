@@ -33,7 +33,6 @@
 // communicator's deadline.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -56,6 +55,7 @@
 #include "nn/lr_schedule.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
+#include "preempt/stop_signals.h"
 #include "train/agreement.h"
 #include "summary/event_writer.h"
 #include "train/history.h"
@@ -86,10 +86,11 @@ struct TrainerOptions {
   // Told of every step, epoch end and backup point (train/step_observer.h); not owned,
   // each must outlive the Trainer's Fit calls. Empty: nobody watches.
   std::vector<StepObserver*> observers;
-  // Preemption (preempt/stop_signals.h): set when this task is asked to stop (SIGTERM).
-  // Fit polls it after every step and, with every worker, agrees on the step to stop at
-  // (train/agreement.h RanksAskingToStop); not owned. Null: never asked, no exchange.
-  const std::atomic<bool>* stop_requested = nullptr;
+  // Preemption (preempt/stop_signals.h): Fit sets `listening` while it runs and polls
+  // `requested` (set when this task is asked to stop, SIGTERM) after every step, agreeing
+  // with every worker on the step to stop at (train/agreement.h RanksAskingToStop); not
+  // owned. Null: never asked, no exchange.
+  preempt::StopFlag* stop = nullptr;
 };
 
 // Where and why Fit stopped early on a stop request (Trainer::preemption()).
@@ -157,11 +158,11 @@ class Trainer {
 
   // Trains from the current step to the end of job.epochs over `comm` (not owned; its
   // rank/size must match the options). Call Prepare and SyncState first.
-  // When a worker asks to stop (options.stop_requested), every worker stops after the
+  // When a worker asks to stop (options.stop), every worker stops after the
   // same step, which becomes a backup point (on_backup is called) if it was not one, and
-  // Fit returns: on a worker that asked, an error about Subject::kPreempted (exit 7); on
-  // the others an UNAVAILABLE error about Subject::kPeers, as for a lost peer (recovery
-  // in place waits for the stopped ones to come back). preemption() tells the step.
+  // Fit returns an error: ABORTED "preempted at step ..." on a worker that asked (the
+  // caller exits 7, see preemption()); on the others UNAVAILABLE about Subject::kPeers,
+  // as for a lost peer (recovery in place waits for the stopped ones to come back).
   Status Fit(collective::Communicator* comm, const BackupHook& on_backup = nullptr);
   // Evaluates job's eval split, sharded across workers and all-reduced.
   // FAILED_PRECONDITION if the job has no eval data.
@@ -182,8 +183,8 @@ class Trainer {
   int64_t global_step() const { return global_step_; }
   // The last Fit's early stop, if it stopped on a stop request (global_step -1 if not).
   const Preemption& preemption() const { return preemption_; }
-  // Replaces options.stop_requested (before Fit; the flag must outlive the Trainer).
-  void set_stop_request(const std::atomic<bool>* flag) { options_.stop_requested = flag; }
+  // Replaces options.stop (before Fit; the flag must outlive the Trainer).
+  void set_stop_flag(preempt::StopFlag* flag) { options_.stop = flag; }
   int64_t total_steps() const { return static_cast<int64_t>(job_.epochs) * steps_per_epoch_; }
   int steps_per_epoch() const { return steps_per_epoch_; }
   // Time the training thread spent at backup points (snapshot and hook), and in Fit.

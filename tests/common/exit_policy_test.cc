@@ -26,7 +26,6 @@ TEST(ExitPolicyTest, TheWholeTable) {
       {Subject::kCluster, {2, 4, 4, 4, 4, 2, 4, 2, 2, 2, 4}},
       {Subject::kPeers, {5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5}},
       {Subject::kStorage, {6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6}},
-      {Subject::kPreempted, {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7}},
   };
   for (const auto& [subject, row] : table) {
     ASSERT_EQ(row.size(), std::size(kAllCodes));
