@@ -158,6 +158,10 @@ StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std
   pid_t pid = ::fork();
   if (pid < 0) return ErrnoError("starting a worker", errno);
   if (pid == 0) {
+    // Its own process group: Ctrl-C at the terminal reaches launch alone, which forwards
+    // one SIGTERM (signal_forwarding.h); a SIGINT straight from the terminal on top of it
+    // would count as a second signal and end the child without saving.
+    ::setpgid(0, 0);
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1] >= 0 ? err[1] : out[1], STDERR_FILENO);
     ::setenv("TF_CONFIG", tf_config.c_str(), 1);

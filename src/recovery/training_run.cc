@@ -132,9 +132,14 @@ Status TrainingRun::AfterPreemption(const Status& fit_status, RunResult* result)
   } else {
     saved = "no backup (the job has no backup_and_restore: a restart begins again)";
   }
-  if (p.asked_here) {
+  // A task whose signal came just after its vote (every task signalled at once, say) stops
+  // too: it holds the same step, and it was asked to stop.
+  if (p.asked_here || trainer_->stop_requested()) {
     result->preempted = true;
-    return Status(Code::kAborted, fit_status.message() + "; " + saved + "; restart to resume");
+    const std::string where = "preempted at step " + std::to_string(p.global_step) + " (epoch " +
+                              std::to_string(p.epoch) + ", step " + std::to_string(p.step) + "/" +
+                              std::to_string(p.steps) + ")";
+    return Status(Code::kAborted, where + "; " + saved + "; restart to resume");
   }
   if (!saved.empty() && writer_) RT_LOG(WARNING) << fit_status.message() << "; " << saved;
   return fit_status;

@@ -72,7 +72,7 @@ class TrainingRun {
   Status OnBackup(const backup::TrainState& state);
   // After Fit stopped on a stop request (trainer_->preemption()): the chief waits for the
   // boundary's backup. Fills result->preempted and the task's line for a task that was
-  // asked; a kStorage error if the backup could not be written; else `fit_status`.
+  // asked (at the agreement or since); a kStorage error if the backup could not be written; else `fit_status`.
   Status AfterPreemption(const Status& fit_status, RunResult* result);
 
   train::Trainer* trainer_;

@@ -183,6 +183,8 @@ class Trainer {
   int64_t global_step() const { return global_step_; }
   // The last Fit's early stop, if it stopped on a stop request (global_step -1 if not).
   const Preemption& preemption() const { return preemption_; }
+  // Whether this task has been asked to stop (options.stop->requested), now.
+  bool stop_requested() const { return options_.stop != nullptr && options_.stop->requested.load(); }
   // Replaces options.stop (before Fit; the flag must outlive the Trainer).
   void set_stop_flag(preempt::StopFlag* flag) { options_.stop = flag; }
   int64_t total_steps() const { return static_cast<int64_t>(job_.epochs) * steps_per_epoch_; }
