@@ -124,7 +124,7 @@ TEST_F(DeployAssets, EveryJobFileLoadsWithBackupsAndItsRecoveryMode) {
 
 // The checker is not a test that cannot fail: a copy of deploy/ with the Indexed Job asking
 // for three workers but the snippet building two, the Dockerfile missing a package, a
-// systemd stop timeout shorter than the preemption grace, exit 7 counted as a failure.
+// systemd stop timeout shorter than the preemption grace and a unit that does not restart exit 7.
 TEST(DeployAssetsChecker, FindsBrokenAssets) {
   TempDir dir;
   fs::copy(SourceDir() + "/deploy", dir.path() + "/deploy", fs::copy_options::recursive);
@@ -138,14 +138,14 @@ TEST(DeployAssetsChecker, FindsBrokenAssets) {
   edit("deploy/docker/Dockerfile", " zlib1g-dev", "");
   // SIGKILL before the workers' own preemption grace (25 s) could end.
   edit("deploy/systemd/ringtrain-worker@.service", "TimeoutStopSec=40s", "TimeoutStopSec=20s");
-  edit("deploy/k8s/job-restart.yaml", "values: \\[7\\]", "values: [8]");
+  edit("deploy/systemd/ringtrain-worker@.service", "RestartForceExitStatus=7", "RestartForceExitStatus=5");
   Report report = CheckAssets(dir.path(), dir.path());
   if (!report.skip.empty()) GTEST_SKIP() << report.skip;
   const std::string errors = report.json["errors"].dump(1);
   EXPECT_NE(errors.find("job-in-place.yaml: completions 2, parallelism 3"), std::string::npos) << errors;
   EXPECT_NE(errors.find("Dockerfile: the build stage's packages"), std::string::npos) << errors;
   EXPECT_NE(errors.find("ringtrain-worker@.service: the SIGKILL grace 20 s"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("job-restart.yaml: podFailurePolicy counts exit 7"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("RestartForceExitStatus does not list 7"), std::string::npos) << errors;
 }
 
 TEST(DeploySlurm, SbatchScriptIsValidBash) {
