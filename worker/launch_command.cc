@@ -11,21 +11,26 @@
 //   --base_port P      ports P..P+N-1 instead of free ports the kernel picks
 //   --grace_s S        after a worker fails for good, how long the others get to
 //                      end on their own before SIGTERM, 1..3600 (default 30)
-//   --max_restarts K   restart a worker that was killed or exited with 1, 4 or 5
-//                      (internal, rendezvous, peer failure) at once, with the same
-//                      TF_CONFIG, up to K times per worker, 0..1000 (default 0 =
-//                      never); exits 2, 3 and 6 are never restarted
+//   --max_restarts K   restart a worker that was killed or exited with 1, 4, 5 or 7
+//                      (internal, rendezvous, peer failure, preempted) at once, with
+//                      the same TF_CONFIG, up to K times per worker, 0..1000 (default
+//                      0 = never); exits 2, 3 and 6 are never restarted
 //   --output default|all  default: what Keras' fit() shows (the chief's summary, its
 //                      live bar on a terminal, one line per epoch) and every task's
 //                      warnings and errors, prefixed; all: every line of every task
 //   -v, --verbose      INFO lines on the console too
 //   --log_dir DIR      one log file per task, DIR/<task>.log (default: logs/ next to
 //                      the job file)
+//
+// SIGTERM/SIGINT to launch are forwarded: each worker gets one SIGTERM, stops at the
+// same step boundary after the chief's backup and exits 7; launch waits for them up to
+// RINGTRAIN_PREEMPT_GRACE_S (+5 s), SIGKILLs what is left, and exits 7.
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "config/settings.h"
 #include "console_setup.h"
 #include "flags.h"
 #include "local_cluster.h"
@@ -59,6 +64,9 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   if (Status st = ConfigureLaunchOutput(*flags, verbose, flags->get("job"), &console, &options, &log_dir); !st.ok()) {
     return Fail(st);
   }
+  auto settings = config::LoadSettings();  // RINGTRAIN_PREEMPT_GRACE_S, as the workers read it
+  if (!settings.ok()) return Fail(settings.status().About(Subject::kConfig));
+  options.preempt_grace_s = settings->preempt_grace_s;
   auto code = RunLocalCluster(options);
   if (!code.ok()) return Fail(InternalError(code.status().message()));  // could not start the processes
   if (*code != 0) console.WriteLine("launch: each task's full log is in " + log_dir + "/");

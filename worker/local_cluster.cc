@@ -17,12 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/exit_policy.h"
+#include "signal_forwarding.h"
 
 namespace ringtrain::cli {
 namespace {
-
-std::atomic<int> g_signal{0};
-void OnSignal(int sig) { g_signal.store(sig); }
 
 // A kept stream holds at most this much (its tail): enough for any error report.
 constexpr size_t kMaxKept = 256 << 10;
@@ -187,6 +185,10 @@ StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int in
   pid_t pid = ::fork();
   if (pid < 0) return ErrnoError("starting a worker", errno);
   if (pid == 0) {
+    // Its own process group: Ctrl-C at the terminal reaches launch alone, which forwards
+    // one SIGTERM (signal_forwarding.h); a SIGINT straight from the terminal on top of it
+    // would count as a second signal and end the child without saving.
+    ::setpgid(0, 0);
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1] >= 0 ? err[1] : out[1], STDERR_FILENO);
     ::setenv("TF_CONFIG", tf_config.c_str(), 1);
@@ -268,10 +270,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   if (o.console == nullptr) own_console.emplace(stdout, /*terminal=*/false);
   const Output out{o.console != nullptr ? o.console : &*own_console, o.report};
 
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  InstallForwardedSignals();  // SIGTERM/SIGINT go to the children (signal_forwarding.h)
+  SignalForwarder forwarder(o.preempt_grace_s);
 
   std::vector<Child> children;
   for (int i = 0; i < o.workers; ++i) {
@@ -329,15 +329,15 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       if (c.code == 0) continue;
       // Once the cluster is ending (a final failure, or our own SIGINT/SIGTERM),
       // children exit because of it: restarting them would fight the shutdown.
-      bool ending = first_failure != 0 || term_sent || g_signal.load() != 0;
+      bool ending = first_failure != 0 || term_sent || FirstForwardedSignal() != 0;
       bool restartable = o.max_restarts > 0 && !ending && IsRestartableExit(c.code);
       if (restartable && c.restarts < o.max_restarts && Restart(o, out, c)) {
         ++running;
         continue;
       }
       Report(out, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
-      const bool stopped_by_us = (term_sent && c.code == ExitCodeOfSignal(SIGTERM)) ||
-                                 (kill_sent && c.code == ExitCodeOfSignal(SIGKILL));
+      const bool stopped_by_us = ((term_sent || forwarder.term_sent()) && c.code == ExitCodeOfSignal(SIGTERM)) ||
+                                 ((kill_sent || forwarder.kill_sent()) && c.code == ExitCodeOfSignal(SIGKILL));
       (stopped_by_us ? stopped : failures).push_back(c.code);
       if (restartable && c.restarts >= o.max_restarts) {
         Report(out, o.label + ": " + c.name + " failed again after " + std::to_string(c.restarts) +
@@ -351,9 +351,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     }
     // After a failure the others should fail on their own (heartbeats, collective
     // deadlines); if they have not within the grace period, stop them.
-    bool stop = g_signal.load() != 0 ||
-                (first_failure != 0 && Clock::now() - failed_at > std::chrono::seconds(o.grace_s));
-    if (stop && !term_sent) {
+    bool stop = first_failure != 0 && Clock::now() - failed_at > std::chrono::seconds(o.grace_s);
+    if (stop && !term_sent && !forwarder.term_sent()) {  // never while forwarded signals are being obeyed
       for (auto& c : children) {
         if (!c.exited) ::kill(c.pid, SIGTERM);
       }
@@ -366,6 +365,11 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       }
       kill_sent = true;
     }
+    std::vector<pid_t> live;
+    for (auto& c : children) {
+      if (!c.exited) live.push_back(c.pid);
+    }
+    forwarder.Forward(live);
   }
   // Drain what the exited children left in their pipes (their write ends are closed,
   // so each read ends at EOF), then show what a failed child kept back.
@@ -377,7 +381,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     if (c.code != 0) ReportKept(out, c);
   }
   out.console->ClearBar();
-  if (g_signal.load() != 0 && first_failure == 0) return ExitCodeOfSignal(g_signal.load());
+  if (FirstForwardedSignal() != 0 && first_failure == 0) return ExitCodeOfSignal(FirstForwardedSignal());
   return failures.empty() ? RootCauseExit(stopped) : RootCauseExit(failures);
 }
 

@@ -7,8 +7,9 @@
 // with the same arguments and TF_CONFIG, up to max_restarts times per task: the
 // others keep running, waiting for it to come back. After the first failure that is
 // not restarted the others get grace_s to fail on their own (heartbeats, collective
-// deadlines), then SIGTERM, then SIGKILL 5 s later; SIGINT/SIGTERM to this process
-// does the same at once (and nothing is restarted after it). Call from the main
+// deadlines), then SIGTERM, then SIGKILL 5 s later. SIGINT/SIGTERM to this process is
+// forwarded (signal_forwarding.h): each child gets one SIGTERM, saves its step and exits
+// 7; what is left after preempt_grace_s is SIGKILLed; nothing is restarted after it. Call from the main
 // thread (it installs signal handlers).
 #pragma once
 
@@ -39,6 +40,9 @@ struct LocalClusterOptions {
   int workers = 2;
   int base_port = 0;  // ports base_port.. ; 0 = free ports the kernel picks
   int grace_s = 30;
+  // After SIGTERM/SIGINT to this process, how long the children (each sent one SIGTERM:
+  // they stop at a step boundary and exit 7) get before SIGKILL (signal_forwarding.h).
+  double preempt_grace_s = 25;
   // How many times each task may be restarted after a restartable failure
   // (common/exit_policy.h IsRestartableExit); 0 = never, the first failure ends the cluster.
   int max_restarts = 0;
@@ -60,8 +64,8 @@ struct LocalClusterOptions {
 // failing children's exit codes that were not restarted (128+signal if one was
 // killed), the root cause (common/exit_policy.h RootCauseExit: the chief's 6 rather
 // than the 5 of the worker that lost it; a SIGTERM or SIGKILL this function sent
-// counts only when nothing else failed); or 128+signal if this process was
-// interrupted. An error if the children could not be started.
+// counts only when nothing else failed; 7 when the children were preempted); or
+// 128+signal if this process was interrupted and no child exited with a failure. An error if the children could not be started.
 StatusOr<int> RunLocalCluster(const LocalClusterOptions& options);
 
 // The executable behind `self_path` (e.g. /proc/self/exe), or self_path itself.

@@ -58,7 +58,8 @@ const char kUsage[] =
     "  help        print this text\n"
     "\n"
     "exit codes: 0 ok, 1 internal error, 2 bad configuration, 3 bad data, 4 rendezvous failed,\n"
-    "            5 a peer failed during training, 6 model/backup file error (README.md, \"Exit codes\")\n";
+    "            5 a peer failed during training, 6 model/backup file error, 7 preempted (SIGTERM:\n"
+    "            the step was saved; restart to resume) (README.md, \"Exit codes\")\n";
 
 }  // namespace
 

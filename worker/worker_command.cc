@@ -23,9 +23,10 @@
 #include "env/descriptors.h"
 #include "flags.h"
 #include "kernels/kernels.h"
+#include "preempt/stop_signals.h"
+#include "recovery/training_run.h"
 #include "security_setup.h"
 #include "status_reporting.h"
-#include "recovery/training_run.h"
 #include "train/trainer.h"
 
 namespace ringtrain::cli {
@@ -63,6 +64,13 @@ int LocalIndex(const config::ClusterSpec& spec) {
     local += spec.address(t).host == host ? 1 : 0;
   }
   return local;
+}
+
+// Asked to stop (SIGTERM), and stopped well after a backup: one plain line, not an error.
+int Preempted(const std::string& line) {
+  std::fprintf(stderr, "ringtrain%s: %s\n", g_task.empty() ? "" : (" " + g_task).c_str(), line.c_str());
+  std::fflush(stderr);
+  return kExitPreempted;
 }
 
 }  // namespace
@@ -187,8 +195,13 @@ int RunWorker(const std::vector<std::string>& args) {
   run_opts.backup = job->backup;
   run_opts.evaluate = !job->eval_data.is_null();
   run_opts.shutdown_timeout_s = settings->shutdown_timeout_s;
+  // From here on SIGTERM/SIGINT stop the cluster at a step boundary after a backup (exit 7).
+  auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
+  if (!stop.ok()) return Fail(stop.status());
+  (*trainer)->set_stop_flag(*stop);
   recovery::TrainingRun run(trainer->get(), session.get(), run_opts);
   recovery::RunResult result = run.Train();
+  if (result.preempted) return Preempted(result.status.message());
   if (!result.status.ok()) return Fail(result.status);
   Status st = (*trainer)->SaveModel();
   if (!st.ok()) return Fail(st);  // a storage error naming save_model

@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitRendezvous = 4,      // the cluster did not assemble before the rendezvous timeout
   kExitPeerFailure = 5,     // a peer failed or hung during training (collective or heartbeat failure)
   kExitCheckpoint = 6,      // a model or backup file could not be written or read
+  kExitPreempted = 7,       // stopped by SIGTERM/SIGINT at a step boundary after a backup: restart to resume
 };
 
 }  // namespace ringtrain

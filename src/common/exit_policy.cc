@@ -43,6 +43,7 @@ int Rank(int code, const std::vector<int>& ignored) {
     case kExitInternal: return 1;
     case kExitRendezvous: return 2;
     case kExitPeerFailure: return 4;
+    case kExitPreempted: return 3;  // as a signal: the others' exits followed from it
   }
   return code > 128 ? 3 : 1;  // a signal; an unknown code is treated as internal
 }
@@ -68,7 +69,8 @@ bool IsTransient(const Status& status) {
 }
 
 bool IsRestartableExit(int code) {
-  return code > 128 || code == kExitInternal || code == kExitRendezvous || code == kExitPeerFailure;
+  return code > 128 || code == kExitInternal || code == kExitRendezvous || code == kExitPeerFailure ||
+         code == kExitPreempted;
 }
 
 int RootCauseExit(const std::vector<int>& codes, const std::vector<int>& ignored) {
@@ -89,6 +91,7 @@ std::string ExitCodeMeaning(int code) {
     case kExitRendezvous: return "rendezvous failed";
     case kExitPeerFailure: return "peer failure";
     case kExitCheckpoint: return "storage error (model, backup, checkpoint or history file)";
+    case kExitPreempted: return "preempted (stopped on SIGTERM/SIGINT after a backup; restart to resume)";
   }
   if (code > 128 && code < 128 + 65) {
     const int sig = code - 128;

@@ -26,7 +26,8 @@
 
 namespace ringtrain {
 
-// kExitOk for OK; otherwise the table above.
+// kExitOk for OK; otherwise the table above. (Exit 7, kExitPreempted, is no failure: the
+// worker returns it when recovery::RunResult::preempted says it stopped on SIGTERM.)
 int ExitCodeFor(const Status& status);
 
 // Whether a failed generation may succeed if the tasks meet again (recovery in place):
@@ -40,13 +41,14 @@ constexpr int ExitCodeOfSignal(int sig) { return 128 + sig; }
 
 // Whether restarting a task that exited with `code` can help (launch --max_restarts,
 // the shipped systemd and Kubernetes policies): killed by a signal (128+N), an internal
-// error (1), a rendezvous timeout (4) or a peer failure (5). Bad configuration (2), bad
-// data (3) and storage errors (6) would only fail the same way again.
+// error (1), a rendezvous timeout (4), a peer failure (5) or a preemption (7: it saved
+// its step and asks to be restarted). Bad configuration (2), bad data (3) and storage
+// errors (6) would only fail the same way again.
 bool IsRestartableExit(int code);
 
 // Of the non-zero exit codes of a cluster's tasks, in the order the tasks exited, the
 // one that names the root cause: a permanent failure (2, 3, 6) before an internal error
-// (1), before a rendezvous failure (4), before a signal, before a peer failure (5),
+// (1), before a rendezvous failure (4), before a signal or a preemption (7), before a peer failure (5),
 // which is usually the others' reaction to the first. Within a class the earliest
 // wins. Codes in `ignored` (e.g. the SIGTERM the launcher itself sent) rank last.
 // 0 for an empty list.

@@ -71,6 +71,7 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_HEARTBEAT_TIMEOUT_MS", 50, kMaxInt, &s.heartbeat_timeout_ms));
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_COLLECTIVE_TIMEOUT_S", 0.1, kMaxSeconds, &s.collective_timeout_s));
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_SHUTDOWN_TIMEOUT_S", 0.1, kMaxSeconds, &s.shutdown_timeout_s));
+  RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_PREEMPT_GRACE_S", 0.1, kMaxSeconds, &s.preempt_grace_s));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, 4096, &s.num_threads));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_CHUNK_BYTES", 4096, 1 << 30, &s.chunk_bytes));
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_STRAGGLER_SHARE", 0.0, 1000.0, &s.straggler_share));
@@ -124,6 +125,7 @@ std::string Describe(const Settings& s) {
     << "), RINGTRAIN_HEARTBEAT_TIMEOUT_MS=" << s.heartbeat_timeout_ms << " (default " << d.heartbeat_timeout_ms
     << "), RINGTRAIN_COLLECTIVE_TIMEOUT_S=" << s.collective_timeout_s << " (default " << d.collective_timeout_s
     << "), RINGTRAIN_SHUTDOWN_TIMEOUT_S=" << s.shutdown_timeout_s << " (default " << d.shutdown_timeout_s
+    << "), RINGTRAIN_PREEMPT_GRACE_S=" << s.preempt_grace_s << " (default " << d.preempt_grace_s
     << "), RINGTRAIN_NUM_THREADS=" << s.num_threads << " (default 0 = auto), RINGTRAIN_DATA_HOST='" << s.data_host
     << "' (default: the task's own host), RINGTRAIN_TRANSPORT=" << s.transport
     << " (default auto), RINGTRAIN_CHUNK_BYTES=" << s.chunk_bytes << " (default " << d.chunk_bytes << "), RINGTRAIN_PROGRESS=" << s.progress << " (default auto)"

@@ -21,6 +21,9 @@ struct Settings {
   double collective_timeout_s = 300;
   // RINGTRAIN_SHUTDOWN_TIMEOUT_S: how long the chief waits for every task's orderly shutdown.
   double shutdown_timeout_s = 60;
+  // RINGTRAIN_PREEMPT_GRACE_S: after SIGTERM/SIGINT, how long a task may take to stop at a
+  // step boundary and save (then it exits at once); fits Kubernetes' default 30 s.
+  double preempt_grace_s = 25;
   // RINGTRAIN_NUM_THREADS: compute threads per worker; 0 = cores / training tasks on this host.
   int num_threads = 0;
   // RINGTRAIN_DATA_HOST: the address the data plane listens on; empty = the task's TF_CONFIG host.

@@ -71,8 +71,10 @@ StatusOr<RendezvousResult> CoordinationClient::Rendezvous(int64_t last_generatio
       summary = std::to_string(missing.size()) + " of " + std::to_string(resp.num_tasks()) +
                 " tasks: " + JoinTasks(missing);
     } else if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-               s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      // The chief may be restarting: retry on a fresh channel until the deadline.
+               s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+               s.error_code() == grpc::StatusCode::CANCELLED) {
+      // The chief may be restarting: retry on a fresh channel until the deadline. (CANCELLED:
+      // the chief shut its service down while this call waited, e.g. it was preempted.)
       unreachable = s.error_message();
       std::this_thread::sleep_for(std::min(backoff, deadline.remaining()));
       backoff = std::min(backoff * 2, milliseconds(500));

@@ -58,6 +58,14 @@ RunResult TrainingRun::Train() {
       session_->Detach();
     }
     if (st.ok()) return result;
+    if (trainer_->preemption().global_step >= 0) {
+      Status stopped = AfterPreemption(st, &result);
+      if (result.preempted || !IsTransient(stopped)) {  // this task stopped (7), or its backup failed (6)
+        result.status = stopped;
+        return result;
+      }
+      st = stopped;  // a peer asked to stop: handled below as for any lost peer
+    }
 
     // The generation failed: why, as precisely as anyone knows.
     std::string why = session_->failure();
@@ -122,6 +130,40 @@ Status TrainingRun::RunGeneration(collective::Communicator* comm) {
   RT_RETURN_IF_ERROR(trainer_->Fit(comm, [this](const backup::TrainState& s) { return OnBackup(s); }));
   if (options_.evaluate) return trainer_->Evaluate(comm).status();
   return Status::Ok();
+}
+
+Status TrainingRun::AfterPreemption(const Status& fit_status, RunResult* result) {
+  const train::Preemption& p = trainer_->preemption();
+  // The chief makes sure the boundary's backup is on disk before anyone is told to go:
+  // the same crash-safe write as always, waited for.
+  std::string saved;
+  if (writer_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status st = writer_->Flush(Deadline::AfterSeconds(options_.shutdown_timeout_s));
+    if (!st.ok()) {
+      return st.WithContext("writing the backup of step " + std::to_string(p.global_step) + " before stopping")
+          .About(Subject::kStorage);
+    }
+    const double seconds = p.backup_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.2f", seconds);
+    saved = std::string("backup written in ") + buf + " s";
+  } else if (options_.backup.enabled()) {
+    saved = "the chief writes the backup";
+  } else {
+    saved = "no backup (the job has no backup_and_restore: a restart begins again)";
+  }
+  // A task whose signal came just after its vote (every task signalled at once, say) stops
+  // too: it holds the same step, and it was asked to stop.
+  if (p.asked_here || trainer_->stop_requested()) {
+    result->preempted = true;
+    const std::string where = "preempted at step " + std::to_string(p.global_step) + " (epoch " +
+                              std::to_string(p.epoch) + ", step " + std::to_string(p.step) + "/" +
+                              std::to_string(p.steps) + ")";
+    return Status(Code::kAborted, where + "; " + saved + "; restart to resume");
+  }
+  if (!saved.empty() && writer_) RT_LOG(WARNING) << fit_status.message() << "; " << saved;
+  return fit_status;
 }
 
 Status TrainingRun::LoadFromDisk() {

@@ -45,6 +45,11 @@ struct RunResult {
   // backups, checkpoints and the history, kConfig/kData or the code otherwise.
   Status status;
   int recoveries = 0;  // generations that failed and were recovered from in place
+  // This task was asked to stop (SIGTERM/SIGINT) and stopped at a step boundary after the
+  // backup of that step: exit 7 (common/exit_codes.h kExitPreempted), with status's
+  // message as its one line ("preempted at step 123 (epoch 2, step 53/70); backup
+  // written in 0.21 s; restart to resume").
+  bool preempted = false;
 };
 
 class TrainingRun {
@@ -65,6 +70,10 @@ class TrainingRun {
   Status RunGeneration(collective::Communicator* comm);
   Status LoadFromDisk();
   Status OnBackup(const backup::TrainState& state);
+  // After Fit stopped on a stop request (trainer_->preemption()): the chief waits for the
+  // boundary's backup. Fills result->preempted and the task's line for a task that was
+  // asked (at the agreement or since); a kStorage error if the backup could not be written; else `fit_status`.
+  Status AfterPreemption(const Status& fit_status, RunResult* result);
 
   train::Trainer* trainer_;
   cluster::Session* session_;

@@ -16,6 +16,17 @@ StatusOr<FurthestWorker> FindFurthestWorker(collective::Communicator* comm, int6
   return best;
 }
 
+StatusOr<std::vector<int>> RanksAskingToStop(collective::Communicator* comm, bool asked) {
+  const int64_t mine = asked ? 1 : 0;
+  std::vector<int64_t> all(static_cast<size_t>(comm->size()));
+  RT_RETURN_IF_ERROR(comm->AllGather(&mine, 1, all.data()).WithContext("agreeing on a stop request"));
+  std::vector<int> ranks;
+  for (int r = 0; r < comm->size(); ++r) {
+    if (all[static_cast<size_t>(r)] != 0) ranks.push_back(r);
+  }
+  return ranks;
+}
+
 StatusOr<int64_t> SmallestOverWorkers(collective::Communicator* comm, int64_t value) {
   std::vector<int64_t> values(static_cast<size_t>(comm->size()));
   RT_RETURN_IF_ERROR(comm->AllGather(&value, 1, values.data()));

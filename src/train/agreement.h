@@ -24,6 +24,12 @@ struct FurthestWorker {
 };
 StatusOr<FurthestWorker> FindFurthestWorker(collective::Communicator* comm, int64_t step);
 
+// Preemption: the ranks whose `asked` is true (each worker's own stop request, e.g. a
+// SIGTERM), in rank order; empty when none asked. Every worker gets the same list, so a
+// request on any worker stops every worker after the same step. It exchanges one int64
+// per worker and touches no model data, so it changes no bits.
+StatusOr<std::vector<int>> RanksAskingToStop(collective::Communicator* comm, bool asked);
+
 // The smallest of every worker's `value`.
 StatusOr<int64_t> SmallestOverWorkers(collective::Communicator* comm, int64_t value);
 

@@ -252,6 +252,18 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
     ~AddTime() { *total += Now() - start; }
   } add_time{fit_start, &fit_seconds_};
   const int first_epoch = static_cast<int>(global_step_ / steps);
+  preemption_ = Preemption();
+  // While Fit runs, a stop request waits for the next step boundary (else it ends the
+  // process at once: there is no step to save).
+  struct Listening {
+    preempt::StopFlag* flag;
+    explicit Listening(preempt::StopFlag* f) : flag(f) {
+      if (flag) flag->listening.store(true);
+    }
+    ~Listening() {
+      if (flag) flag->listening.store(false);
+    }
+  } listening(options_.stop);
   for (int e = first_epoch; e < job_.epochs; ++e) {
     const int epoch = e + 1;
     const int first_step = e == first_epoch ? static_cast<int>(global_step_ % steps) : 0;
@@ -342,10 +354,51 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
           RT_RETURN_IF_ERROR(st);
         }
       }
+      // Preemption: every worker learns who asked to stop, after the same step. After the
+      // last step there is nothing left to save: the job ends as usual.
+      if (options_.stop != nullptr && global_step_ < total_steps()) {
+        auto ranks = RanksAskingToStop(comm, options_.stop->requested.load());
+        if (!ranks.ok()) return ranks.status().WithContext("epoch " + std::to_string(epoch) + " step " + std::to_string(step));
+        if (!ranks->empty()) return StopAtBoundary(comm, *ranks, epoch, step, epoch_end, on_backup);
+      }
     }
   }
   RT_LOG(INFO) << "final weights fingerprint: " << FingerprintHex(WeightsFingerprint());
   return Status::Ok();
+}
+
+Status Trainer::StopAtBoundary(collective::Communicator* comm, const std::vector<int>& ranks, int epoch, int step,
+                               bool epoch_end, const BackupHook& on_backup) {
+  Preemption p;
+  p.global_step = global_step_;
+  p.epoch = epoch;
+  p.step = step;
+  p.steps = steps_per_epoch_;
+  p.ranks = ranks;
+  p.asked_here = std::find(ranks.begin(), ranks.end(), comm->rank()) != ranks.end();
+  if (!IsBackupPoint(epoch_end)) {
+    // As at any backup point: the epoch's metrics so far, summed over the workers (at an
+    // epoch end EndEpoch has already done that). The weights are untouched.
+    if (!epoch_end) {
+      RT_ASSIGN_OR_RETURN(carried_, ReduceMetrics(comm));
+    }
+    if (on_backup) {
+      const double t0 = Now();
+      RT_RETURN_IF_ERROR(engine_->StoreToHost().WithContext("copying the model back for a backup"));
+      Status st = on_backup(Snapshot());
+      p.backup_seconds = Now() - t0;
+      backup_seconds_ += p.backup_seconds;
+      for (StepObserver* o : options_.observers) o->OnBackup(global_step_, p.backup_seconds);
+      RT_RETURN_IF_ERROR(st);
+    }
+  }
+  preemption_ = p;
+  std::string who;
+  for (int r : ranks) who += (who.empty() ? "rank " : ", ") + std::to_string(r);
+  const std::string where = "step " + std::to_string(p.global_step) + " (epoch " + std::to_string(epoch) + ", step " +
+                            std::to_string(step) + "/" + std::to_string(steps_per_epoch_) + ")";
+  if (p.asked_here) return Status(Code::kAborted, "preempted at " + where);
+  return Status(Code::kUnavailable, who + " stopped on a preemption request (SIGTERM) at " + where, Subject::kPeers);
 }
 
 StatusOr<engine::BatchStats> Trainer::Step(collective::Communicator* comm, GradientSync* sync, data::Pipeline* input,

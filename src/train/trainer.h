@@ -55,6 +55,7 @@
 #include "nn/lr_schedule.h"
 #include "nn/model.h"
 #include "nn/optimizer.h"
+#include "preempt/stop_signals.h"
 #include "train/agreement.h"
 #include "summary/event_writer.h"
 #include "train/history.h"
@@ -89,6 +90,20 @@ struct TrainerOptions {
   // its backward pass, before it waits for the all-reduce, as a slow rank would. The
   // model's bytes do not change.
   std::chrono::milliseconds fault_compute_delay{0};
+  // Preemption (preempt/stop_signals.h): Fit sets `listening` while it runs and polls
+  // `requested` (set when this task is asked to stop, SIGTERM) after every step, agreeing
+  // with every worker on the step to stop at (train/agreement.h RanksAskingToStop); not
+  // owned. Null: never asked, no exchange.
+  preempt::StopFlag* stop = nullptr;
+};
+
+// Where and why Fit stopped early on a stop request (Trainer::preemption()).
+struct Preemption {
+  int64_t global_step = -1;  // the step boundary every worker stopped at; -1: Fit did not stop early
+  int epoch = 0, step = 0, steps = 0;  // 1-based epoch, steps done of it, steps per epoch
+  std::vector<int> ranks;    // the ranks that asked to stop
+  bool asked_here = false;   // this worker was among them
+  double backup_seconds = 0; // the training thread's time for the extra backup point (0 if it was one anyway)
 };
 
 struct EpochResult {
@@ -147,6 +162,11 @@ class Trainer {
 
   // Trains from the current step to the end of job.epochs over `comm` (not owned; its
   // rank/size must match the options). Call Prepare and SyncState first.
+  // When a worker asks to stop (options.stop), every worker stops after the
+  // same step, which becomes a backup point (on_backup is called) if it was not one, and
+  // Fit returns an error: ABORTED "preempted at step ..." on a worker that asked (the
+  // caller exits 7, see preemption()); on the others UNAVAILABLE about Subject::kPeers,
+  // as for a lost peer (recovery in place waits for the stopped ones to come back).
   Status Fit(collective::Communicator* comm, const BackupHook& on_backup = nullptr);
   // Evaluates job's eval split, sharded across workers and all-reduced.
   // FAILED_PRECONDITION if the job has no eval data.
@@ -165,6 +185,12 @@ class Trainer {
   uint64_t WeightsFingerprint() const;
   const data::Shard& train_shard() const { return train_; }
   int64_t global_step() const { return global_step_; }
+  // The last Fit's early stop, if it stopped on a stop request (global_step -1 if not).
+  const Preemption& preemption() const { return preemption_; }
+  // Whether this task has been asked to stop (options.stop->requested), now.
+  bool stop_requested() const { return options_.stop != nullptr && options_.stop->requested.load(); }
+  // Replaces options.stop (before Fit; the flag must outlive the Trainer).
+  void set_stop_flag(preempt::StopFlag* flag) { options_.stop = flag; }
   int64_t total_steps() const { return static_cast<int64_t>(job_.epochs) * steps_per_epoch_; }
   int steps_per_epoch() const { return steps_per_epoch_; }
   // Time the training thread spent at backup points (snapshot and hook), and in Fit.
@@ -182,6 +208,10 @@ class Trainer {
     double learning_rate = 0;    // the last step's
   };
   bool IsBackupPoint(bool epoch_end) const;
+  // After every worker agreed to stop at this step (ranks asked): makes it a backup point
+  // unless it was one, records preemption_ and returns Fit's status (see Fit).
+  Status StopAtBoundary(collective::Communicator* comm, const std::vector<int>& ranks, int epoch, int step,
+                        bool epoch_end, const BackupHook& on_backup);
   // The learning rate for the next step of 0-based epoch `epoch0` (sets the optimizer's).
   double NextLearningRate(int epoch0);
   Status EndEpoch(collective::Communicator* comm, int epoch, const EpochTiming& timing, EpochLine* line);
@@ -232,6 +262,7 @@ class Trainer {
   MetricSums carried_;
   MetricSums pending_;
   double backup_seconds_ = 0, fit_seconds_ = 0;
+  Preemption preemption_;
 };
 
 }  // namespace ringtrain::train

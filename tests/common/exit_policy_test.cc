@@ -66,7 +66,7 @@ TEST(ExitPolicyTest, ErrnoCodesFollowWhatWentWrong) {
 
 TEST(ExitPolicyTest, WhatASupervisorRestarts) {
   const std::map<int, bool> restart = {{0, false}, {1, true}, {2, false}, {3, false},   {4, true},
-                                       {5, true},  {6, false}, {137, true}, {143, true}};
+                                       {5, true},  {6, false}, {7, true}, {137, true}, {143, true}};
   for (const auto& [code, expected] : restart) EXPECT_EQ(IsRestartableExit(code), expected) << code;
   EXPECT_EQ(ExitCodeOfSignal(SIGTERM), 143);
   EXPECT_EQ(ExitCodeOfSignal(SIGKILL), 137);
@@ -85,11 +85,16 @@ TEST(ExitPolicyTest, TheRootCauseOfAClusterFailure) {
   // The SIGTERM the launcher sent to the survivors is not the cause.
   EXPECT_EQ(RootCauseExit({143, 5}, {143}), 5);
   EXPECT_EQ(RootCauseExit({143}, {143}), 143);
+  // A preempted task (7): the others' peer failures followed from it; a real failure still wins.
+  EXPECT_EQ(RootCauseExit({5, 7}), 7);
+  EXPECT_EQ(RootCauseExit({7, 7, 5}), 7);
+  EXPECT_EQ(RootCauseExit({7, 6}), 6);
 }
 
 TEST(ExitPolicyTest, MeaningsNameTheSignal) {
   EXPECT_EQ(ExitCodeMeaning(6), "storage error (model, backup, checkpoint or history file)");
   EXPECT_EQ(ExitCodeMeaning(143), "killed by signal 15 (SIGTERM)");
+  EXPECT_EQ(ExitCodeMeaning(7), "preempted (stopped on SIGTERM/SIGINT after a backup; restart to resume)");
   EXPECT_EQ(ExitCodeMeaning(137), "killed by signal 9 (SIGKILL)");
 }
 

@@ -155,6 +155,7 @@ def check_k8s(fake_bin, out_path):
         if env.get("PORT") is None or int(env["PORT"]) not in ports & service_ports:
             err(rel, "PORT %s is not both a containerPort %s and a Service port %s" % (env.get("PORT"), ports,
                                                                                        service_ports))
+        check_preempt_grace(rel, pod.get("terminationGracePeriodSeconds"), env)
         if pod.get("restartPolicy") != restart_policy:
             err(rel, "restartPolicy is %s, recovery %s needs %s" % (pod.get("restartPolicy"), recovery, restart_policy))
         if restart_policy == "OnFailure" and not spec.get("backoffLimit"):
@@ -166,10 +167,26 @@ def check_k8s(fake_bin, out_path):
                      for c in r.get("onExitCodes", {}).get("values", [])}
             if codes != {2, 3, 6}:
                 err(rel, "podFailurePolicy fails the Job on exit codes %s, not on 2, 3 and 6" % sorted(codes))
+            ignored = {c for r in spec.get("podFailurePolicy", {}).get("rules", []) if r.get("action") == "Ignore"
+                       for c in r.get("onExitCodes", {}).get("values", [])}
+            if 7 not in ignored:
+                err(rel, "podFailurePolicy counts exit 7 (preempted after a backup) as a failure; Ignore it")
         if containers:
             check_pod_secret_and_volume(rel, pod, containers[0], pvc["metadata"]["name"])
             check_job_file(rel, env.get("JOB_FILE"), recovery)
             run_snippet(rel, job, containers[0], fake_bin, out_path)
+
+
+# The workers' own limit after SIGTERM (RINGTRAIN_PREEMPT_GRACE_S, default 25 s) must end
+# before the scheduler's SIGKILL, with room for the process to exit.
+PREEMPT_MARGIN_S = 3
+
+
+def check_preempt_grace(source, scheduler_grace_s, env):
+    grace = float(env.get("RINGTRAIN_PREEMPT_GRACE_S", 25))
+    if scheduler_grace_s is None or scheduler_grace_s < grace + PREEMPT_MARGIN_S:
+        err(source, "the SIGKILL grace %s s does not leave RINGTRAIN_PREEMPT_GRACE_S=%g s and %d s to save and exit"
+            % (scheduler_grace_s, grace, PREEMPT_MARGIN_S))
 
 
 def check_tfjob():
@@ -189,6 +206,9 @@ def check_tfjob():
         err(rel, "restartPolicy %r is not one the operator knows" % worker.get("restartPolicy"))
     if worker.get("restartPolicy") != "OnFailure":
         err(rel, "restartPolicy is not OnFailure (ExitCode treats ringtrain's exit 5 as permanent)")
+    check_preempt_grace(rel, worker["template"]["spec"].get("terminationGracePeriodSeconds"),
+                        {e["name"]: e.get("value") for c in worker["template"]["spec"].get("containers", [])
+                         for e in c.get("env", []) if "value" in e})
     if not job["spec"].get("runPolicy", {}).get("backoffLimit"):
         err(rel, "no runPolicy.backoffLimit bounds the restarts")
     pod = worker["template"]["spec"]
@@ -299,6 +319,13 @@ def check_systemd_env():
     for line in ("EnvironmentFile=/etc/ringtrain/%i.env", "Restart=on-failure", "LimitNOFILE=65536"):
         if line not in unit.splitlines():
             err("deploy/systemd/ringtrain-worker@.service", "has no line " + line)
+    stop = re.search(r"^TimeoutStopSec=(\d+)s?$", unit, re.M)
+    check_preempt_grace("deploy/systemd/ringtrain-worker@.service", int(stop.group(1)) if stop else None,
+                        {k: v for k, v in values.items() if k == "RINGTRAIN_PREEMPT_GRACE_S"})
+    for key in ("SuccessExitStatus", "RestartForceExitStatus"):
+        m = re.search(r"^%s=(.*)$" % key, unit, re.M)
+        if not m or "7" not in m.group(1).split():
+            err("deploy/systemd/ringtrain-worker@.service", "%s does not list 7 (preempted after a backup)" % key)
     prevent = re.search(r"^RestartPreventExitStatus=(.*)$", unit, re.M)
     if not prevent or not {"2", "3"} <= set(prevent.group(1).split()):
         err("deploy/systemd/ringtrain-worker@.service", "does not prevent restarts on exits 2 and 3")
@@ -311,6 +338,8 @@ def check_sbatch():
     default_job = re.search(r"^JOB=\$\{1:-([^}]*)\}$", script, re.M)
     if not default_job:
         return err(rel, "has no default job file (JOB=${1:-...})")
+    signal = re.search(r"^#SBATCH --signal=(?:B:)?TERM@(\d+)$", script, re.M)
+    check_preempt_grace(rel, int(signal.group(1)) if signal else None, {})
     if "worker --cluster_resolver slurm" not in script:
         err(rel, "does not run ringtrain worker --cluster_resolver slurm")
     job_files.append({"source": rel, "path": default_job.group(1), "recovery": "restart"})

@@ -123,7 +123,8 @@ TEST_F(DeployAssets, EveryJobFileLoadsWithBackupsAndItsRecoveryMode) {
 }
 
 // The checker is not a test that cannot fail: a copy of deploy/ with the Indexed Job asking
-// for three workers but the snippet building two, and the Dockerfile missing a package.
+// for three workers but the snippet building two, the Dockerfile missing a package, a
+// systemd stop timeout shorter than the preemption grace and a unit that does not restart exit 7.
 TEST(DeployAssetsChecker, FindsBrokenAssets) {
   TempDir dir;
   fs::copy(SourceDir() + "/deploy", dir.path() + "/deploy", fs::copy_options::recursive);
@@ -135,11 +136,16 @@ TEST(DeployAssetsChecker, FindsBrokenAssets) {
   };
   edit("deploy/k8s/job-in-place.yaml", "parallelism: 2", "parallelism: 3");
   edit("deploy/docker/Dockerfile", " zlib1g-dev", "");
+  // SIGKILL before the workers' own preemption grace (25 s) could end.
+  edit("deploy/systemd/ringtrain-worker@.service", "TimeoutStopSec=40s", "TimeoutStopSec=20s");
+  edit("deploy/systemd/ringtrain-worker@.service", "RestartForceExitStatus=7", "RestartForceExitStatus=5");
   Report report = CheckAssets(dir.path(), dir.path());
   if (!report.skip.empty()) GTEST_SKIP() << report.skip;
   const std::string errors = report.json["errors"].dump(1);
   EXPECT_NE(errors.find("job-in-place.yaml: completions 2, parallelism 3"), std::string::npos) << errors;
   EXPECT_NE(errors.find("Dockerfile: the build stage's packages"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("ringtrain-worker@.service: the SIGKILL grace 20 s"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("RestartForceExitStatus does not list 7"), std::string::npos) << errors;
 }
 
 TEST(DeploySlurm, SbatchScriptIsValidBash) {

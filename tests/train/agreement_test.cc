@@ -3,6 +3,7 @@
 // collectives they replaced rounded them (2^24 + 1 became 2^24).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -46,6 +47,24 @@ TEST(AgreementTest, MetricSumsAreExactPast2To24) {
     }
     // The counts a float would have mangled.
     EXPECT_NE(static_cast<int64_t>(static_cast<float>(correct)), correct);
+  }
+}
+
+// Preemption: a stop request on any worker is seen by every worker at the same call, with
+// who asked; none asking gives an empty list everywhere.
+TEST(AgreementTest, EveryWorkerLearnsWhoAskedToStop) {
+  const int n = 3;
+  for (const std::vector<int>& asking : {std::vector<int>{}, {1}, {0, 2}, {0, 1, 2}}) {
+    std::vector<std::vector<int>> got(n);
+    std::vector<Status> st = RunRanks(n, [&](int rank, collective::Communicator* comm) -> Status {
+      const bool asked = std::find(asking.begin(), asking.end(), rank) != asking.end();
+      RT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], RanksAskingToStop(comm, asked));
+      return Status::Ok();
+    });
+    for (int r = 0; r < n; ++r) {
+      ASSERT_TRUE(st[static_cast<size_t>(r)].ok()) << st[static_cast<size_t>(r)].ToString();
+      EXPECT_EQ(got[static_cast<size_t>(r)], asking) << "rank " << r;
+    }
   }
 }
 
