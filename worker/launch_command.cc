@@ -5,7 +5,7 @@
 // the worker that lost it.
 //
 //   ringtrain launch --workers N --job JOB.json [--base_port P] [--grace_s S]
-//                    [--max_restarts K] [-- worker flags]
+//                    [--max_restarts K] [--metrics_port P] [-- worker flags]
 //
 //   --workers N        local workers, 1..64 (default 2)
 //   --base_port P      ports P..P+N-1 instead of free ports the kernel picks
@@ -15,6 +15,8 @@
 //                      (internal, rendezvous, peer failure) at once, with the same
 //                      TF_CONFIG, up to K times per worker, 0..1000 (default 0 =
 //                      never); exits 2, 3 and 6 are never restarted
+//   --metrics_port P   worker i serves Prometheus /metrics on port P+i (the chief,
+//                      worker 0, also its live page on P); default off
 #include <string>
 #include <vector>
 
@@ -22,17 +24,20 @@
 #include "common/exit_codes.h"
 #include "flags.h"
 #include "local_cluster.h"
+#include "metrics_setup.h"
 
 namespace ringtrain::cli {
 
 int RunLaunch(const std::vector<std::string>& args, const std::string& self_path) {
-  auto flags = Flags::Parse(args, {"workers", "job", "base_port", "grace_s", "max_restarts"});
+  auto flags = Flags::Parse(args, {"workers", "job", "base_port", "grace_s", "max_restarts", "metrics_port"});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   auto n = flags->get_int("workers", 2, 1, 64);
   auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
   auto grace_s = flags->get_int("grace_s", 30, 1, 3600);
   auto max_restarts = flags->get_int("max_restarts", 0, 0, 1000);
-  for (const Status& s : {n.status(), base_port.status(), grace_s.status(), max_restarts.status()}) {
+  auto metrics_port = flags->get_int("metrics_port", 0, 0, 65535 - 64);
+  for (const Status& s : {n.status(), base_port.status(), grace_s.status(), max_restarts.status(),
+                          metrics_port.status()}) {
     if (!s.ok()) return Fail(s.About(Subject::kConfig));
   }
   if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
@@ -44,6 +49,7 @@ int RunLaunch(const std::vector<std::string>& args, const std::string& self_path
   options.base_port = *base_port;
   options.grace_s = *grace_s;
   options.max_restarts = *max_restarts;
+  if (*metrics_port > 0) options.task_args = MetricsPortArgs(*metrics_port);
   auto code = RunLocalCluster(options);
   if (!code.ok()) return Fail(InternalError(code.status().message()));  // could not start the processes
   return *code;

@@ -43,6 +43,7 @@ struct Child {
   bool signaled = false;  // code is 128 + the signal that killed it
   // What a restart needs to start the same task again.
   std::string tf_config;
+  std::vector<std::string> args;
   Echo echo = Echo::kPrefixed;
   int restarts = 0;
 };
@@ -177,6 +178,7 @@ StatusOr<Child> Spawn(const std::string& exe, const std::string& name, const std
   c.name = name;
   c.pid = pid;
   c.tf_config = tf_config;
+  c.args = args;
   c.echo = echo;
   c.out.fd = out[0];
   c.err.fd = err[0];
@@ -200,7 +202,7 @@ bool Restart(const LocalClusterOptions& o, Child& c) {
   WriteAll(o.report, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + how +
                          "; restarting it (restart " + std::to_string(c.restarts + 1) + " of " +
                          std::to_string(o.max_restarts) + ")\n");
-  auto fresh = Spawn(o.exe, c.name, c.tf_config, o.args, c.echo);
+  auto fresh = Spawn(o.exe, c.name, c.tf_config, c.args, c.echo);
   if (!fresh.ok()) {
     WriteAll(o.report, o.label + ": could not restart " + c.name + ": " + fresh.status().message() + "\n");
     return false;
@@ -236,7 +238,11 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   std::vector<Child> children;
   for (int i = 0; i < o.workers; ++i) {
     nlohmann::json tf = {{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", i}}}};
-    auto c = Spawn(o.exe, "worker:" + std::to_string(i), tf.dump(), o.args, o.echo(i));
+    std::vector<std::string> args = o.args;
+    if (o.task_args) {
+      for (auto& a : o.task_args(i)) args.push_back(std::move(a));
+    }
+    auto c = Spawn(o.exe, "worker:" + std::to_string(i), tf.dump(), args, o.echo(i));
     if (!c.ok()) {
       for (auto& ch : children) ::kill(ch.pid, SIGTERM);
       for (auto& ch : children) ::waitpid(ch.pid, nullptr, 0);

@@ -31,6 +31,8 @@ enum class Echo {
 struct LocalClusterOptions {
   std::string exe;                // the binary to run (an absolute path)
   std::vector<std::string> args;  // its arguments, the same for every child
+  // Arguments appended for task `index` only (launch --metrics_port: a port each); null: none.
+  std::function<std::vector<std::string>(int index)> task_args;
   int workers = 2;
   int base_port = 0;  // ports base_port.. ; 0 = free ports the kernel picks
   int grace_s = 30;

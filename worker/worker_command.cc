@@ -22,6 +22,7 @@
 #include "env/descriptors.h"
 #include "flags.h"
 #include "kernels/kernels.h"
+#include "metrics_setup.h"
 #include "security_setup.h"
 #include "recovery/training_run.h"
 #include "train/trainer.h"
@@ -77,7 +78,7 @@ void PrintError(const std::string& message) {
 
 int RunWorker(const std::vector<std::string>& args) {
   auto flags =
-      Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca"});
+      Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca", "metrics_port"});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
   auto settings = config::LoadSettings();
@@ -157,6 +158,9 @@ int RunWorker(const std::vector<std::string>& args) {
                                                                   : settings->collective_timeout_s;
   topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   topts.memory_bound = config::MemoryBoundOf(*settings);
+  auto metrics = StartMetrics(*flags, *settings, *spec, alone);  // --metrics_port (metrics_setup.h)
+  if (!metrics.ok()) return Fail(metrics.status());
+  AttachMetrics(metrics->get(), &topts);
   auto trainer = train::Trainer::Create(*job, topts);
   if (!trainer.ok()) return Fail(trainer.status());
   if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
@@ -181,6 +185,7 @@ int RunWorker(const std::vector<std::string>& args) {
   run_opts.backup = job->backup;
   run_opts.evaluate = !job->eval_data.is_null();
   run_opts.shutdown_timeout_s = settings->shutdown_timeout_s;
+  AttachMetrics(metrics->get(), &run_opts);
   recovery::TrainingRun run(trainer->get(), session.get(), run_opts);
   recovery::RunResult result = run.Train();
   if (!result.status.ok()) return Fail(result.status);

@@ -73,6 +73,7 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_SHUTDOWN_TIMEOUT_S", 0.1, kMaxSeconds, &s.shutdown_timeout_s));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, 4096, &s.num_threads));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_CHUNK_BYTES", 4096, 1 << 30, &s.chunk_bytes));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_METRICS_PORT", 0, 65535, &s.metrics_port));
   s.max_memory_mb = PhysicalMemoryMiB();
   if (std::getenv("RINGTRAIN_MAX_MEMORY_MB") != nullptr && *std::getenv("RINGTRAIN_MAX_MEMORY_MB") != '\0') {
     double mb = 0;
@@ -127,6 +128,7 @@ std::string Describe(const Settings& s) {
     << " (default 0), RINGTRAIN_CHECK_PEER_ADDRESS=" << s.check_peer_address << " (default 1)"
     << ", RINGTRAIN_MAX_MEMORY_MB=" << s.max_memory_mb << " (default: this machine's physical memory, "
     << PhysicalMemoryMiB() << ")";
+  o << ", RINGTRAIN_METRICS_PORT=" << s.metrics_port << " (default 0 = off)";
   return o.str();
 }
 

@@ -34,6 +34,7 @@ RunResult TrainingRun::Train() {
       return result;
     }
     last_generation = formed->generation;
+    if (options_.on_generation) options_.on_generation(last_generation);
     auto comm = session_->CreateCommunicator(options_.comm, last_generation);
     Status st;
     if (!comm.ok()) {
@@ -69,6 +70,7 @@ RunResult TrainingRun::Train() {
       return result;
     }
     ++result.recoveries;
+    if (options_.on_recovery) options_.on_recovery(st);
     RT_LOG(WARNING) << "generation " << last_generation << " failed: " << st.message();
     RT_LOG(WARNING) << "recovering in place: rolling back to " << StepText(back_to, trainer_->steps_per_epoch())
                     << " and waiting for every task to rejoin";
