@@ -21,8 +21,12 @@ StatusOr<std::unique_ptr<TaskMetrics>> StartMetrics(const Flags& flags, const co
   const std::string task = spec.task().ToString();
   const std::string host = alone ? "127.0.0.1" : spec.address(spec.task()).host;
   std::unique_ptr<TaskMetrics> m(new TaskMetrics());
-  RT_ASSIGN_OR_RETURN(m->observer_,
-                      metrics::MetricsObserver::Create(task, alone ? "" : spec.address(spec.task()).ToString()));
+  std::vector<std::pair<std::string, std::string>> cluster;
+  if (!alone) {
+    for (const auto& t : spec.training_tasks()) cluster.emplace_back(t.ToString(), spec.address(t).ToString());
+  }
+  RT_ASSIGN_OR_RETURN(m->observer_, metrics::MetricsObserver::Create(
+                                        task, alone ? "" : spec.address(spec.task()).ToString(), std::move(cluster)));
   metrics::MetricsObserver* obs = m->observer_.get();
   m->status_source_ = [obs] { return obs->StatusJson(); };
 

@@ -10,7 +10,8 @@ constexpr size_t kMaxEvents = 20;
 
 }  // namespace
 
-LocalStatus::LocalStatus(std::string task, std::string host) : task_(std::move(task)), host_(std::move(host)) {}
+LocalStatus::LocalStatus(std::string task, std::string host, std::vector<std::pair<std::string, std::string>> cluster)
+    : task_(std::move(task)), host_(std::move(host)), cluster_(std::move(cluster)) {}
 
 void LocalStatus::OnStep(const train::StepReport& r) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -99,7 +100,22 @@ std::string LocalStatus::Json(double now) const {
   for (const Event& e : events_) {
     events.push_back({{"unix_time", e.unix_time}, {"kind", e.kind}, {"task", task_}, {"message", e.message}});
   }
-  json out = {{"job", job}, {"tasks", json::array({row})}, {"events", events}, {"stragglers", json::array()}};
+  json tasks = json::array();
+  bool listed = false;
+  for (const auto& [name, host] : cluster_) {
+    if (name == task_) {
+      tasks.push_back(row);
+      listed = true;
+      continue;
+    }
+    json other = row;
+    for (auto& value : other) value = nullptr;
+    other["task"] = name;
+    other["host"] = host;
+    tasks.push_back(other);
+  }
+  if (!listed) tasks.insert(tasks.begin(), row);
+  json out = {{"job", job}, {"tasks", tasks}, {"events", events}, {"stragglers", json::array()}};
   return out.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 

@@ -2,7 +2,8 @@
 // README's "ringtrain status") filled from what this one process knows: the job's
 // progress as its own steps show it, and its own row in "tasks". The chief's page reads
 // it until the cluster-wide status (the coordination service's GetStatus) is plugged
-// into the server's status_json seam instead. Unknown values are null.
+// into the server's status_json seam instead. Unknown values are null: the other
+// tasks' rows (known from TF_CONFIG) carry only their task name and host.
 //
 // Threading: thread-safe (one mutex); the updates are O(1) and never block for long.
 #pragma once
@@ -11,6 +12,8 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "train/step_observer.h"
 
@@ -18,7 +21,8 @@ namespace ringtrain::metrics {
 
 class LocalStatus {
  public:
-  LocalStatus(std::string task, std::string host);
+  // `cluster`: every training task (name, host:port) in rank order; empty: only this one.
+  LocalStatus(std::string task, std::string host, std::vector<std::pair<std::string, std::string>> cluster = {});
 
   void OnStep(const train::StepReport& r);
   void OnBackup(int64_t global_step, double unix_time);
@@ -36,6 +40,7 @@ class LocalStatus {
   };
   mutable std::mutex mu_;
   const std::string task_, host_;
+  const std::vector<std::pair<std::string, std::string>> cluster_;
   std::string state_ = "registered";
   bool has_step_ = false;
   train::StepReport last_;

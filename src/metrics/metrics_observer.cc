@@ -27,11 +27,13 @@ std::string RecoveryReason(const Status& why) {
   return s;
 }
 
-MetricsObserver::MetricsObserver(const std::string& task, const std::string& host)
-    : task_(task), status_(task, host) {}
+MetricsObserver::MetricsObserver(const std::string& task, const std::string& host,
+                                 std::vector<std::pair<std::string, std::string>> cluster)
+    : task_(task), status_(task, host, std::move(cluster)) {}
 
-StatusOr<std::unique_ptr<MetricsObserver>> MetricsObserver::Create(const std::string& task, const std::string& host) {
-  std::unique_ptr<MetricsObserver> o(new MetricsObserver(task, host));
+StatusOr<std::unique_ptr<MetricsObserver>> MetricsObserver::Create(
+    const std::string& task, const std::string& host, std::vector<std::pair<std::string, std::string>> cluster) {
+  std::unique_ptr<MetricsObserver> o(new MetricsObserver(task, host, std::move(cluster)));
   RT_RETURN_IF_ERROR(o->Register());
   return o;
 }

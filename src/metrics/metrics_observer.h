@@ -23,8 +23,11 @@ namespace ringtrain::metrics {
 
 class MetricsObserver : public train::StepObserver {
  public:
-  // `task`: "worker:1"; `host`: its TF_CONFIG address, for the status row.
-  static StatusOr<std::unique_ptr<MetricsObserver>> Create(const std::string& task, const std::string& host);
+  // `task`: "worker:1"; `host`: its TF_CONFIG address, for the status row; `cluster`:
+  // every training task (name, address), for the other rows of the local status.
+  static StatusOr<std::unique_ptr<MetricsObserver>> Create(
+      const std::string& task, const std::string& host,
+      std::vector<std::pair<std::string, std::string>> cluster = {});
 
   void OnStep(const train::StepReport& report) override;
   void OnEpoch(const train::EpochResult& result) override;
@@ -44,7 +47,8 @@ class MetricsObserver : public train::StepObserver {
   std::string HistoryJson() const { return history_.Json(); }
 
  private:
-  explicit MetricsObserver(const std::string& task, const std::string& host);
+  MetricsObserver(const std::string& task, const std::string& host,
+                  std::vector<std::pair<std::string, std::string>> cluster);
   Status Register();
 
   const std::string task_;

@@ -66,7 +66,9 @@ TEST(MetricsObserverTest, StepsFeedTheDocumentedMetrics) {
 }
 
 TEST(MetricsObserverTest, StatusJsonFollowsTheSharedSchema) {
-  auto o = MetricsObserver::Create("worker:0", "127.0.0.1:2222").value();
+  auto o = MetricsObserver::Create("worker:0", "127.0.0.1:2222",
+                                   {{"worker:0", "127.0.0.1:2222"}, {"worker:1", "127.0.0.1:2223"}})
+               .value();
   auto before = nlohmann::json::parse(o->StatusJson());
   EXPECT_TRUE(before["job"]["global_step"].is_null());
   EXPECT_EQ(before["tasks"][0]["state"], "registered");
@@ -86,7 +88,7 @@ TEST(MetricsObserverTest, StatusJsonFollowsTheSharedSchema) {
   EXPECT_DOUBLE_EQ(job["eta_s"].get<double>(), 6.25);
   EXPECT_EQ(job["generation"], 0);
   EXPECT_TRUE(job["last_backup_step"].is_null());
-  ASSERT_EQ(j["tasks"].size(), 1u);
+  ASSERT_EQ(j["tasks"].size(), 2u);
   const auto& row = j["tasks"][0];
   EXPECT_EQ(row["task"], "worker:0");
   EXPECT_EQ(row["state"], "running");
@@ -95,6 +97,12 @@ TEST(MetricsObserverTest, StatusJsonFollowsTheSharedSchema) {
   EXPECT_DOUBLE_EQ(row["compute_s"].get<double>(), 0.125);
   EXPECT_TRUE(row["heartbeat_age_s"].is_null());
   EXPECT_EQ(row["virtual_ranks"], nlohmann::json::array({1}));
+  // The other task: known by name and address only.
+  const auto& other = j["tasks"][1];
+  EXPECT_EQ(other["task"], "worker:1");
+  EXPECT_EQ(other["host"], "127.0.0.1:2223");
+  EXPECT_TRUE(other["state"].is_null());
+  EXPECT_TRUE(other["step"].is_null());
   EXPECT_TRUE(j["events"].is_array());
   EXPECT_TRUE(j["stragglers"].is_array());
 }
