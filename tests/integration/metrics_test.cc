@@ -206,5 +206,32 @@ TEST(MetricsIntegrationTest, PrometheusScrapesTwoWorkersAndChromiumShowsThePage)
   }
 }
 
+// A port already in use: one clear line and exit 4, before any training; a bad value: exit 2.
+TEST(MetricsIntegrationTest, PortInUseOrOutOfRangeIsOneClearLine) {
+  TempDir tmp;
+  WriteFile(tmp.path() + "/job.json", SmallSyntheticJob(tmp.path()).dump());
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+  Process busy(RingtrainBinary(), {"worker", "--job", tmp.path() + "/job.json", "--metrics_port", port});
+  ProcessResult r = busy.Wait(120);
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("error: cannot listen on 127.0.0.1:" + port + " for --metrics_port " + port), std::string::npos)
+      << r.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/model.safetensors"));
+
+  Process bad(RingtrainBinary(), {"worker", "--job", tmp.path() + "/job.json"}, {{"RINGTRAIN_METRICS_PORT", "x"}});
+  ProcessResult b = bad.Wait(60);
+  EXPECT_EQ(b.exit_code, 2) << b.output;
+  EXPECT_NE(b.output.find("RINGTRAIN_METRICS_PORT"), std::string::npos) << b.output;
+}
+
 }  // namespace
 }  // namespace ringtrain::testing
