@@ -206,6 +206,27 @@ TEST(MetricsIntegrationTest, PrometheusScrapesTwoWorkersAndChromiumShowsThePage)
   }
 }
 
+// Watching changes nothing: the same job with and without metrics saves the same bytes.
+TEST(MetricsIntegrationTest, MetricsChangeNoBits) {
+  TempDir with, without;
+  std::string models[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string& dir = i == 0 ? with.path() : without.path();
+    WriteFile(dir + "/job.json", SmallSyntheticJob(dir).dump());
+    std::vector<std::string> args = {"launch", "--workers", "2", "--job", dir + "/job.json"};
+    if (i == 0) {
+      args.push_back("--metrics_port");
+      args.push_back(std::to_string(TwoFreePorts()));
+    }
+    Process p(RingtrainBinary(), args, {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"}, {"RINGTRAIN_NUM_THREADS", "1"}});
+    ProcessResult r = p.Wait(180);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    models[i] = ReadFileOrEmpty(dir + "/model.safetensors");
+  }
+  ASSERT_FALSE(models[0].empty());
+  EXPECT_EQ(models[0], models[1]);
+}
+
 // A port already in use: one clear line and exit 4, before any training; a bad value: exit 2.
 TEST(MetricsIntegrationTest, PortInUseOrOutOfRangeIsOneClearLine) {
   TempDir tmp;
