@@ -68,7 +68,10 @@ Status MetricsObserver::Register() {
                                                   {{"task", task_}, {"reason", reason}}));
     (void)c;
   }
-  RT_ASSIGN_OR_RETURN(backups_, r.GetCounter("ringtrain_backups_total", "Backup points this task took.", t));
+  RT_ASSIGN_OR_RETURN(backups_, r.GetCounter("ringtrain_backups_total",
+                                             "Backup points this task took (the in-memory state a recovery rolls "
+                                             "back to; the chief also writes it to backup_dir when backups are on).",
+                                             t));
   RT_ASSIGN_OR_RETURN(backup_seconds_,
                       r.GetHistogram("ringtrain_backup_seconds",
                                      "Training-thread seconds a backup point took (snapshot and hand-off).",
