@@ -9,7 +9,9 @@ std::string FormatValue(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);  // shortest round-trip form
+  // The shortest round-trip digits in %g's style, as Go's strconv 'g' (Prometheus' own
+  // clients) writes them: 0.0005 and 16.384 rather than 5e-04.
+  auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general);
   return std::string(buf, r.ptr);
 }
 

@@ -14,7 +14,7 @@ namespace ringtrain::metrics {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
-// The shortest text that reads back as the same double ("1", "0.25", "1e-05"); "NaN",
+// The shortest text that reads back as the same double ("1", "0.0005", "1e-05"); "NaN",
 // "+Inf" and "-Inf" as the format spells them.
 std::string FormatValue(double v);
 // A label value between its double quotes: backslash, double quote and newline escaped.

@@ -16,6 +16,9 @@ TEST(ExpositionTest, FormatsValuesAsPrometheusReadsThem) {
   EXPECT_EQ(FormatValue(3), "3");
   EXPECT_EQ(FormatValue(0.25), "0.25");
   EXPECT_EQ(FormatValue(1e-5), "1e-05");
+  EXPECT_EQ(FormatValue(0.0005), "0.0005");
+  EXPECT_EQ(FormatValue(16.384), "16.384");
+  EXPECT_EQ(FormatValue(1795493349.9184704), "1.7954933499184704e+09");  // as Go writes it
   EXPECT_EQ(FormatValue(-2.5), "-2.5");
   EXPECT_EQ(FormatValue(std::nan("")), "NaN");
   EXPECT_EQ(FormatValue(std::numeric_limits<double>::infinity()), "+Inf");
