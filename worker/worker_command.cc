@@ -78,7 +78,8 @@ void PrintError(const std::string& message) {
 
 int RunWorker(const std::vector<std::string>& args) {
   auto flags =
-      Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca", "metrics_port"});
+      Flags::Parse(args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca",
+                          "metrics_port"});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
   auto settings = config::LoadSettings();
