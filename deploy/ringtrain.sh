@@ -10,10 +10,10 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
           protobuf-compiler nlohmann-json3-dev libgtest-dev libopenblas-dev zlib1g-dev
-          libcurl4-openssl-dev libssl-dev libturbojpeg0-dev libpng-dev libstb-dev)
+          libcurl4-openssl-dev libssl-dev libturbojpeg0-dev libpng-dev libstb-dev libcpp-httplib-dev)
 # `test` also builds the fuzz targets (clang's libFuzzer) and symbolizes sanitizer
 # reports; the image (deploy/docker, which builds with PACKAGES only) does not need them.
-TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-pil python3-numpy)
+TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-pil python3-numpy prometheus chromium)
 wanted=("${PACKAGES[@]}")
 [ "${1:-demo}" = test ] && wanted+=("${TEST_PACKAGES[@]}")
 # The tfjs fidelity oracle (tests/oracle) needs Node.js >= 18 and npm: Debian's where the

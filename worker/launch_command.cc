@@ -5,7 +5,7 @@
 // the worker that lost it.
 //
 //   ringtrain launch --workers N --job JOB.json [--base_port P] [--grace_s S]
-//                    [--max_restarts K] [-- worker flags]
+//                    [--max_restarts K] [--metrics_port P] [-- worker flags]
 //
 //   --workers N        local workers, 1..64 (default 2)
 //   --base_port P      ports P..P+N-1 instead of free ports the kernel picks
@@ -15,6 +15,8 @@
 //                      (internal, rendezvous, peer failure, preempted) at once, with
 //                      the same TF_CONFIG, up to K times per worker, 0..1000 (default
 //                      0 = never); exits 2, 3 and 6 are never restarted
+//   --metrics_port P   worker i serves Prometheus /metrics on port P+i (the chief,
+//                      worker 0, also its live page on P); default off
 //   --output default|all  default: what Keras' fit() shows (the chief's summary, its
 //                      live bar on a terminal, one line per epoch) and every task's
 //                      warnings and errors, prefixed; all: every line of every task
@@ -34,20 +36,24 @@
 #include "console_setup.h"
 #include "flags.h"
 #include "local_cluster.h"
+#include "metrics_setup.h"
 
 namespace ringtrain::cli {
 
 int RunLaunch(const std::vector<std::string>& given, const std::string& self_path) {
   std::vector<std::string> args = given;
   const bool verbose = TakeShortVerbose(&args);
-  auto flags = Flags::Parse(args, {"workers", "job", "base_port", "grace_s", "max_restarts", "output", "log_dir"},
-                            {kVerboseFlag});
+  auto flags = Flags::Parse(
+      args, {"workers", "job", "base_port", "grace_s", "max_restarts", "output", "log_dir", "metrics_port"},
+      {kVerboseFlag});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   auto n = flags->get_int("workers", 2, 1, 64);
   auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
   auto grace_s = flags->get_int("grace_s", 30, 1, 3600);
   auto max_restarts = flags->get_int("max_restarts", 0, 0, 1000);
-  for (const Status& s : {n.status(), base_port.status(), grace_s.status(), max_restarts.status()}) {
+  auto metrics_port = flags->get_int("metrics_port", 0, 0, 65535 - 64);
+  for (const Status& s : {n.status(), base_port.status(), grace_s.status(), max_restarts.status(),
+                          metrics_port.status()}) {
     if (!s.ok()) return Fail(s.About(Subject::kConfig));
   }
   if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
@@ -67,6 +73,15 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   auto settings = config::LoadSettings();  // RINGTRAIN_PREEMPT_GRACE_S, as the workers read it
   if (!settings.ok()) return Fail(settings.status().About(Subject::kConfig));
   options.preempt_grace_s = settings->preempt_grace_s;
+  if (*metrics_port > 0) {  // after the console's per-task arguments
+    auto console_args = options.task_args;
+    auto port_args = MetricsPortArgs(*metrics_port);
+    options.task_args = [console_args, port_args](int index) {
+      std::vector<std::string> args = console_args ? console_args(index) : std::vector<std::string>{};
+      for (auto& a : port_args(index)) args.push_back(std::move(a));
+      return args;
+    };
+  }
   auto code = RunLocalCluster(options);
   if (!code.ok()) return Fail(InternalError(code.status().message()));  // could not start the processes
   if (*code != 0) console.WriteLine("launch: each task's full log is in " + log_dir + "/");

@@ -47,7 +47,8 @@ struct LocalClusterOptions {
   // (common/exit_policy.h IsRestartableExit); 0 = never, the first failure ends the cluster.
   int max_restarts = 0;
   std::function<Echo(int index)> echo = [](int) { return Echo::kPrefixed; };
-  // Arguments appended for one task (after `args`), and variables set in its environment.
+  // Arguments appended for one task (after `args`: launch's --log_file, --metrics_port),
+  // and variables set in its environment; null: none.
   std::function<std::vector<std::string>(int index)> task_args;
   std::function<std::vector<std::pair<std::string, std::string>>(int index)> task_env;
   // Where echoed lines go; null: a console on stdout that is not treated as a terminal.

@@ -23,6 +23,7 @@
 #include "env/descriptors.h"
 #include "flags.h"
 #include "kernels/kernels.h"
+#include "metrics_setup.h"
 #include "preempt/stop_signals.h"
 #include "recovery/training_run.h"
 #include "security_setup.h"
@@ -87,7 +88,8 @@ void PrintError(const std::string& message) {
 
 int RunWorker(const std::vector<std::string>& args) {
   auto flags = Flags::Parse(
-      args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca", kLogFileFlag},
+      args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca", kLogFileFlag,
+              "metrics_port"},
       {kVerboseFlag});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   if (Status st = SetUpTaskLogging(*flags); !st.ok()) return Fail(st);
@@ -169,6 +171,9 @@ int RunWorker(const std::vector<std::string>& args) {
                                                                   : settings->collective_timeout_s;
   topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   topts.memory_bound = config::MemoryBoundOf(*settings);
+  auto metrics = StartMetrics(*flags, *settings, *spec, alone);  // --metrics_port (metrics_setup.h)
+  if (!metrics.ok()) return Fail(metrics.status());
+  AttachMetrics(metrics->get(), &topts);
   StatusReporting status_reporting(*settings, &topts);  // outlives the session
   auto trainer = train::Trainer::Create(*job, topts);
   if (!trainer.ok()) return Fail(trainer.status());
@@ -195,13 +200,17 @@ int RunWorker(const std::vector<std::string>& args) {
   run_opts.backup = job->backup;
   run_opts.evaluate = !job->eval_data.is_null();
   run_opts.shutdown_timeout_s = settings->shutdown_timeout_s;
+  AttachMetrics(metrics->get(), &run_opts);
   // From here on SIGTERM/SIGINT stop the cluster at a step boundary after a backup (exit 7).
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());
   (*trainer)->set_stop_flag(*stop);
   recovery::TrainingRun run(trainer->get(), session.get(), run_opts);
   recovery::RunResult result = run.Train();
-  if (result.preempted) return Preempted(result.status.message());
+  if (result.preempted) {
+    status_reporting.SetState("preempted");  // the chief's status and events say so if a heartbeat still goes out
+    return Preempted(result.status.message());
+  }
   if (!result.status.ok()) return Fail(result.status);
   Status st = (*trainer)->SaveModel();
   if (!st.ok()) return Fail(st);  // a storage error naming save_model

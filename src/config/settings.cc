@@ -77,6 +77,7 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_STRAGGLER_SHARE", 0.0, 1000.0, &s.straggler_share));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_STRAGGLER_STEPS", 1, 1000000, &s.straggler_steps));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_FAULT_COMPUTE_DELAY_MS", 0, 3600 * 1000, &s.fault_compute_delay_ms));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_METRICS_PORT", 0, 65535, &s.metrics_port));
   s.max_memory_mb = PhysicalMemoryMiB();
   if (std::getenv("RINGTRAIN_MAX_MEMORY_MB") != nullptr && *std::getenv("RINGTRAIN_MAX_MEMORY_MB") != '\0') {
     double mb = 0;
@@ -138,6 +139,7 @@ std::string Describe(const Settings& s) {
     << " (default 0), RINGTRAIN_CHECK_PEER_ADDRESS=" << s.check_peer_address << " (default 1)"
     << ", RINGTRAIN_MAX_MEMORY_MB=" << s.max_memory_mb << " (default: this machine's physical memory, "
     << PhysicalMemoryMiB() << ")";
+  o << ", RINGTRAIN_METRICS_PORT=" << s.metrics_port << " (default 0 = off)";
   return o.str();
 }
 

@@ -35,6 +35,9 @@ struct Settings {
   int chunk_bytes = 1 << 18;
   // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", or "lines".
   std::string progress = "auto";
+  // RINGTRAIN_METRICS_PORT: serve Prometheus /metrics (and on the chief the live page) on
+  // this port of the task's own address; 0 = off. `ringtrain worker --metrics_port` wins.
+  int metrics_port = 0;
 
   // RINGTRAIN_STRAGGLER_SHARE / RINGTRAIN_STRAGGLER_STEPS: the chief names a rank a
   // straggler when its compute time per step exceeds the median over the ranks by more

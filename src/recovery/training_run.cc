@@ -47,6 +47,7 @@ RunResult TrainingRun::Train() {
       return result;
     }
     last_generation = formed->generation;
+    if (options_.on_generation) options_.on_generation(last_generation);
     auto comm = session_->CreateCommunicator(options_.comm, last_generation);
     Status st;
     if (!comm.ok()) {
@@ -90,6 +91,7 @@ RunResult TrainingRun::Train() {
       return result;
     }
     ++result.recoveries;
+    if (options_.on_recovery) options_.on_recovery(st);
     // One line for the console (the chief's; launch shows only warnings), the same at
     // INFO in every other task's log.
     if (recovery_since_ < 0) recovery_since_ = SteadySeconds();

@@ -12,6 +12,7 @@
 // (rendezvous) or the communicator's deadline.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,11 @@ struct RunOptions {
   // The backups' files go through it (the trainer's through TrainerOptions::env); not
   // owned, must outlive the run.
   env::Env* env = env::Default();
+  // Told of each generation formed, and of each failed generation recovered from in
+  // place (with why), e.g. by the metrics; null: nobody. Called on the run's thread;
+  // must return at once.
+  std::function<void(int64_t generation)> on_generation;
+  std::function<void(const Status& why)> on_recovery;
 };
 
 struct RunResult {

@@ -118,6 +118,28 @@ TEST(TrainingRunTest, TwoFailuresInARowAreBothRecovered) {
   EXPECT_EQ(out.fingerprint, Uninterrupted(job));
 }
 
+// The hooks the metrics use: every generation formed, every recovery with its cause;
+// watching changes nothing.
+TEST(TrainingRunTest, HooksSeeEveryGenerationAndRecovery) {
+  const config::JobConfig job = Job();
+  GenerationScript first, second;
+  first.fail_all_reduce = kMidEpochTwo;
+  second.fail_all_reduce = 3;
+  ScriptedSession session({first, second});
+  RunOptions options = Options(job);
+  std::vector<int64_t> generations;
+  std::vector<Status> recoveries;
+  options.on_generation = [&](int64_t g) { generations.push_back(g); };
+  options.on_recovery = [&](const Status& why) { recoveries.push_back(why); };
+  Outcome out = RunJob(job, &session, std::move(options));
+  ASSERT_TRUE(out.result.status.ok()) << out.result.status.ToString();
+  EXPECT_EQ(generations.size(), 3u);
+  for (size_t i = 1; i < generations.size(); ++i) EXPECT_GT(generations[i], generations[i - 1]);
+  ASSERT_EQ(recoveries.size(), 2u);
+  for (const Status& why : recoveries) EXPECT_FALSE(why.ok());
+  EXPECT_EQ(out.fingerprint, Uninterrupted(job));
+}
+
 TEST(TrainingRunTest, RestartModeExitsFiveInsteadOfRecovering) {
   const config::JobConfig job = Job();
   GenerationScript fail;
