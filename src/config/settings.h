@@ -32,6 +32,9 @@ struct Settings {
   int chunk_bytes = 1 << 18;
   // RINGTRAIN_PROGRESS: "auto" (a live bar when stdout is a terminal), "bar", or "lines".
   std::string progress = "auto";
+  // RINGTRAIN_EVALUATOR_TIMEOUT_S (or the evaluator task's --eval_timeout_s): how long
+  // the evaluator task waits for a new checkpoint before it gives up (exit 5).
+  double evaluator_timeout_s = 3600;
 
   // Who may join (README "Only members get in"). The cluster secret itself is not a
   // setting: it is read by security::ClusterSecret::FromEnvironment and never logged.
