@@ -1,6 +1,8 @@
 // Finding the next complete checkpoint: model_checkpoint files by epoch, backups by step.
 #include "evaluator/checkpoint_watcher.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <set>
 
@@ -66,6 +68,16 @@ StatusOr<Checkpoint> ReadModelFile(env::Env* env, const std::string& path, Sourc
   return c;
 }
 
+// A file's inode, size and modification time, "" when it is absent. Outside env::Env on
+// purpose: the Env has no stat, and this only decides whether save_model was rewritten
+// (env::WriteFileAtomically renames a new file onto it: a new inode).
+std::string FileStamp(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
+}
+
 }  // namespace
 
 const char* SourceName(Source s) {
@@ -87,7 +99,10 @@ StatusOr<CheckpointWatcher> CheckpointWatcher::Create(WatchOptions options, env:
     auto first = backup::FormatCheckpointPath(options.model_checkpoint, 1);
     if (!first.ok()) return first.status().About(Subject::kConfig);
   }
-  return CheckpointWatcher(std::move(options), env);
+  CheckpointWatcher w(std::move(options), env);
+  if (!w.options_.save_model.empty()) w.save_model_at_start_ = FileStamp(w.options_.save_model);
+  if (w.options_.steps_per_epoch > 0) w.steps_per_epoch_ = w.options_.steps_per_epoch;
+  return w;
 }
 
 StatusOr<std::optional<Checkpoint>> CheckpointWatcher::Next(const Position& after) {
@@ -213,8 +228,13 @@ StatusOr<std::optional<Checkpoint>> CheckpointWatcher::NextBackup(const Position
 
 StatusOr<std::optional<Checkpoint>> CheckpointWatcher::SavedModel(const Position& after) {
   // Training deletes its backups only after it has saved the model: with none left after
-  // one was seen (now or by an earlier run of the evaluator), the saved model is final.
-  if (!(seen_backup_ || after.step >= 0) || options_.save_model.empty()) return std::optional<Checkpoint>();
+  // one was seen (now or by an earlier run of the evaluator), or a model saved since this
+  // watcher started (training finished before any backup was seen), it is final.
+  if (options_.save_model.empty()) return std::optional<Checkpoint>();
+  if (!seen_backup_ && after.step < 0) {
+    const std::string stamp = FileStamp(options_.save_model);
+    if (stamp.empty() || stamp == save_model_at_start_) return std::optional<Checkpoint>();
+  }
   auto exists = env_->FileExists(options_.save_model);
   if (!exists.ok()) return Refused(exists.status(), options_.save_model);
   if (!*exists) return std::optional<Checkpoint>();

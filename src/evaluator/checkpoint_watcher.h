@@ -10,8 +10,10 @@
 //     worker count); its order is its global step; the final one is the backup of the
 //     job's last step. Training prunes backups to the newest two and, with
 //     delete_checkpoint, deletes them after it finishes: a backup pruned before it was
-//     seen is skipped, and once the directory holds no backup after one was seen, the
-//     job's save_model file is the final checkpoint (training finished).
+//     seen is skipped, and when the directory holds no backup, the job's save_model file
+//     is the final checkpoint (training finished) if a backup was seen before (by this
+//     watcher, or by an earlier evaluator: its history) or the file was written after
+//     the watcher was created (a file from an earlier run is not this run's end).
 //
 // A file that is being written, or that does not check out yet, is not handed out:
 // Next() finds it again on a later call. One that does not check out while a later
@@ -62,6 +64,7 @@ struct WatchOptions {
   std::string backup_dir;        // resolved, or empty
   std::string save_model;        // resolved, or empty
   int epochs = 1;                // the job's
+  int steps_per_epoch = 0;       // the job's, or 0 when it is one pass over the data (backups say)
   // What a backup must match (backup::DecodeBackup); steps_per_epoch and
   // optimizer_name are taken from each backup's own record.
   std::string job_fingerprint;
@@ -91,6 +94,7 @@ class CheckpointWatcher {
   WatchOptions options_;
   env::Env* env_;
   bool seen_backup_ = false;               // a backup of this run was in backup_dir
+  std::string save_model_at_start_;        // save_model's size and time when created ("" if absent)
   int64_t steps_per_epoch_ = 0;            // from the last backup read
   std::map<std::string, std::string> warned_;  // path -> the warning already logged
 };

@@ -49,6 +49,7 @@ StatusOr<std::unique_ptr<SidecarEvaluator>> SidecarEvaluator::Create(const confi
   watch.backup_dir = job.backup.backup_dir;
   watch.save_model = job.save_model;
   watch.epochs = job.epochs;
+  watch.steps_per_epoch = job.steps_per_epoch;
   watch.job_fingerprint = job.TrajectoryFingerprint();
   watch.num_workers = options.num_workers;
   for (const auto& p : (*model)->param_infos()) watch.params.push_back({p.name, p.shape, p.offset});

@@ -20,6 +20,7 @@ WatchOptions OptionsFor(const config::JobConfig& job, const nn::Model& model) {
   o.backup_dir = job.backup.backup_dir;
   o.save_model = job.save_model;
   o.epochs = job.epochs;
+  o.steps_per_epoch = job.steps_per_epoch;
   o.job_fingerprint = job.TrajectoryFingerprint();
   o.num_workers = 2;
   for (const auto& p : model.param_infos()) o.params.push_back({p.name, p.shape, p.offset});
@@ -126,9 +127,11 @@ TEST(CheckpointWatcherTest, BackupsCountOnceCommittedInStepOrder) {
   auto model = ModelWith(job, 0.75f);
   auto w = CheckpointWatcher::Create(OptionsFor(job, *model));
   ASSERT_TRUE(w.ok());
-  // A stale saved model before any backup was seen is not the end of this run.
+  // A saved model from an earlier run (there before the watcher) is not this run's end.
   WriteModelFile(*model, job.save_model, 0, -1);
-  EXPECT_FALSE(NextOf(*w, {}));
+  auto fresh = CheckpointWatcher::Create(OptionsFor(job, *model));
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(NextOf(*fresh, {}));
 
   WriteBackupOf(job, *model, dir, 2);
   WriteBackupOf(job, *model, dir, 4);
@@ -190,6 +193,26 @@ TEST(CheckpointWatcherTest, SavedModelIsFinalOnceTrainingDeletedItsBackups) {
   EXPECT_TRUE(s->final);
   EXPECT_EQ(s->epoch, 3);
   EXPECT_EQ(s->step, 12);
+}
+
+TEST(CheckpointWatcherTest, AModelSavedAfterTheWatcherStartedEndsARunWhoseBackupsWereNeverSeen) {
+  TempDir tmp;
+  nlohmann::json j = EvalTestJobJson(tmp.path());
+  j["backup_and_restore"] = {{"backup_dir", tmp.path() + "/backup"}};
+  j["save_model"] = tmp.path() + "/model.safetensors";
+  config::JobConfig job = ParseJob(j);
+  auto model = ModelWith(job, 0.5f);
+  WriteModelFile(*model, job.save_model, 0, -1);  // an earlier run's
+  auto w = CheckpointWatcher::Create(OptionsFor(job, *model));
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE(NextOf(*w, {}));
+  // A short run trains, backs up, saves and deletes its backups between two polls.
+  WriteModelFile(*model, job.save_model, 0, -1);  // renamed onto the old one: a new file
+  auto s = NextOf(*w, {});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->source, Source::kSavedModel);
+  EXPECT_TRUE(s->final);
+  EXPECT_EQ(s->step, 12);  // the job's 3 epochs of 4 steps
 }
 
 TEST(CheckpointWatcherTest, AnotherJobsBackupIsRefused) {
