@@ -62,6 +62,7 @@ int RunEvaluatorTask(const Flags& flags, const config::ClusterSpec& spec, const 
   options.memory_bound = config::MemoryBoundOf(settings);
   auto e = evaluator::SidecarEvaluator::Create(*job, options);
   if (!e.ok()) return Fail(e.status());
+  RT_LOG(INFO) << "evaluator: watching; its history is " << (*e)->history().path();
   Status s = (*e)->Run();
   if (!s.ok()) return Fail(s);
   RT_LOG(INFO) << "evaluator done: " << (*e)->history().records().size() << " checkpoint(s) in "

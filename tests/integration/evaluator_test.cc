@@ -124,6 +124,42 @@ TEST(EvaluatorTaskTest, EvaluatesEveryCheckpointOnceAcrossARestartWithoutChangin
   EXPECT_EQ(ReadFileOrEmpty(solo + "/model.safetensors"), with_bytes);
 }
 
+// Without model_checkpoint it watches the backups; its last record is the final model,
+// whether it caught the last backup or training had already deleted it (save_model).
+TEST(EvaluatorTaskTest, WatchesBackupsAndEndsWithTheFinalModel) {
+  TempDir tmp;
+  const std::string& dir = tmp.path();
+  nlohmann::json j = SmallSyntheticJob(dir);
+  j["backup_and_restore"] = {{"backup_dir", dir + "/backup"}, {"save_freq", 4}};
+  const std::string job = dir + "/job.json";
+  WriteFile(job, j.dump());
+  const std::vector<int> ports = FreePorts(3);
+  Process ev(RingtrainBinary(), {"worker", "--job", job}, Env(TfConfig(ports, ports[2], "evaluator", 0)));
+  // Watching before training starts: a model saved before the evaluator looked would be
+  // an earlier run's.
+  ASSERT_TRUE(ev.WaitForOutput("evaluator: watching", 120)) << ev.Wait(1).output;
+  Process w0(RingtrainBinary(), {"worker", "--job", job}, Env(TfConfig(ports, ports[2], "worker", 0)));
+  Process w1(RingtrainBinary(), {"worker", "--job", job}, Env(TfConfig(ports, ports[2], "worker", 1)));
+  ASSERT_EQ(w0.Wait(180).exit_code, 0);
+  ASSERT_EQ(w1.Wait(180).exit_code, 0);
+  ProcessResult r = ev.Wait(180);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto history = ReadJsonLines(dir + "/history.eval.jsonl");
+  ASSERT_FALSE(history.empty()) << r.output;
+  int64_t last_step = -1;
+  for (const auto& rec : history) {
+    EXPECT_GT(rec["step"].get<int64_t>(), last_step);  // in order, none twice
+    last_step = rec["step"].get<int64_t>();
+    EXPECT_TRUE(rec["source"] == "backup" || rec["source"] == "save_model") << rec;
+  }
+  EXPECT_EQ(history.back()["final"], true);
+  EXPECT_EQ(history.back()["step"], 24);  // 2 epochs of 12 steps
+  nlohmann::json ref = EvaluateFile(job, dir + "/model.safetensors");
+  ASSERT_TRUE(ref.is_object());
+  EXPECT_EQ(history.back()["loss"].get<double>(), ref["loss"].get<double>());
+  EXPECT_EQ(history.back()["accuracy"].get<double>(), ref["accuracy"].get<double>());
+}
+
 TEST(EvaluatorTaskTest, NothingToWatchIsABadJob) {
   TempDir tmp;
   const std::string job = tmp.path() + "/job.json";
