@@ -7,13 +7,23 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/settings.h"
+#include "config/tf_config.h"
 
 namespace ringtrain::cli {
+
+class Flags;
 
 // `ringtrain worker --job JOB.json [--tf_config FILE|JSON]`: one task of a cluster.
 int RunWorker(const std::vector<std::string>& args);
 // `ringtrain status`: the chief's GetStatus as a table or JSON (status_command.cc).
 int RunStatus(const std::vector<std::string>& args);
+// The evaluator task of `ringtrain worker` (TF_CONFIG task type "evaluator"): evaluates
+// every checkpoint training writes (worker/evaluator_command.cc). `flags` are the
+// worker's; --eval_timeout_s and --eval_history are the evaluator's own.
+int RunEvaluatorTask(const Flags& flags, const config::ClusterSpec& spec, const config::Settings& settings);
+// INVALID_ARGUMENT about kConfig when a chief or worker task is given the evaluator's flags.
+Status RefuseEvaluatorFlags(const Flags& flags);
 // `ringtrain launch --workers N --job JOB.json`: N local workers on loopback.
 int RunLaunch(const std::vector<std::string>& args, const std::string& self_path);
 

@@ -20,6 +20,8 @@ const char kUsage[] =
     "      --cluster_resolver slurm by the srun step (task k on a node listens on base_port + k);\n"
     "      [--tls_cert F --tls_key F --tls_ca F]: mutual TLS for the coordination service. Beyond\n"
     "      loopback a cluster needs RINGTRAIN_CLUSTER_SECRET (or _FILE) on every task;\n"
+    "      an \"evaluator\" task evaluates each checkpoint training writes [--eval_timeout_s S]\n"
+    "      [--eval_history PATH]\n"
     "      [--log_file F [--verbose]]: every log line to F, only warnings and errors to stderr;\n"
     "      [--metrics_port P]: Prometheus /metrics on P (the chief also serves its live page at /)\n"
     "  launch --workers N --job JOB.json [--base_port P] [--grace_s S] [--max_restarts K]\n"

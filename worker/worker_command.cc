@@ -89,7 +89,7 @@ void PrintError(const std::string& message) {
 int RunWorker(const std::vector<std::string>& args) {
   auto flags = Flags::Parse(
       args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca", kLogFileFlag,
-              "metrics_port"},
+              "metrics_port", "eval_timeout_s", "eval_history"},
       {kVerboseFlag});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   if (Status st = SetUpTaskLogging(*flags); !st.ok()) return Fail(st);
@@ -126,11 +126,9 @@ int RunWorker(const std::vector<std::string>& args) {
   if (!spec.ok()) return Fail(spec.status().About(Subject::kConfig));
   g_task = spec->task().ToString();
   SetLogTag(g_task);
-  if (spec->is_evaluator()) {
-    return Fail(UnimplementedError("the evaluator task is not supported by this version; run only chief and worker "
-                                   "tasks and evaluate the saved model afterwards")
-                    .About(Subject::kConfig));
-  }
+  // Not part of the ring: it only reads the checkpoints training writes (worker/evaluator_command.cc).
+  if (spec->is_evaluator()) return RunEvaluatorTask(*flags, *spec, *settings);
+  if (Status s = RefuseEvaluatorFlags(*flags); !s.ok()) return Fail(s);
   auto security = LoadSecurity(*settings, *spec, flags->get("tls_cert"), flags->get("tls_key"), flags->get("tls_ca"));
   if (!security.ok()) return Fail(security.status().About(Subject::kConfig));
   auto job = config::LoadJobConfig(flags->get("job"));

@@ -48,6 +48,10 @@ struct Settings {
   // step after its backward pass, before it waits for the all-reduce: a slow rank.
   int fault_compute_delay_ms = 0;
 
+  // RINGTRAIN_EVALUATOR_TIMEOUT_S (or the evaluator task's --eval_timeout_s): how long
+  // the evaluator task waits for a new checkpoint before it gives up (exit 5).
+  double evaluator_timeout_s = 3600;
+
   // Who may join (README "Only members get in"). The cluster secret itself is not a
   // setting: it is read by security::ClusterSecret::FromEnvironment and never logged.
   // RINGTRAIN_ALLOW_INSECURE=1: run without a cluster secret on a cluster that is not on

@@ -108,7 +108,9 @@ Status Trainer::WriteTensorBoard(const EpochResult& r) {
 Status Trainer::WriteModelCheckpoint(int epoch) {
   RT_ASSIGN_OR_RETURN(std::string path, backup::FormatCheckpointPath(job_.model_checkpoint, epoch));
   std::map<std::string, std::string> metadata = {{"format", "ringtrain"}, {"layout", "channels_last"},
-                                                 {"epoch", std::to_string(epoch)}};
+                                                 {"epoch", std::to_string(epoch)},
+                                                 // the evaluator task's TensorBoard step (SidecarEvaluator's iterations)
+                                                 {"global_step", std::to_string(global_step_)}};
   RT_RETURN_IF_ERROR(env::StorageError(checkpoint::SaveSafetensors(path, WeightViews(), metadata, options_.env),
                                        "model_checkpoint", "model_checkpoint.filepath"));
   RT_LOG(INFO) << "model checkpoint: " << path;
