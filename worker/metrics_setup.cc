@@ -1,6 +1,8 @@
 #include "metrics_setup.h"
 
 #include "common/logging.h"
+#include "coordination/status_client.h"
+#include "coordination/status_json.h"
 
 namespace ringtrain::cli {
 
@@ -11,6 +13,11 @@ TaskMetrics::~TaskMetrics() {
 void TaskMetrics::SetStatusSource(std::function<std::string()> source) {
   std::lock_guard<std::mutex> lock(status_mu_);
   status_source_ = std::move(source);
+}
+
+void TaskMetrics::SetStragglerScoreSource(std::function<double()> source) {
+  std::lock_guard<std::mutex> lock(status_mu_);
+  score_source_ = std::move(source);
 }
 
 StatusOr<std::unique_ptr<TaskMetrics>> StartMetrics(const Flags& flags, const config::Settings& settings,
@@ -35,11 +42,19 @@ StatusOr<std::unique_ptr<TaskMetrics>> StartMetrics(const Flags& flags, const co
   o.port = *port;
   o.what = flags.has("metrics_port") ? "--metrics_port " + std::to_string(*port)
                                      : "RINGTRAIN_METRICS_PORT=" + std::to_string(*port);
-  o.metrics = [obs] { return obs->RenderMetrics(); };
+  TaskMetrics* self = m.get();
+  o.metrics = [obs, self] {
+    std::function<double()> score;
+    {
+      std::lock_guard<std::mutex> lock(self->status_mu_);
+      score = self->score_source_;
+    }
+    if (score) obs->SetStragglerScore(score());
+    return obs->RenderMetrics();
+  };
   const bool chief = spec.is_chief();
   if (chief) {
     o.serve_page = true;
-    TaskMetrics* self = m.get();
     o.status_json = [self] {
       std::function<std::string()> source;
       {
@@ -67,6 +82,21 @@ void AttachMetrics(TaskMetrics* metrics, recovery::RunOptions* run_options) {
   run_options->on_recovery = [obs](const Status& why) {
     obs->OnRecovery(metrics::RecoveryReason(why), why.message());
   };
+}
+
+void ServeClusterStatus(TaskMetrics* metrics, const config::ClusterSpec& spec, const cluster::SessionSecurity& security) {
+  if (metrics == nullptr) return;
+  coordination::StatusClientOptions o;
+  o.chief_address = spec.address(spec.chief()).ToString();
+  o.cluster_secret = security.cluster_secret;
+  o.tls = security.tls;
+  o.timeout = std::chrono::seconds(2);
+  o.caller = "status page";
+  metrics::MetricsObserver* obs = metrics->observer();
+  metrics->SetStatusSource([o, obs] {
+    auto status = coordination::GetClusterStatus(o);
+    return status.ok() ? coordination::StatusToJson(*status) : obs->StatusJson();
+  });
 }
 
 std::function<std::vector<std::string>(int index)> MetricsPortArgs(int base_port) {

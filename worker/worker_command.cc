@@ -183,8 +183,20 @@ int RunWorker(const std::vector<std::string>& args) {
   } else {
     auto joined = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), *security);
     if (!joined.ok()) return Fail(joined.status());
+    if (*metrics) {
+      cluster::ClusterSession* cs = joined->get();
+      (*metrics)->SetStragglerScoreSource([cs] { return cs->straggler_score(); });
+      if (spec->is_chief()) ServeClusterStatus(metrics->get(), *spec, *security);
+    }
     session = std::move(joined).value();
   }
+  // The score source reads the session: it goes before the session does.
+  struct ForgetSession {
+    TaskMetrics* metrics;
+    ~ForgetSession() {
+      if (metrics != nullptr) metrics->SetStragglerScoreSource(nullptr);
+    }
+  } forget_session{metrics->get()};
   status_reporting.Attach(session.get());
 
   recovery::RunOptions run_opts;

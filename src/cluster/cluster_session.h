@@ -69,6 +69,8 @@ class ClusterSession : public Session {
   // What this task's heartbeats carry from now on (`ringtrain status`); `source` must
   // stay valid until this session is destroyed.
   void SetProgressSource(coordination::ProgressSource source) { client_->SetProgressSource(std::move(source)); }
+  // This task's straggler score as the chief last judged it (CoordinationClient).
+  double straggler_score() const { return client_->straggler_score(); }
 
   int rank() const override { return spec_.rank(); }
   int size() const override { return spec_.num_workers(); }

@@ -77,6 +77,7 @@ struct CoordinationClient::Impl {
 
   const ClientOptions options;
   std::atomic<int64_t> last_generation{-1};  // the newest the service reported
+  std::atomic<double> straggler_score{1.0};   // the last heartbeat's
 
   std::mutex stub_mu;
   std::shared_ptr<CoordinationService::Stub> stub;  // guarded by stub_mu

@@ -146,6 +146,7 @@ void CoordinationClient::SetProgressSource(ProgressSource source) {
 }
 
 int64_t CoordinationClient::last_known_generation() const { return impl_->last_generation.load(); }
+double CoordinationClient::straggler_score() const { return impl_->straggler_score.load(); }
 
 void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds timeout,
                                              std::function<void(const ClusterEvent&)> on_event) {
@@ -185,6 +186,7 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
       chief_lost = false;
       service_restarted = false;
       last_generation.store(resp.generation());
+      straggler_score.store(resp.straggler_score() > 0 ? resp.straggler_score() : 1.0);
       if (resp.generation_broken() && resp.generation() > reported_broken) {
         reported_broken = resp.generation();
         event = ClusterEvent{ClusterEvent::Kind::kGenerationBroken, resp.generation(),

@@ -109,6 +109,9 @@ class CoordinationClient : public store::Store {
   void SetProgressSource(ProgressSource source);
   // The newest generation the service reported (heartbeat or Rendezvous); -1 before.
   int64_t last_known_generation() const;
+  // This task's straggler score from the last heartbeat's answer (the chief's
+  // StragglerDetector::Score); 1 before any.
+  double straggler_score() const;
 
   // Tells the service this task is done (orderly shutdown). Stops the heartbeat first,
   // since a finished task is no longer watched.

@@ -34,6 +34,8 @@ class StatusBoard {
   // A heartbeat of `task` carried `progress`: kept as its newest; its step times feed
   // the straggler detector (named and recovered stragglers are logged and become events).
   void OnProgress(const std::string& task, const TaskProgress& progress, double unix_now);
+  // StragglerDetector::Score of `task` (1 before any step was judged).
+  double StragglerScore(const std::string& task) const { return detector_.Score(task); }
   // Failures, recoveries and other events, newest last; the oldest beyond kMaxEvents is dropped.
   void AddEvent(const std::string& kind, const std::string& task, const std::string& message, double unix_now);
   // Turns changes of the generation into events: a broken generation starts a recovery;

@@ -57,6 +57,7 @@ std::vector<StragglerChange> StragglerDetector::Judge(const std::map<std::string
   std::vector<StragglerChange> changes;
   for (const std::string& task : tasks_) {  // in rank order, so changes come in a stable order
     const double s = times.at(task);
+    scores_[task] = median > 0 ? s / median : 1.0;
     Run& run = runs_[task];
     const bool slow = s > median * (1.0 + settings_.share) && s - median > kNoiseFloorSeconds;
     if (slow) {

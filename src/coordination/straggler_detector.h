@@ -59,6 +59,12 @@ class StragglerDetector {
   // The tasks named now, in the order of `tasks`.
   std::vector<StragglerInfo> Stragglers() const;
   bool IsStraggler(const std::string& task) const;
+  // `task`'s compute time over the median in the last step judged (the metrics'
+  // straggler score); 1 before any.
+  double Score(const std::string& task) const {
+    auto it = scores_.find(task);
+    return it == scores_.end() ? 1.0 : it->second;
+  }
 
  private:
   struct Run {
@@ -72,6 +78,7 @@ class StragglerDetector {
   const StragglerSettings settings_;
   std::map<int64_t, std::map<std::string, double>> pending_;  // step -> task -> compute_s
   std::map<std::string, Run> runs_;
+  std::map<std::string, double> scores_;  // the last judged step's compute / median
 };
 
 }  // namespace ringtrain::coordination

@@ -285,6 +285,29 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
       const engine::BatchStats& s = *stats;
       ++global_step_;
       if (step == first_step + 1 && e == first_epoch) RT_LOG(INFO) << "step " << global_step_ << " completed";
+      // Reported as the step ends, before the collectives that only the bar and preemption
+      // need: a rank waiting there for a slower one is not computing.
+      if (!options_.observers.empty()) {
+        StepReport r;
+        r.global_step = global_step_;
+        r.epoch = epoch;
+        r.epochs = job_.epochs;
+        r.step = step;
+        r.steps = steps;
+        r.examples = batch;
+        r.num_workers = comm->size();
+        r.rank = comm->rank();
+        r.seconds = Now() - step_start;
+        r.input_wait_seconds = input->wait_seconds() - step_input_wait;
+        r.comm_wait_seconds = comm->size() > 1 ? sync.wait_seconds() - step_comm_wait : 0.0;
+        r.compute_seconds = std::max(0.0, r.seconds - r.input_wait_seconds - r.comm_wait_seconds);
+        r.loss = batch > 0 ? s.loss_sum / static_cast<double>(batch) : 0.0;
+        r.accuracy = AccuracyOf(MetricValues(s.metric_sums));
+        r.learning_rate = timing.learning_rate;
+        r.allreduced_bytes = comm->size() > 1 ? static_cast<uint64_t>(n) * sizeof(float) : 0;
+        r.unix_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        for (StepObserver* o : options_.observers) o->OnStep(r);
+      }
       const MetricSums batch_sums{s.loss_sum, s.metric_sums, batch};
       pending_ += batch_sums;
       shown += batch_sums;
@@ -307,27 +330,6 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
         if (progress.drawing()) line.metrics = MetricValues(global->metric_sums);
       }
       progress.Update(line);
-      if (!options_.observers.empty()) {
-        StepReport r;
-        r.global_step = global_step_;
-        r.epoch = epoch;
-        r.epochs = job_.epochs;
-        r.step = step;
-        r.steps = steps;
-        r.examples = batch;
-        r.num_workers = comm->size();
-        r.rank = comm->rank();
-        r.seconds = Now() - step_start;
-        r.input_wait_seconds = input->wait_seconds() - step_input_wait;
-        r.comm_wait_seconds = comm->size() > 1 ? sync.wait_seconds() - step_comm_wait : 0.0;
-        r.compute_seconds = std::max(0.0, r.seconds - r.input_wait_seconds - r.comm_wait_seconds);
-        r.loss = batch > 0 ? s.loss_sum / static_cast<double>(batch) : 0.0;
-        r.accuracy = AccuracyOf(MetricValues(s.metric_sums));
-        r.learning_rate = timing.learning_rate;
-        r.allreduced_bytes = comm->size() > 1 ? static_cast<uint64_t>(n) * sizeof(float) : 0;
-        r.unix_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-        for (StepObserver* o : options_.observers) o->OnStep(r);
-      }
 
       const bool epoch_end = step == steps;
       if (epoch_end) {

@@ -18,6 +18,18 @@ std::vector<StragglerChange> Step(StragglerDetector* d, int64_t step, const std:
   return out;
 }
 
+// The metrics' straggler score: compute over the median in the last judged step.
+TEST(StragglerDetectorTest, ScoreIsTheLastJudgedStepsRatioToTheMedian) {
+  StragglerDetector d(kTasks, {0.2, 10});
+  EXPECT_EQ(d.Score("worker:1"), 1.0);  // nothing judged yet
+  Step(&d, 1, {0.030, 0.090, 0.030});
+  EXPECT_NEAR(d.Score("worker:1"), 3.0, 1e-12);
+  EXPECT_NEAR(d.Score("chief:0"), 1.0, 1e-12);
+  Step(&d, 2, {0.030, 0.045, 0.030});
+  EXPECT_NEAR(d.Score("worker:1"), 1.5, 1e-12);
+  EXPECT_EQ(d.Score("worker:9"), 1.0);  // unknown task
+}
+
 TEST(StragglerDetectorTest, HealthyRanksWithJitterAreNeverNamed) {
   StragglerDetector d(kTasks, {0.2, 10});
   for (int64_t s = 1; s <= 200; ++s) {

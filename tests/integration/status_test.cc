@@ -3,6 +3,7 @@
 // named a straggler (status JSON and one WARNING line on the chief), a healthy run
 // naming nobody; an unreachable chief is one line and exit 4.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <chrono>
 #include <functional>
@@ -128,8 +129,22 @@ TEST(StatusTest, HealthyRunShowsBothTasksRunningAndNamesNobody) {
   EXPECT_EQ(Count(chief, "straggler"), 0u) << chief;
 }
 
+// worker:1's straggler score as its own /metrics says it (0 when unreadable).
+double StragglerScore(int metrics_port) {
+  httplib::Client cli("127.0.0.1", metrics_port);
+  cli.set_connection_timeout(5);
+  cli.set_read_timeout(5);
+  auto r = cli.Get("/metrics");
+  if (!r || r->status != 200) return 0;
+  const std::string key = "ringtrain_straggler_score{task=\"worker:1\"} ";
+  const size_t at = r->body.find(key);
+  return at == std::string::npos ? 0 : std::atof(r->body.c_str() + at + key.size());
+}
+
 TEST(StatusTest, SlowedWorkerIsNamedAStraggler) {
-  Workers run(/*epochs=*/2, {}, {{"RINGTRAIN_FAULT_COMPUTE_DELAY_MS", "60"}});
+  const int metrics_port = FreePorts(1)[0];
+  Workers run(/*epochs=*/2, {},
+              {{"RINGTRAIN_FAULT_COMPUTE_DELAY_MS", "60"}, {"RINGTRAIN_METRICS_PORT", std::to_string(metrics_port)}});
   json j = StatusUntil(run.ports[0], [](const json& s) { return !s["stragglers"].empty(); }, 90);
   ASSERT_TRUE(j.is_object()) << "no answer from `ringtrain status`";
   ASSERT_EQ(j["stragglers"].size(), 1u) << j.dump(2);
@@ -141,6 +156,13 @@ TEST(StatusTest, SlowedWorkerIsNamedAStraggler) {
   bool event = false;
   for (const json& e : j["events"]) event |= e["kind"] == "straggler" && e["task"] == "worker:1";
   EXPECT_TRUE(event) << j.dump(2);
+  // The chief's judgement reaches the slow task's own metrics with its heartbeats.
+  double score = 0;
+  for (int i = 0; i < 50 && score <= 1.2; ++i) {
+    score = StragglerScore(metrics_port);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_GT(score, 1.2);
 
   const std::string chief = run.Finish();
   EXPECT_EQ(Count(chief, "straggler: worker:1 computes "), 1u) << chief;
