@@ -17,6 +17,7 @@
 
 #include "process.h"
 #include "test_jobs.h"
+#include "worker_cluster.h"
 
 namespace ringtrain::testing {
 namespace {
@@ -44,47 +45,6 @@ bool WaitForBackup(const std::string& dir, int64_t step, double timeout_s) {
   return false;
 }
 
-std::map<std::string, std::string> Env(const std::vector<int>& ports, int index) {
-  return {{"TF_CONFIG", LoopbackTfConfig(ports, index)},
-          {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
-          {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
-          {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"},
-          {"RINGTRAIN_COLLECTIVE_TIMEOUT_S", "60"},
-          {"RINGTRAIN_PROGRESS", "lines"},
-          {"RINGTRAIN_NUM_THREADS", "1"}};
-}
-
-// A cluster of worker processes that this test supervises.
-class Cluster {
- public:
-  Cluster(const std::string& job_path, int n) : job_(job_path), ports_(FreePorts(n)), procs_(n) {
-    for (int i = 0; i < n; ++i) Start(i);
-  }
-  void Start(int i) {
-    procs_[i] = std::make_unique<Process>(RingtrainBinary(), std::vector<std::string>{"worker", "--job", job_},
-                                          Env(ports_, i));
-  }
-  Process& operator[](int i) { return *procs_[i]; }
-  // Kills task i and keeps what it printed.
-  void Kill(int i, int sig = SIGKILL) {
-    procs_[i]->Kill(sig);
-    if (sig == SIGKILL) dead_output_ += procs_[i]->Wait(30).output;
-  }
-  // Waits for every process; returns their results (task order) and the killed ones' output.
-  std::vector<ProcessResult> WaitAll(double timeout_s) {
-    std::vector<ProcessResult> out;
-    for (auto& p : procs_) out.push_back(p->Wait(timeout_s));
-    return out;
-  }
-  const std::string& dead_output() const { return dead_output_; }
-
- private:
-  std::string job_;
-  std::vector<int> ports_;
-  std::vector<std::unique_ptr<Process>> procs_;
-  std::string dead_output_;
-};
-
 std::string AllOutput(const std::vector<ProcessResult>& results) {
   std::string s;
   for (size_t i = 0; i < results.size(); ++i) s += "\n--- task " + std::to_string(i) + "\n" + results[i].output;
@@ -108,7 +68,7 @@ std::string Reference(const nlohmann::json& job_template, int n) {
   job["save_model"] = tmp.path() + "/model.safetensors";
   job["backup_and_restore"]["backup_dir"] = tmp.path() + "/backup";
   WriteFile(tmp.path() + "/job.json", job.dump());
-  Cluster c(tmp.path() + "/job.json", n);
+  WorkerCluster c(tmp.path() + "/job.json", n);
   auto results = c.WaitAll(180);
   ExpectAllOk(results);
   std::string model = ReadFileOrEmpty(tmp.path() + "/model.safetensors");
@@ -123,7 +83,7 @@ void KillAndRestartAtRandomStep(int n, int victim, int save_freq, uint32_t seed)
   auto job = RecoveryJob(tmp.path(), save_freq);
   const std::string reference = Reference(RecoveryJob("REF", save_freq), n);
   WriteFile(tmp.path() + "/job.json", job.dump());
-  Cluster c(tmp.path() + "/job.json", n);
+  WorkerCluster c(tmp.path() + "/job.json", n);
   std::mt19937 rng(seed);
   // Of 240 steps (about a second): the last 90 leave the test time to kill the victim
   // before the job ends, even on a loaded machine (a kill after the others finished
@@ -155,7 +115,7 @@ TEST(RecoveryTest, RestartModeExitsEveryTaskAndResumes) {
   job["model_checkpoint"] = {{"filepath", tmp.path() + "/ckpt/ckpt_{epoch:02d}.safetensors"}};
   const std::string reference = Reference(RecoveryJob("REF", 5), 2);
   WriteFile(tmp.path() + "/job.json", job.dump());
-  Cluster c(tmp.path() + "/job.json", 2);
+  WorkerCluster c(tmp.path() + "/job.json", 2);
   ASSERT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120));
   c.Kill(1);
   ProcessResult chief = c[0].Wait(60);
@@ -178,12 +138,12 @@ TEST(RecoveryTest, RestartModeExitsEveryTaskAndResumes) {
 // Runs the job on 2 workers, stops task `victim` (SIGSTOP: it keeps its sockets open,
 // so only heartbeats can tell) after the backup of step 60, calls `then(cluster)`, and
 // expects every task to end well with the uninterrupted run's model. Returns the results.
-std::vector<ProcessResult> StopMidRun(int victim, const std::function<void(Cluster&)>& then) {
+std::vector<ProcessResult> StopMidRun(int victim, const std::function<void(WorkerCluster&)>& then) {
   TempDir tmp;
   auto job = RecoveryJob(tmp.path(), 5);
   const std::string reference = Reference(RecoveryJob("REF", 5), 2);
   WriteFile(tmp.path() + "/job.json", job.dump());
-  Cluster c(tmp.path() + "/job.json", 2);
+  WorkerCluster c(tmp.path() + "/job.json", 2);
   EXPECT_TRUE(WaitForBackup(tmp.path() + "/backup", 60, 120)) << "no backup of step 60";
   c.Kill(victim, SIGSTOP);
   then(c);
@@ -196,7 +156,7 @@ std::vector<ProcessResult> StopMidRun(int victim, const std::function<void(Clust
 
 // Stops `victim`, expects `watcher` to report `report`, then replaces the victim.
 void HangThenReplace(int victim, int watcher, const std::string& report) {
-  StopMidRun(victim, [&](Cluster& c) {
+  StopMidRun(victim, [&](WorkerCluster& c) {
     EXPECT_TRUE(c[watcher].WaitForOutput(report, 30)) << "the hung task was not detected";
     c.Kill(victim);  // SIGKILL works on a stopped process
     c.Start(victim);
@@ -213,7 +173,7 @@ TEST(RecoveryTest, HungChiefIsNoticedAndReplaced) { HangThenReplace(0, 1, "lost 
 // silence does not count against the worker, whose heartbeats it could not read. Nobody
 // is declared failed, nobody exits, and the job ends with the uninterrupted run's model.
 TEST(RecoveryTest, StoppedThenResumedChiefKeepsTheHealthyWorker) {
-  auto results = StopMidRun(0, [](Cluster& c) {
+  auto results = StopMidRun(0, [](WorkerCluster& c) {
     std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // the heartbeat timeout is 2000 ms
     c.Kill(0, SIGCONT);
   });
@@ -224,7 +184,7 @@ TEST(RecoveryTest, StoppedThenResumedChiefKeepsTheHealthyWorker) {
 std::string RunKeepingBackups(const std::string& dir, nlohmann::json job) {
   job["backup_and_restore"]["delete_checkpoint"] = false;
   WriteFile(dir + "/job.json", job.dump());
-  Cluster c(dir + "/job.json", 2);
+  WorkerCluster c(dir + "/job.json", 2);
   ExpectAllOk(c.WaitAll(180));
   return dir + "/backup";
 }
@@ -252,7 +212,7 @@ TEST(RecoveryTest, CorruptedNewestBackupFallsBackToThePreviousOne) {
   // Resuming finds it corrupted, warns, takes the previous one, and ends where the first run did.
   std::string first_model = ReadFileOrEmpty(tmp.path() + "/model.safetensors");
   std::filesystem::remove(tmp.path() + "/model.safetensors");
-  Cluster c(tmp.path() + "/job.json", 2);
+  WorkerCluster c(tmp.path() + "/job.json", 2);
   auto results = c.WaitAll(180);
   ExpectAllOk(results);
   std::string all = AllOutput(results);
@@ -268,7 +228,7 @@ TEST(RecoveryTest, BackupOfAnotherConfigurationIsRefused) {
   job["optimizer"]["learning_rate"] = 0.02;
   job["backup_and_restore"]["delete_checkpoint"] = false;
   WriteFile(tmp.path() + "/job.json", job.dump());
-  Cluster c(tmp.path() + "/job.json", 2);
+  WorkerCluster c(tmp.path() + "/job.json", 2);
   auto results = c.WaitAll(120);
   for (const auto& r : results) {
     EXPECT_EQ(r.exit_code, 6) << AllOutput(results);
