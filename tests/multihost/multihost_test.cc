@@ -177,6 +177,9 @@ class MultiHostTest : public ::testing::Test {
     WriteFile(tmp.path() + "/job.json", Job(tmp.path()).dump());
     auto start = std::chrono::steady_clock::now();
     Cluster c(hosts_.get(), tmp.path() + "/job.json");
+    const bool training = c[0].WaitForOutput("Epoch 1/", 60);
+    EXPECT_TRUE(training) << "the chief never finished its first epoch";
+    if (training) ExpectStatusFromAnotherHost();
     auto results = c.Supervise(kRunTimeoutS, 0);
     std::fprintf(stderr, "[multihost] uninterrupted run: %.1f s\n", SecondsSince(start));
     Trained t;
@@ -202,6 +205,34 @@ class MultiHostTest : public ::testing::Test {
       cached = new Trained(t);
     }
     return t;
+  }
+
+  // `ringtrain status --json` run on host b against the chief on host a, while the job
+  // trains: every task with its own host's address; without the cluster secret, refused.
+  void ExpectStatusFromAnotherHost() {
+    std::vector<std::string> argv = hosts_->ExecPrefix(1);
+    const std::string ip = argv.front();
+    argv.erase(argv.begin());
+    for (const std::string& a : {RingtrainBinary(), std::string("status"), std::string("--json"), std::string("--chief"),
+                                 hosts_->address(0) + ":" + std::to_string(kPort)}) {
+      argv.push_back(a);
+    }
+    ProcessResult r = Process(ip, argv, Env(*hosts_, 1)).Wait(30);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << r.output;
+    ASSERT_EQ(j["tasks"].size(), static_cast<size_t>(kWorkers)) << r.output;
+    for (int i = 0; i < kWorkers; ++i) {
+      EXPECT_EQ(j["tasks"][i]["host"], hosts_->address(i) + ":" + std::to_string(kPort)) << r.output;
+    }
+    EXPECT_EQ(j["tasks"][0]["state"], "running") << r.output;
+    std::fprintf(stderr, "[multihost] status from %s: %zu tasks, the chief at step %s\n", hosts_->ns(1).c_str(),
+                 j["tasks"].size(), j["tasks"][0]["step"].dump().c_str());
+    auto stranger = Env(*hosts_, 1);
+    stranger.erase("RINGTRAIN_CLUSTER_SECRET");
+    stranger["RINGTRAIN_ALLOW_INSECURE"] = "1";
+    ProcessResult refused = Process(ip, argv, stranger).Wait(30);
+    EXPECT_NE(refused.exit_code, 0) << refused.output;
   }
 
   std::unique_ptr<NetHosts> hosts_;
