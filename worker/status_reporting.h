@@ -9,6 +9,7 @@
 #include "cluster/progress_reporter.h"
 #include "cluster/session.h"
 #include "config/settings.h"
+#include "recovery/training_run.h"
 #include "train/trainer.h"
 
 namespace ringtrain::cli {
@@ -23,6 +24,12 @@ class StatusReporting {
   // What later heartbeats report as this task's state: "running", "finished" or
   // "preempted" (the chief records a preemption event). Any thread; returns at once.
   void SetState(const std::string& state) { reporter_.SetState(state); }
+  // This task's own events (a backup fallback) go to the chief with the next progress.
+  void Attach(recovery::RunOptions* run_options) {
+    run_options->on_event = [this](const std::string& kind, const std::string& message) {
+      reporter_.AddEvent(kind, message);
+    };
+  }
 
  private:
   cluster::ProgressReporter reporter_;

@@ -211,6 +211,7 @@ int RunWorker(const std::vector<std::string>& args) {
   run_opts.evaluate = !job->eval_data.is_null();
   run_opts.shutdown_timeout_s = settings->shutdown_timeout_s;
   AttachMetrics(metrics->get(), &run_opts);
+  status_reporting.Attach(&run_opts);
   // From here on SIGTERM/SIGINT stop the cluster at a step boundary after a backup (exit 7).
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());

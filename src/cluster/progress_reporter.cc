@@ -28,6 +28,16 @@ void ProgressReporter::SetState(const std::string& state) {
   state_ = state;
 }
 
+void ProgressReporter::AddEvent(const std::string& kind, const std::string& message) {
+  coordination::StatusEvent e;
+  e.set_unix_time(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+  e.set_kind(kind);
+  e.set_message(message);
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.push_back(std::move(e));
+  while (events_.size() > kMaxEvents) events_.pop_front();
+}
+
 bool ProgressReporter::Fill(coordination::TaskProgress* out) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!have_step_) return false;
@@ -60,6 +70,8 @@ bool ProgressReporter::Fill(coordination::TaskProgress* out) {
     t->set_compute_s(compute);
   }
   recent_.clear();
+  for (auto& e : events_) *out->add_events() = std::move(e);
+  events_.clear();
   return true;
 }
 

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "coordination/coordination_client.h"
+#include "proto/coordination.pb.h"
 #include "train/step_observer.h"
 
 namespace ringtrain::cluster {
@@ -31,6 +32,10 @@ class ProgressReporter final : public train::StepObserver {
   void OnBackup(int64_t global_step, double seconds) override;
   // "running" (the default once a step is done), "finished" or "preempted".
   void SetState(const std::string& state);
+  // An event of this task the chief should list (kind "backup_fallback": a corrupted
+  // backup skipped); sent once, with the next progress. At most kMaxEvents wait.
+  void AddEvent(const std::string& kind, const std::string& message);
+  static constexpr size_t kMaxEvents = 16;
 
   // coordination::ProgressSource: false before the first step; else fills `out` and
   // takes the recent step times (each is sent once).
@@ -48,6 +53,7 @@ class ProgressReporter final : public train::StepObserver {
   int64_t backup_step_ = -1;                            // guarded by mu_
   double backup_unix_time_ = 0;                         // guarded by mu_
   std::string state_ = "running";                       // guarded by mu_
+  std::deque<coordination::StatusEvent> events_;        // not yet sent; guarded by mu_
 };
 
 }  // namespace ringtrain::cluster

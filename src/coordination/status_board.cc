@@ -22,10 +22,12 @@ void StatusBoard::OnProgress(const std::string& task, const TaskProgress& progre
       AddEvent("straggler", c.info.task, line, unix_now);
     }
   }
+  for (const StatusEvent& e : progress.events()) AddEvent(e.kind(), task, e.message(), e.unix_time());
   TaskProgress& kept = progress_[task];
   const bool was_preempted = kept.state() == "preempted";
   kept = progress;
   kept.clear_recent_steps();
+  kept.clear_events();
   if (kept.state() == "preempted" && !was_preempted) {
     AddEvent("preemption", task, task + " was preempted at step " + std::to_string(kept.global_step()), unix_now);
   }

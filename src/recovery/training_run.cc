@@ -172,6 +172,9 @@ Status TrainingRun::LoadFromDisk() {
   if (!options_.backup.enabled()) return Status::Ok();
   std::vector<std::string> warnings;
   auto loaded = backup::LoadNewestBackup(options_.backup.backup_dir, trainer_->Identity(), &warnings, options_.env);
+  if (options_.on_event) {
+    for (const std::string& w : warnings) options_.on_event("backup_fallback", w);
+  }
   if (!loaded.ok()) return loaded.status().About(Subject::kStorage);
   if (!loaded->has_value()) {
     RT_LOG(INFO) << "no backup in " << options_.backup.backup_dir

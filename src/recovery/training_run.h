@@ -42,6 +42,9 @@ struct RunOptions {
   // must return at once.
   std::function<void(int64_t generation)> on_generation;
   std::function<void(const Status& why)> on_recovery;
+  // An event for the chief's status (kind, one line): "backup_fallback" when a corrupted
+  // backup was skipped on load. Null: none.
+  std::function<void(const std::string& kind, const std::string& message)> on_event;
 };
 
 struct RunResult {

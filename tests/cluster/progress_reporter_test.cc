@@ -33,6 +33,29 @@ TEST(ProgressReporterTest, NothingBeforeTheFirstStep) {
   EXPECT_FALSE(p.Fill(&out));
 }
 
+// A task's own events (a backup fallback) go out once, with the next progress.
+TEST(ProgressReporterTest, EventsGoOutOnceWithTheNextProgress) {
+  ProgressReporter p;
+  p.AddEvent("backup_fallback", "Backup b/ckpt-9.json is corrupted (bad checksum); using the previous backup instead.");
+  coordination::TaskProgress out;
+  EXPECT_FALSE(p.Fill(&out));  // nothing before the first step: the event waits
+  p.OnStep(Report(1, 0.05));
+  ASSERT_TRUE(p.Fill(&out));
+  ASSERT_EQ(out.events_size(), 1);
+  EXPECT_EQ(out.events(0).kind(), "backup_fallback");
+  EXPECT_NE(out.events(0).message().find("ckpt-9"), std::string::npos);
+  EXPECT_GT(out.events(0).unix_time(), 1.6e9);
+  coordination::TaskProgress next;
+  p.OnStep(Report(2, 0.05));
+  ASSERT_TRUE(p.Fill(&next));
+  EXPECT_EQ(next.events_size(), 0);
+  for (int i = 0; i < 40; ++i) p.AddEvent("backup_fallback", std::to_string(i));
+  coordination::TaskProgress bounded;
+  ASSERT_TRUE(p.Fill(&bounded));
+  ASSERT_EQ(bounded.events_size(), static_cast<int>(ProgressReporter::kMaxEvents));
+  EXPECT_EQ(bounded.events(bounded.events_size() - 1).message(), "39");  // the newest kept
+}
+
 TEST(ProgressReporterTest, NewestStepAndEachStepTimeOnce) {
   ProgressReporter p;
   p.OnStep(Report(1, 0.05));

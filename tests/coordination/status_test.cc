@@ -128,6 +128,10 @@ TEST(StatusBoardTest, FailuresStragglersAndRecoveriesAreEventsAndStates) {
     b->set_step(s);
     b->set_compute_s(0.09);
   }
+  StatusEvent* fallback = worker.add_events();
+  fallback->set_unix_time(10.5);
+  fallback->set_kind("backup_fallback");
+  fallback->set_message("Backup b/ckpt-60.json is corrupted (bad checksum); using the previous backup instead.");
   board.OnProgress("worker:1", worker, 11.0);
   board.OnProgress("chief:0", chief, 11.5);
   // worker:1 then falls silent: declared failed, the generation breaks, and a new one forms.
@@ -146,12 +150,15 @@ TEST(StatusBoardTest, FailuresStragglersAndRecoveriesAreEventsAndStates) {
   EXPECT_EQ(j["stragglers"][0]["steps"], 3);
   EXPECT_DOUBLE_EQ(j["stragglers"][0]["compute_s"].get<double>(), 0.09);
   EXPECT_DOUBLE_EQ(j["stragglers"][0]["median_compute_s"].get<double>(), 0.06);
-  ASSERT_EQ(j["events"].size(), 3u) << j.dump(2);
-  EXPECT_EQ(j["events"][0]["kind"], "straggler");
+  ASSERT_EQ(j["events"].size(), 4u) << j.dump(2);
+  EXPECT_EQ(j["events"][0]["kind"], "backup_fallback");  // the worker's own event, with its time
   EXPECT_EQ(j["events"][0]["task"], "worker:1");
-  EXPECT_EQ(j["events"][1]["kind"], "failure");
-  EXPECT_EQ(j["events"][2]["kind"], "recovery");
-  EXPECT_EQ(j["events"][2]["message"],
+  EXPECT_EQ(j["events"][0]["unix_time"], 10.5);
+  EXPECT_EQ(j["events"][1]["kind"], "straggler");
+  EXPECT_EQ(j["events"][1]["task"], "worker:1");
+  EXPECT_EQ(j["events"][2]["kind"], "failure");
+  EXPECT_EQ(j["events"][3]["kind"], "recovery");
+  EXPECT_EQ(j["events"][3]["message"],
             "recovered in place: generation 1 formed 2.5 s after generation 0 broke (worker:1 failed)");
 }
 
