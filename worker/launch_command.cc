@@ -34,6 +34,8 @@
 #include "common/exit_codes.h"
 #include "config/settings.h"
 #include "console_setup.h"
+#include "env/env.h"
+#include "env/file_util.h"
 #include "flags.h"
 #include "local_cluster.h"
 #include "metrics_setup.h"
@@ -82,6 +84,12 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
       return args;
     };
   }
+  // `ringtrain status --tf_config DIR/cluster.json` finds the chief of this launch.
+  options.on_cluster = [&console, log_dir](const std::string& cluster_json) {
+    const std::string path = log_dir + "/cluster.json";
+    Status st = env::WriteFileAtomically(env::Default(), path, cluster_json + "\n");
+    if (!st.ok()) console.WriteLine("launch: warning: cannot write " + path + " for `ringtrain status`: " + st.message());
+  };
   auto code = RunLocalCluster(options);
   if (!code.ok()) return Fail(InternalError(code.status().message()));  // could not start the processes
   if (*code != 0) console.WriteLine("launch: each task's full log is in " + log_dir + "/");

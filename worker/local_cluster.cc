@@ -265,6 +265,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   }
   nlohmann::json cluster = {{"worker", nlohmann::json::array()}};
   for (int p : ports) cluster["worker"].push_back("127.0.0.1:" + std::to_string(p));
+  if (o.on_cluster) o.on_cluster(nlohmann::json{{"cluster", cluster}}.dump());
 
   std::optional<console::LineMux> own_console;
   if (o.console == nullptr) own_console.emplace(stdout, /*terminal=*/false);

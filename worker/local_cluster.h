@@ -54,6 +54,9 @@ struct LocalClusterOptions {
   // Where echoed lines go; null: a console on stdout that is not treated as a terminal.
   // Not owned. When `report` is stdout, this function's own lines go through it too.
   console::LineMux* console = nullptr;
+  // Told the cluster once its ports are chosen, before any child starts: {"cluster":
+  // {"worker": ["127.0.0.1:P", ...]}} (launch writes it for `ringtrain status`). Null: nothing.
+  std::function<void(const std::string& cluster_json)> on_cluster;
   // Where this function's own lines go ("launched ...", "worker:1 exited with code 5")
   // and the kept output of a failed child, prefixed with its task.
   FILE* report = stdout;

@@ -77,6 +77,11 @@ TEST(ConsoleTest, DefaultOutputIsTheSummaryAndOneLinePerEpoch) {
     EXPECT_EQ(log.find("Connection refused"), std::string::npos) << log;
     EXPECT_EQ(log.find("generation after -1"), std::string::npos) << log;
   }
+  // Beside them, the cluster for `ringtrain status --tf_config DIR/cluster.json`.
+  const auto cluster = nlohmann::json::parse(ReadFileOrEmpty(run.dir + "/logs/cluster.json"), nullptr, false);
+  ASSERT_TRUE(cluster.is_object()) << "no logs/cluster.json";
+  ASSERT_EQ(cluster["cluster"]["worker"].size(), 2u) << cluster.dump();
+  EXPECT_EQ(cluster["cluster"]["worker"][0].get<std::string>().rfind("127.0.0.1:", 0), 0u) << cluster.dump();
 }
 
 TEST(ConsoleTest, VerboseAddsEveryTasksInfoLinesAndLogDirMovesTheFiles) {
