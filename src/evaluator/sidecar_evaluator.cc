@@ -34,6 +34,19 @@ std::string DefaultHistoryPath(const config::JobConfig& job) {
   return (p.parent_path() / (p.stem().string() + ".eval" + (ext.empty() ? ".jsonl" : ext))).string();
 }
 
+WatchOptions WatchOptionsFor(const config::JobConfig& job, const nn::Model& model, int num_workers) {
+  WatchOptions watch;
+  watch.model_checkpoint = job.model_checkpoint;
+  watch.backup_dir = job.backup.backup_dir;
+  watch.save_model = job.save_model;
+  watch.epochs = job.epochs;
+  watch.steps_per_epoch = job.steps_per_epoch;
+  watch.job_fingerprint = job.TrajectoryFingerprint();
+  watch.num_workers = num_workers;
+  for (const auto& p : model.param_infos()) watch.params.push_back({p.name, p.shape, p.offset});
+  return watch;
+}
+
 StatusOr<std::unique_ptr<SidecarEvaluator>> SidecarEvaluator::Create(const config::JobConfig& job,
                                                                       EvaluatorOptions options) {
   if (job.eval_data.is_null()) {
@@ -44,16 +57,8 @@ StatusOr<std::unique_ptr<SidecarEvaluator>> SidecarEvaluator::Create(const confi
   auto model = nn::Model::FromJson(job.model, job.seed);
   if (!model.ok()) return model.status().WithContext("job: model").About(Subject::kConfig);
 
-  WatchOptions watch;
-  watch.model_checkpoint = job.model_checkpoint;
-  watch.backup_dir = job.backup.backup_dir;
-  watch.save_model = job.save_model;
-  watch.epochs = job.epochs;
-  watch.steps_per_epoch = job.steps_per_epoch;
-  watch.job_fingerprint = job.TrajectoryFingerprint();
-  watch.num_workers = options.num_workers;
-  for (const auto& p : (*model)->param_infos()) watch.params.push_back({p.name, p.shape, p.offset});
-  RT_ASSIGN_OR_RETURN(CheckpointWatcher watcher, CheckpointWatcher::Create(std::move(watch), options.env));
+  RT_ASSIGN_OR_RETURN(CheckpointWatcher watcher,
+                      CheckpointWatcher::Create(WatchOptionsFor(job, **model, options.num_workers), options.env));
 
   if (options.history_path.empty()) options.history_path = DefaultHistoryPath(job);
   RT_ASSIGN_OR_RETURN(EvalHistory history, EvalHistory::Open(options.history_path, options.env));

@@ -50,6 +50,9 @@ struct EvaluatorOptions {
 // history.eval.jsonl); without a history_file, eval_history.jsonl in the job file's
 // directory.
 std::string DefaultHistoryPath(const config::JobConfig& job);
+// What the evaluator of `job` (trained by `num_workers` workers) watches: its
+// model_checkpoint files or backups, matched against `model`'s weights.
+WatchOptions WatchOptionsFor(const config::JobConfig& job, const nn::Model& model, int num_workers);
 
 class SidecarEvaluator {
  public:

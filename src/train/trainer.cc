@@ -343,19 +343,7 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
       }
       // Reduced at every backup point, hook or not, so that the metrics are summed in
       // the same order whether or not the run was interrupted.
-      if (IsBackupPoint(epoch_end)) {
-        if (!epoch_end) {
-          RT_ASSIGN_OR_RETURN(carried_, ReduceMetrics(comm));
-        }
-        if (on_backup) {
-          const double t0 = Now();
-          RT_RETURN_IF_ERROR(engine_->StoreToHost().WithContext("copying the model back for a backup"));
-          Status st = on_backup(Snapshot());
-          backup_seconds_ += Now() - t0;
-          for (StepObserver* o : options_.observers) o->OnBackup(global_step_, Now() - t0);
-          RT_RETURN_IF_ERROR(st);
-        }
-      }
+      if (IsBackupPoint(epoch_end)) RT_RETURN_IF_ERROR(TakeBackupPoint(comm, epoch_end, on_backup).status());
       // Preemption: every worker learns who asked to stop, after the same step. After the
       // last step there is nothing left to save: the job ends as usual.
       if (options_.stop != nullptr && global_step_ < total_steps()) {
@@ -369,6 +357,23 @@ Status Trainer::Fit(collective::Communicator* comm, const BackupHook& on_backup)
   return Status::Ok();
 }
 
+StatusOr<double> Trainer::TakeBackupPoint(collective::Communicator* comm, bool epoch_end, const BackupHook& on_backup) {
+  // The epoch's metrics so far, summed over the workers (at an epoch end EndEpoch has
+  // already done that).
+  if (!epoch_end) {
+    RT_ASSIGN_OR_RETURN(carried_, ReduceMetrics(comm));
+  }
+  if (!on_backup) return 0.0;
+  const double t0 = Now();
+  RT_RETURN_IF_ERROR(engine_->StoreToHost().WithContext("copying the model back for a backup"));
+  Status st = on_backup(Snapshot());
+  const double seconds = Now() - t0;
+  backup_seconds_ += seconds;
+  for (StepObserver* o : options_.observers) o->OnBackup(global_step_, seconds);
+  RT_RETURN_IF_ERROR(st);
+  return seconds;
+}
+
 Status Trainer::StopAtBoundary(collective::Communicator* comm, const std::vector<int>& ranks, int epoch, int step,
                                bool epoch_end, const BackupHook& on_backup) {
   Preemption p;
@@ -378,21 +383,8 @@ Status Trainer::StopAtBoundary(collective::Communicator* comm, const std::vector
   p.steps = steps_per_epoch_;
   p.ranks = ranks;
   p.asked_here = std::find(ranks.begin(), ranks.end(), comm->rank()) != ranks.end();
-  if (!IsBackupPoint(epoch_end)) {
-    // As at any backup point: the epoch's metrics so far, summed over the workers (at an
-    // epoch end EndEpoch has already done that). The weights are untouched.
-    if (!epoch_end) {
-      RT_ASSIGN_OR_RETURN(carried_, ReduceMetrics(comm));
-    }
-    if (on_backup) {
-      const double t0 = Now();
-      RT_RETURN_IF_ERROR(engine_->StoreToHost().WithContext("copying the model back for a backup"));
-      Status st = on_backup(Snapshot());
-      p.backup_seconds = Now() - t0;
-      backup_seconds_ += p.backup_seconds;
-      for (StepObserver* o : options_.observers) o->OnBackup(global_step_, p.backup_seconds);
-      RT_RETURN_IF_ERROR(st);
-    }
+  if (!IsBackupPoint(epoch_end)) {  // one extra backup point, as any other (the weights are untouched)
+    RT_ASSIGN_OR_RETURN(p.backup_seconds, TakeBackupPoint(comm, epoch_end, on_backup));
   }
   preemption_ = p;
   std::string who;

@@ -208,6 +208,9 @@ class Trainer {
     double learning_rate = 0;    // the last step's
   };
   bool IsBackupPoint(bool epoch_end) const;
+  // A backup point: the epoch's metrics reduced (unless at its end) and the hook given the
+  // state; returns the training thread's seconds in the hook (0 without one).
+  StatusOr<double> TakeBackupPoint(collective::Communicator* comm, bool epoch_end, const BackupHook& on_backup);
   // After every worker agreed to stop at this step (ranks asked): makes it a backup point
   // unless it was one, records preemption_ and returns Fit's status (see Fit).
   Status StopAtBoundary(collective::Communicator* comm, const std::vector<int>& ranks, int epoch, int step,

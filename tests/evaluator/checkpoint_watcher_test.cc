@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "evaluator/sidecar_evaluator.h"
 #include "evaluator/test_job.h"
 #include "testing/temp_dir.h"
 
@@ -15,16 +16,7 @@ using testing::TempDir;
 namespace fs = std::filesystem;
 
 WatchOptions OptionsFor(const config::JobConfig& job, const nn::Model& model) {
-  WatchOptions o;
-  o.model_checkpoint = job.model_checkpoint;
-  o.backup_dir = job.backup.backup_dir;
-  o.save_model = job.save_model;
-  o.epochs = job.epochs;
-  o.steps_per_epoch = job.steps_per_epoch;
-  o.job_fingerprint = job.TrajectoryFingerprint();
-  o.num_workers = 2;
-  for (const auto& p : model.param_infos()) o.params.push_back({p.name, p.shape, p.offset});
-  return o;
+  return WatchOptionsFor(job, model, /*num_workers=*/2);
 }
 
 std::optional<Checkpoint> NextOf(CheckpointWatcher& w, Position after) {
