@@ -1,22 +1,24 @@
 #!/usr/bin/env python3
-# Usage: python3 tests/bench/gpu_demo_curve.py [--ringtrain build/bin/ringtrain] [--workers 2] [--tolerance 0.01]
-# Not part of the test suite (it needs a GPU): issue 6's check that the two-worker demo trained on one shared GPU
-# over RING follows the same curve as on the CPU. It runs deploy/jobs/demo.json twice through `ringtrain launch`,
-# once with "device": "cpu" and once with "device": "gpu", both with communication RING, and compares the epochs'
-# loss and accuracy from the two history files. Exit 0 when every epoch's loss agrees within the relative
+# Usage: python3 tests/bench/gpu_demo_curve.py [--ringtrain build/bin/ringtrain] [--job deploy/jobs/demo.json]
+#                                              [--workers 2] [--implementation RING] [--tolerance 0.01]
+# Not part of the test suite (it needs a GPU): issue 6's check that a job (by default the two-worker demo on one
+# shared GPU over RING) follows the same curve on the GPU as on the CPU. It runs the job twice through `ringtrain
+# launch`, once with "device": "cpu" and once with "device": "gpu" (the GPU run with the given communication
+# implementation, the CPU run with RING), and compares the epochs' loss and accuracy from the two history files. Exit 0 when every epoch's loss agrees within the relative
 # tolerance, 1 when not, 2 when a run fails.
 import argparse, json, os, subprocess, sys, tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def run(ringtrain, workers, device, tmp):
-    with open(os.path.join(ROOT, "deploy/jobs/demo.json")) as f:
+def run(ringtrain, job_file, workers, device, implementation, tmp):
+    with open(job_file) as f:
         job = json.load(f)
     history = os.path.join(tmp, f"history-{device}.jsonl")
     job.update({"device": device, "history_file": history, "save_model": os.path.join(tmp, f"model-{device}.safetensors")})
-    job["communication"] = {"implementation": "RING"}
-    path = os.path.join(ROOT, "deploy/jobs", f".gpu-curve-{os.getpid()}-{device}.json")
+    job["communication"] = {"implementation": implementation}
+    # Beside the original, so that its relative data paths still resolve.
+    path = os.path.join(os.path.dirname(job_file), f".gpu-curve-{os.getpid()}-{device}.json")
     with open(path, "w") as f:
         json.dump(job, f)
     try:
@@ -37,12 +39,16 @@ def run(ringtrain, workers, device, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ringtrain", default=os.path.join(ROOT, "build/bin/ringtrain"))
+    ap.add_argument("--job", default=os.path.join(ROOT, "deploy/jobs/demo.json"))
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--implementation", default="RING", choices=["RING", "NCCL", "AUTO"])
     ap.add_argument("--tolerance", type=float, default=0.01)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        cpu = run(a.ringtrain, a.workers, "cpu", tmp)
-        gpu = run(a.ringtrain, a.workers, "gpu", tmp)
+        job = os.path.abspath(a.job)
+        cpu = run(a.ringtrain, job, a.workers, "cpu", "RING", tmp)
+        gpu = run(a.ringtrain, job, a.workers, "gpu", a.implementation, tmp)
+    print(f"{os.path.basename(job)}, {a.workers} worker(s), GPU over {a.implementation}:")
     print("| epoch | CPU loss | GPU loss | rel. diff | CPU acc | GPU acc |")
     print("|---|---|---|---|---|---|")
     worst = 0.0
@@ -51,7 +57,7 @@ def main():
         worst = max(worst, rel)
         print(f"| {c['epoch']} | {c['loss']:.6f} | {g['loss']:.6f} | {rel:.2e} | {c['accuracy']:.4f} | {g['accuracy']:.4f} |")
     same = len(cpu) == len(gpu) and len(cpu) > 0 and worst <= a.tolerance
-    print(f"RESULT same_curve={'yes' if same else 'no'} epochs={len(cpu)} max_rel_loss_diff={worst:.3e} "
+    print(f"RESULT job={os.path.basename(job)} same_curve={'yes' if same else 'no'} epochs={len(cpu)} max_rel_loss_diff={worst:.3e} "
           f"tolerance={a.tolerance}")
     sys.exit(0 if same else 1)
 
