@@ -33,7 +33,8 @@ def run(ringtrain, job_file, workers, device, implementation, tmp):
     for l in device_lines[:workers]:
         print(f"  [{device}] {l.strip()}")
     with open(history) as f:
-        return [json.loads(l) for l in f if l.strip()]
+        # The epochs' records (the file may end with others, e.g. the final evaluation's).
+        return [r for r in (json.loads(l) for l in f if l.strip()) if "epoch" in r and "loss" in r]
 
 
 def main():

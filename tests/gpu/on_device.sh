@@ -50,6 +50,8 @@ case $stage in
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     step bench env RINGTRAIN="$rt" PYTHON=python3 DEVICE=gpu WORKERS=1 WORKLOADS="${WORKLOADS:-w1 w2 w3}" \
       ROUNDS="${ROUNDS:-3}" tests/bench/train_bench.sh
+    # The largest shipped model, which the GPU engine refuses (softmax output): one line, exit 2.
+    step vgg16_gpu "$rt" bench train --job deploy/jobs/vgg16_bench.json --workers 1 --device gpu
     ;;
   *) echo "usage: $0 check|bench [BUNDLE_TGZ]" >&2; exit 2 ;;
 esac
