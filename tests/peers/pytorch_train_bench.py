@@ -297,7 +297,9 @@ def main():
         p.error("--device cuda: torch.cuda.is_available() is False (no GPU or no CUDA build of PyTorch)")
     # torch.multiprocessing reports a child's exception and exits non-zero.
     import torch.multiprocessing as mp
-    mp.start_processes(run, args=(args, free_port()), nprocs=args.procs, start_method="fork")
+    # CUDA cannot be used in a forked child once the parent has touched it (is_available above): spawn there.
+    mp.start_processes(run, args=(args, free_port()), nprocs=args.procs,
+                       start_method="spawn" if args.device == "cuda" else "fork")
 
 
 if __name__ == "__main__":
