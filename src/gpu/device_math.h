@@ -74,18 +74,18 @@ RT_HD inline float ActivationGrad(float dy, float y, bool relu) { return relu ? 
 
 // The bias gradient is summed per column over `lanes` contiguous row chunks, each in
 // row order, and then the chunk sums in chunk order. One lane (up to kBiasGradLaneRows
-// rows) is exactly the CPU's order and bits; more lanes spread long columns (conv:
-// rows = batch * out_h * out_w) over more threads. The split depends on `rows` only,
-// so the bits never change between runs.
-constexpr int kBiasGradMaxLanes = 8;
+// rows) is exactly the CPU's order and bits; above that (conv: rows = batch * out_h *
+// out_w) a lane is kBiasGradChunkRows rows, so that a long column spreads over hundreds
+// of threads. The split depends on `rows` only, so the bits never change between runs.
 constexpr int64_t kBiasGradLaneRows = 4096;
+constexpr int64_t kBiasGradChunkRows = 128;
 
-RT_HD inline int BiasGradLanes(int64_t rows) {
-  return rows <= kBiasGradLaneRows ? 1 : kBiasGradMaxLanes;
+RT_HD inline int64_t BiasGradLanes(int64_t rows) {
+  return rows <= kBiasGradLaneRows ? 1 : (rows + kBiasGradChunkRows - 1) / kBiasGradChunkRows;
 }
 
-// Rows [*begin, *end) of chunk `lane` out of `lanes` (the last chunks may be empty).
-RT_HD inline void BiasGradChunk(int64_t rows, int lanes, int lane, int64_t* begin, int64_t* end) {
+// Rows [*begin, *end) of chunk `lane` out of `lanes` (the last chunks may be short or empty).
+RT_HD inline void BiasGradChunk(int64_t rows, int64_t lanes, int64_t lane, int64_t* begin, int64_t* end) {
   const int64_t per = (rows + lanes - 1) / lanes;
   const int64_t b = per * lane;
   const int64_t e = b + per;
@@ -95,11 +95,31 @@ RT_HD inline void BiasGradChunk(int64_t rows, int lanes, int lane, int64_t* begi
 
 // Sum over rows [begin, end) of column `col` of the pre-activation gradient, in row
 // order from 0.0f; writes each element to dpre when it is not null (dpre may equal dy:
-// every element is read before it is written).
+// every element is read before it is written). Rows are read eight at a time before
+// any is written, so that a GPU thread has eight loads in flight.
 RT_HD inline float ActivationBiasChunk(const float* dy, const float* y, int64_t begin, int64_t end, int cols, int col,
                                        bool relu, float* dpre) {
+  constexpr int kGroup = 8;
   float sum = 0.0f;
-  for (int64_t r = begin; r < end; ++r) {
+  int64_t r = begin;
+  for (; r + kGroup <= end; r += kGroup) {
+    float d[kGroup];
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int k = 0; k < kGroup; ++k) {
+      const int64_t i = (r + k) * cols + col;
+      d[k] = ActivationGrad(dy[i], relu ? y[i] : 0.0f, relu);
+    }
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int k = 0; k < kGroup; ++k) {
+      if (dpre != nullptr) dpre[(r + k) * cols + col] = d[k];
+      sum += d[k];
+    }
+  }
+  for (; r < end; ++r) {
     const int64_t i = r * cols + col;
     const float d = ActivationGrad(dy[i], relu ? y[i] : 0.0f, relu);
     if (dpre != nullptr) dpre[i] = d;

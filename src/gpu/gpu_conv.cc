@@ -103,6 +103,8 @@ class GpuConv final : public GpuLayer {
     const size_t outputs = b * g_.out_h * g_.out_w * f_;
     RT_RETURN_IF_ERROR(y_.Grow(outputs, d_.name + " output", id));
     RT_RETURN_IF_ERROR(dpre_.Grow(outputs, d_.name + " pre-activation gradient", id));
+    RT_RETURN_IF_ERROR(bias_partial_.Grow(BiasGradScratchFloats(static_cast<int64_t>(b) * g_.out_h * g_.out_w, f_),
+                                          d_.name + " bias partial sums", id));
     const size_t padded_in = b * hin_ * win_ * g_.c;
     if (padded_) RT_RETURN_IF_ERROR(xp_.Grow(padded_in, d_.name + " padded input", id));
     if (d_.need_input_grad) {
@@ -159,7 +161,7 @@ class GpuConv final : public GpuLayer {
     const int64_t rows = static_cast<int64_t>(batch_) * g_.out_h * g_.out_w;
     RT_RETURN_IF_ERROR(CudaCheck(ActivationBiasBackward(dy, y_.get(), rows, f_, d_.relu, dpre_.get(),
                                                         d_.use_bias ? args.grads + d_.bias_offset : nullptr,
-                                                        gpu_->compute()),
+                                                        bias_partial_.get(), gpu_->compute()),
                                  "ActivationBiasBackward(" + d_.name + ")", id));
     const float one = 1.0f, zero = 0.0f;
     RT_RETURN_IF_ERROR(CudnnCheck(
@@ -326,7 +328,7 @@ class GpuConv final : public GpuLayer {
   ConvDesc conv_desc_;
   int desc_batch_ = 0;  // the batch x_desc_/y_desc_ describe now
   std::map<int, Algorithms> algos_;
-  DeviceBuffer<float> w_ohwi_, dw_ohwi_, y_, dpre_, xp_, dx_, dxp_;
+  DeviceBuffer<float> w_ohwi_, dw_ohwi_, y_, dpre_, xp_, dx_, dxp_, bias_partial_;
   const float* x_ = nullptr;  // what cuDNN convolved in the last training Forward
   int batch_ = 0;
 };

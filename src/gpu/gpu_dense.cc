@@ -23,6 +23,7 @@ class GpuDense final : public GpuLayer {
     const size_t outputs = static_cast<size_t>(batch) * units_;
     RT_RETURN_IF_ERROR(y_.Grow(outputs, d_.name + " output", id));
     RT_RETURN_IF_ERROR(dpre_.Grow(outputs, d_.name + " pre-activation gradient", id));
+    RT_RETURN_IF_ERROR(bias_partial_.Grow(BiasGradScratchFloats(batch, units_), d_.name + " bias partial sums", id));
     if (d_.need_input_grad) {
       RT_RETURN_IF_ERROR(dx_.Grow(static_cast<size_t>(batch) * in_, d_.name + " input gradient", id));
     }
@@ -50,7 +51,7 @@ class GpuDense final : public GpuLayer {
     const float one = 1.0f, zero = 0.0f;
     RT_RETURN_IF_ERROR(CudaCheck(ActivationBiasBackward(dy, y_.get(), batch_, units_, d_.relu, dpre_.get(),
                                                         d_.use_bias ? a.grads + d_.bias_offset : nullptr,
-                                                        gpu_->compute()),
+                                                        bias_partial_.get(), gpu_->compute()),
                                  "ActivationBiasBackward(" + d_.name + ")", id));
     RT_RETURN_IF_ERROR(CublasCheck(cublasSgemm(gpu_->cublas(), CUBLAS_OP_N, CUBLAS_OP_T, units_, in_, batch_, &one,
                                                dpre_.get(), units_, x_, in_, &zero, a.grads + d_.kernel_offset,
@@ -71,7 +72,7 @@ class GpuDense final : public GpuLayer {
   const nn::LayerDesc d_;
   const GpuContext* gpu_;
   const int in_, units_;
-  DeviceBuffer<float> y_, dpre_, dx_;
+  DeviceBuffer<float> y_, dpre_, dx_, bias_partial_;
   const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
 };

@@ -44,32 +44,33 @@ __global__ void ActivationGradKernel(const float* dy, const float* y, int64_t n,
   }
 }
 
-// Bias gradient with the relu mask fused in. A block is 32 columns (threadIdx.x, so a
-// warp reads 128 contiguous bytes of a row) by `lanes` row chunks (threadIdx.y); lane
-// j sums its contiguous chunk of rows in row order, then thread (x, 0) adds the lanes'
-// sums in lane order. With one lane that is the CPU's exact order. Blocks loop over
-// column tiles when there are more than the grid holds.
+// Bias gradient with the relu mask fused in, pass 1: thread (x, y) of block (bx, by)
+// sums lane bx * blockDim.y + y of column by * 32 + x (a warp reads 128 contiguous
+// bytes of a row) into partial[lane * cols + col]. With one lane, partial is db.
 constexpr int kTileCols = 32;
+constexpr int kLanesPerBlock = 8;
 
-__global__ void ActivationBiasGradKernel(const float* dy, const float* y, int64_t rows, int cols, bool relu,
-                                         float* dpre, float* db) {
-  __shared__ float partial[dm::kBiasGradMaxLanes][kTileCols];
-  const int lanes = static_cast<int>(blockDim.y);
-  const int lane = static_cast<int>(threadIdx.y);
+__global__ void BiasGradPartialKernel(const float* dy, const float* y, int64_t rows, int cols, int64_t lanes,
+                                      bool relu, float* dpre, float* partial) {
+  const int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (lane >= lanes) return;
   int64_t begin, end;
   dm::BiasGradChunk(rows, lanes, lane, &begin, &end);
-  for (int64_t tile = blockIdx.x; tile * kTileCols < cols; tile += gridDim.x) {
-    const int64_t col64 = tile * kTileCols + threadIdx.x;
-    const bool active = col64 < cols;
-    const int col = static_cast<int>(col64);
-    if (active) partial[lane][threadIdx.x] = dm::ActivationBiasChunk(dy, y, begin, end, cols, col, relu, dpre);
-    __syncthreads();
-    if (active && lane == 0) {
-      float sum = partial[0][threadIdx.x];
-      for (int j = 1; j < lanes; ++j) sum += partial[j][threadIdx.x];
-      db[col] = sum;
-    }
-    __syncthreads();  // `partial` is reused by the next tile
+  for (int64_t tile = blockIdx.y; tile * kTileCols < cols; tile += gridDim.y) {
+    const int64_t col = tile * kTileCols + threadIdx.x;
+    if (col >= cols) continue;
+    partial[lane * cols + col] =
+        dm::ActivationBiasChunk(dy, y, begin, end, cols, static_cast<int>(col), relu, dpre);
+  }
+}
+
+// Pass 2: db[col] = the lanes' sums in lane order.
+__global__ void BiasGradSumKernel(const float* partial, int64_t lanes, int cols, float* db) {
+  for (int64_t col = GlobalThread(); col < cols; col += GridStride()) {
+    float sum = partial[col];
+#pragma unroll 8
+    for (int64_t l = 1; l < lanes; ++l) sum += partial[l * cols + col];
+    db[col] = sum;
   }
 }
 
@@ -156,6 +157,7 @@ __global__ void SoftmaxGradKernel(const float* logits, const int32_t* labels, in
 __global__ void SoftmaxSumKernel(const double* scratch, int batch, double* stats) {
   if (GlobalThread() != 0) return;
   double loss = 0, correct = 0;
+#pragma unroll 8
   for (int i = 0; i < batch; ++i) {
     loss += scratch[static_cast<int64_t>(i) * kXentFields + 2];
     correct += scratch[static_cast<int64_t>(i) * kXentFields + 3];
@@ -202,7 +204,7 @@ cudaError_t BiasActivationForward(float* y, const float* bias, int64_t rows, int
 }
 
 cudaError_t ActivationBiasBackward(const float* dy, const float* y, int64_t rows, int cols, bool relu, float* dpre,
-                                   float* db, cudaStream_t stream) {
+                                   float* db, float* partial, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) {
     // No rows: the bias gradient is an empty sum.
     if (db != nullptr && cols > 0) return cudaMemsetAsync(db, 0, static_cast<size_t>(cols) * sizeof(float), stream);
@@ -214,14 +216,27 @@ cudaError_t ActivationBiasBackward(const float* dy, const float* y, int64_t rows
     ActivationGradKernel<<<Blocks(n), kThreads, 0, stream>>>(dy, y, n, relu, dpre);
     return cudaGetLastError();
   }
-  const int lanes = dm::BiasGradLanes(rows);
+  const int64_t lanes = dm::BiasGradLanes(rows);
+  if (lanes > 1 && partial == nullptr) return cudaErrorInvalidValue;  // BiasGradScratchFloats was not reserved
   const int64_t tiles = (static_cast<int64_t>(cols) + kTileCols - 1) / kTileCols;
-  const dim3 block(kTileCols, static_cast<unsigned>(lanes));
+  const int per_block = static_cast<int>(std::min<int64_t>(lanes, kLanesPerBlock));
+  const dim3 block(kTileCols, static_cast<unsigned>(per_block));
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>((lanes + per_block - 1) / per_block, kMaxBlocks)),
+                  static_cast<unsigned>(std::min<int64_t>(tiles, 65535)));
+  if (grid.x * static_cast<int64_t>(per_block) < lanes) return cudaErrorInvalidConfiguration;
   // Linear in place needs no dpre writes; the chunk function skips them when null.
   float* out = (!relu && dpre == dy) ? nullptr : dpre;
-  ActivationBiasGradKernel<<<static_cast<unsigned>(std::min(tiles, kMaxBlocks)), block, 0, stream>>>(
-      dy, y, rows, cols, relu, out, db);
+  BiasGradPartialKernel<<<grid, block, 0, stream>>>(dy, y, rows, cols, lanes, relu, out, lanes > 1 ? partial : db);
+  if (lanes == 1) return cudaGetLastError();
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  BiasGradSumKernel<<<Blocks(cols), kThreads, 0, stream>>>(partial, lanes, cols, db);
   return cudaGetLastError();
+}
+
+size_t BiasGradScratchFloats(int64_t rows, int cols) {
+  const int64_t lanes = dm::BiasGradLanes(rows);
+  return lanes > 1 && cols > 0 ? static_cast<size_t>(lanes) * static_cast<size_t>(cols) : 0;
 }
 
 cudaError_t HwioToOhwi(const float* hwio, int kh, int kw, int c, int f, float* ohwi, cudaStream_t stream) {

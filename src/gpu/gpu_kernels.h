@@ -25,11 +25,13 @@ cudaError_t BiasActivationForward(float* y, const float* bias, int64_t rows, int
 
 // dpre[r, c] = relu ? (y[r, c] > 0 ? dy[r, c] : 0) : dy[r, c]; db[c] = sum over r of
 // dpre[r, c] (db may be null). dpre may equal dy. Up to 4,096 rows db is summed in row
-// order (the CPU's bits); above that (convolutions) each column is cut into 8
-// contiguous chunks, each summed in row order, and the chunk sums are added in order:
-// the same bits every run, within rounding of the CPU.
+// order (the CPU's bits); above that (convolutions) each column is cut into chunks of
+// 128 rows, each summed in row order by its own thread into `partial` (at least
+// BiasGradScratchFloats(rows, cols) floats), and the chunk sums are added in order by a
+// second kernel: the same bits every run, within rounding of the CPU (device_math.h).
 cudaError_t ActivationBiasBackward(const float* dy, const float* y, int64_t rows, int cols, bool relu, float* dpre,
-                                   float* db, cudaStream_t stream);
+                                   float* db, float* partial, cudaStream_t stream);
+size_t BiasGradScratchFloats(int64_t rows, int cols);
 
 // Conv kernel layouts: HWIO [kh, kw, c, f] (the model's) <-> OHWI [f, kh, kw, c]
 // (cuDNN's NHWC filter layout, CUDNN_TENSOR_NHWC).

@@ -317,10 +317,10 @@ TEST(DeviceMathMaxPool, CoverIsTheInverseOfTheWindows) {
 // order, then the lanes in order.
 void HostActivationBiasBackward(const std::vector<float>& dy, const std::vector<float>& y, int64_t rows, int cols,
                                 bool relu, float* dpre, float* db) {
-  const int lanes = dm::BiasGradLanes(rows);
+  const int64_t lanes = dm::BiasGradLanes(rows);
   for (int col = 0; col < cols; ++col) {
     float sum = 0.0f;
-    for (int lane = 0; lane < lanes; ++lane) {
+    for (int64_t lane = 0; lane < lanes; ++lane) {
       int64_t begin, end;
       dm::BiasGradChunk(rows, lanes, lane, &begin, &end);
       const float part = dm::ActivationBiasChunk(dy.data(), y.data(), begin, end, cols, col, relu, dpre);
@@ -363,12 +363,14 @@ TEST(DeviceMathActivation, OneLaneMatchesCpuBits) {
 
 TEST(DeviceMathActivation, ManyLanesAgreeWithCpuAndWorkInPlace) {
   const int64_t rows = 3 * dm::kBiasGradLaneRows + 5;  // conv-sized; the last chunk is short
-  ASSERT_EQ(dm::BiasGradLanes(rows), dm::kBiasGradMaxLanes);
+  const int64_t lanes = dm::BiasGradLanes(rows);
+  ASSERT_EQ(lanes, (rows + dm::kBiasGradChunkRows - 1) / dm::kBiasGradChunkRows);
   int64_t covered = 0;
-  for (int lane = 0; lane < dm::kBiasGradMaxLanes; ++lane) {
+  for (int64_t lane = 0; lane < lanes; ++lane) {
     int64_t begin, end;
-    dm::BiasGradChunk(rows, dm::kBiasGradMaxLanes, lane, &begin, &end);
+    dm::BiasGradChunk(rows, lanes, lane, &begin, &end);
     ASSERT_EQ(begin, covered);
+    ASSERT_LE(end - begin, dm::kBiasGradChunkRows);
     covered = end;
   }
   ASSERT_EQ(covered, rows);

@@ -218,6 +218,8 @@ TEST(GpuParityTest, Conv2DMatchesCpu) {
       {"same s1 k4 relu c3 (even kernel)", Conv(4, 4, 1, "same", "relu", true), {7, 9, 3}},
       {"same s2 k5x3 no-bias c2", Conv(3, {5, 3}, {2, 1}, "same", "linear", false), {7, 6, 2}},
       {"valid s1 relu c16 batch 9", Conv(32, 3, 1, "valid", "relu", true), {10, 10, 16}, 9},
+      // 8 x 26 x 26 = 5,408 rows per filter: the bias gradient's two-pass path (43 chunks, the last short).
+      {"valid s1 relu c1 long columns", Conv(8, 3, 1, "valid", "relu", true), {28, 28, 1}, 8},
   };
   for (const LayerCase& c : cases) CheckLayer(c);
 }
@@ -228,6 +230,7 @@ TEST(GpuParityTest, DenseMatchesCpu) {
       {"relu bias", {{"type", "dense"}, {"units", 17}, {"activation", "relu"}}, {33}, 5},
       {"linear no-bias", {{"type", "dense"}, {"units", 10}, {"use_bias", false}}, {64}, 7},
       {"wide", {{"type", "dense"}, {"units", 64}, {"activation", "relu"}}, {845}, 16},
+      {"batch 4,100 (two-pass bias)", {{"type", "dense"}, {"units", 5}, {"activation", "relu"}}, {3}, 4100},
   };
   for (const LayerCase& c : cases) CheckLayer(c);
 }
