@@ -11,11 +11,14 @@ import argparse, json, os, subprocess, sys, tempfile
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def run(ringtrain, job_file, workers, device, implementation, tmp):
+def run(ringtrain, job_file, workers, device, implementation, tmp, save_dir=None):
     with open(job_file) as f:
         job = json.load(f)
     history = os.path.join(tmp, f"history-{device}.jsonl")
-    job.update({"device": device, "history_file": history, "save_model": os.path.join(tmp, f"model-{device}.safetensors")})
+    name = os.path.splitext(os.path.basename(job_file))[0]
+    model_dir = save_dir or tmp
+    job.update({"device": device, "history_file": history,
+                "save_model": os.path.abspath(os.path.join(model_dir, f"{name}-{device}.safetensors"))})
     job["communication"] = {"implementation": implementation}
     # Beside the original, so that its relative data paths still resolve.
     path = os.path.join(os.path.dirname(job_file), f".gpu-curve-{os.getpid()}-{device}.json")
@@ -44,11 +47,14 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--implementation", default="RING", choices=["RING", "NCCL", "AUTO"])
     ap.add_argument("--tolerance", type=float, default=0.01)
+    ap.add_argument("--save_dir", help="keep the two saved models there as <job>-cpu/gpu.safetensors")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         job = os.path.abspath(a.job)
-        cpu = run(a.ringtrain, job, a.workers, "cpu", "RING", tmp)
-        gpu = run(a.ringtrain, job, a.workers, "gpu", a.implementation, tmp)
+        if a.save_dir:
+            os.makedirs(a.save_dir, exist_ok=True)
+        cpu = run(a.ringtrain, job, a.workers, "cpu", "RING", tmp, a.save_dir)
+        gpu = run(a.ringtrain, job, a.workers, "gpu", a.implementation, tmp, a.save_dir)
     print(f"{os.path.basename(job)}, {a.workers} worker(s), GPU over {a.implementation}:")
     print("| epoch | CPU loss | GPU loss | rel. diff | CPU acc | GPU acc |")
     print("|---|---|---|---|---|---|")

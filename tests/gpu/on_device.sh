@@ -3,6 +3,7 @@
 # maybe not gRPC: run from a checkout that holds a bundle made by deploy/gpu_bundle.sh and data/mnist.
 #   tests/gpu/on_device.sh check [BUNDLE_TGZ]   versions, the GPU test binaries, CPU-vs-GPU curves (demo, W1-W3),
 #                                               two workers sharing the GPU over RING, one worker over NCCL
+#   tests/gpu/on_device.sh sources [BUNDLE_TGZ] W2 from TFRecord, npz and PNG folders on the GPU (data/ made by deploy/)
 #   tests/gpu/on_device.sh bench [BUNDLE_TGZ]   tests/bench/train_bench.sh with DEVICE=gpu (W1, W2, W3, 1 worker)
 # BUNDLE_TGZ defaults to build/gpu-bundle.tar.gz. Logs go to $OUT (default /tmp/gpu-out). Prints a summary last.
 set -u
@@ -46,6 +47,20 @@ case $stage in
     step w3_nccl1 python3 tests/bench/gpu_demo_curve.py --ringtrain "$rt" --job deploy/jobs/mnist_w3.json --workers 1 \
       --implementation NCCL
     ;;
+  sources)
+    # The data sources on the GPU: W2 read from TFRecord, npz and PNG folders (each made from MNIST by deploy/'s
+    # scripts into data/) by two workers sharing the GPU over RING, against the CPU; all four readers give W2's
+    # examples in W2's order, so the GPU models must be the same bytes. Then a model the GPU engine refuses.
+    for j in mnist_w2 tfrecord npz image_folder; do
+      step "src_$j" python3 tests/bench/gpu_demo_curve.py --ringtrain "$rt" --job "deploy/jobs/$j.json" --workers 2 \
+        --save_dir "$out/models"
+    done
+    for j in tfrecord npz image_folder; do
+      cmp -s "$out/models/mnist_w2-gpu.safetensors" "$out/models/$j-gpu.safetensors"
+      note "GPU model of $j.json, same bytes as mnist_w2.json's: $([ $? -eq 0 ] && echo yes || echo NO)"
+    done
+    step residual_gpu "$rt" bench train --job deploy/jobs/mnist_residual.json --workers 1 --device gpu
+    ;;
   bench)
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     step bench env RINGTRAIN="$rt" PYTHON=python3 DEVICE=gpu WORKERS=1 WORKLOADS="${WORKLOADS:-w1 w2 w3}" \
@@ -53,7 +68,7 @@ case $stage in
     # The largest shipped model, which the GPU engine refuses (softmax output): one line, exit 2.
     step vgg16_gpu "$rt" bench train --job deploy/jobs/vgg16_bench.json --workers 1 --device gpu
     ;;
-  *) echo "usage: $0 check|bench [BUNDLE_TGZ]" >&2; exit 2 ;;
+  *) echo "usage: $0 check|sources|bench [BUNDLE_TGZ]" >&2; exit 2 ;;
 esac
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
