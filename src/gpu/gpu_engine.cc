@@ -62,6 +62,9 @@ class GpuEngine final : public engine::Engine {
     descs_ = model_->layers();
     for (size_t i = 0; i < descs_.size(); ++i) {
       const nn::LayerDesc& d = descs_[i];
+      // A layer class the engine lacks is named as such first: BatchNormalization's moving
+      // statistics would otherwise read as "frozen weights".
+      if (d.kind == nn::LayerDesc::Kind::kOther) return NewGpuLayer(d, ctx_.get()).status();
       if (d.inputs != std::vector<int>{static_cast<int>(i) - 1} || d.frozen) {
         return UnimplementedError("layer '" + d.name + "' (" + d.class_name + "): the GPU engine runs sequential " +
                                   "models with every weight trainable; this layer " +
