@@ -3,12 +3,15 @@
 // error concerns, and prints one clear line for it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "config/job_config.h"
 #include "config/settings.h"
 #include "config/tf_config.h"
+#include "proto/coordination.pb.h"
 
 namespace ringtrain::cli {
 
@@ -24,6 +27,10 @@ int RunStatus(const std::vector<std::string>& args);
 int RunEvaluatorTask(const Flags& flags, const config::ClusterSpec& spec, const config::Settings& settings);
 // INVALID_ARGUMENT about kConfig when a chief or worker task is given the evaluator's flags.
 Status RefuseEvaluatorFlags(const Flags& flags);
+// For the chief's GetStatus: a row per evaluator task in TF_CONFIG, read from the evaluator's
+// history at the job's default path (evaluator/eval_status.h); null without an evaluator.
+std::function<void(coordination::GetStatusResponse*)> EvaluatorStatusRows(const config::ClusterSpec& spec,
+                                                                         const config::JobConfig& job);
 // `ringtrain launch --workers N --job JOB.json`: N local workers on loopback.
 int RunLaunch(const std::vector<std::string>& args, const std::string& self_path);
 

@@ -11,6 +11,7 @@
 #include "common/exit_policy.h"
 #include "common/logging.h"
 #include "config/job_config.h"
+#include "evaluator/eval_status.h"
 #include "evaluator/sidecar_evaluator.h"
 #include "flags.h"
 #include "kernels/kernels.h"
@@ -68,6 +69,20 @@ int RunEvaluatorTask(const Flags& flags, const config::ClusterSpec& spec, const 
   RT_LOG(INFO) << "evaluator done: " << (*e)->history().records().size() << " checkpoint(s) in "
                << (*e)->history().path();
   return kExitOk;
+}
+
+std::function<void(coordination::GetStatusResponse*)> EvaluatorStatusRows(const config::ClusterSpec& spec,
+                                                                         const config::JobConfig& job) {
+  auto it = spec.jobs().find("evaluator");
+  if (it == spec.jobs().end() || it->second.empty()) return nullptr;
+  std::vector<std::pair<std::string, std::string>> tasks;  // name, host:port
+  for (size_t i = 0; i < it->second.size(); ++i) {
+    tasks.emplace_back("evaluator:" + std::to_string(i), it->second[i].ToString());
+  }
+  const std::string history = evaluator::DefaultHistoryPath(job);
+  return [tasks, history](coordination::GetStatusResponse* r) {
+    for (const auto& [name, host] : tasks) *r->add_tasks() = evaluator::EvaluatorStatusRow(name, host, history);
+  };
 }
 
 Status RefuseEvaluatorFlags(const Flags& flags) {

@@ -84,7 +84,7 @@ std::string JobLine(const coordination::GetStatusResponse& r) {
 
 std::string Table(const coordination::GetStatusResponse& r) {
   const std::vector<std::pair<std::string, size_t>> cols = {
-      {"TASK", 10}, {"STATE", 11}, {"HOST", 22}, {"INCARNATION", 13}, {"GEN", 5}, {"STEP", 8},
+      {"TASK", 13}, {"STATE", 11}, {"HOST", 22}, {"INCARNATION", 13}, {"GEN", 5}, {"STEP", 8},
       {"HEARTBEAT", 11}, {"COMPUTE", 10}, {"INPUT", 10}, {"ALLREDUCE", 11}, {"", 0}};
   std::string out = JobLine(r) + "\n\n";
   std::string header;
@@ -93,6 +93,7 @@ std::string Table(const coordination::GetStatusResponse& r) {
   out += header + "\n";
   for (const coordination::TaskStatus& t : r.tasks()) {
     const bool p = t.has_progress();
+    const bool trains = p && t.progress().rank() >= 0;  // rank -1: the evaluator
     char inc[24];
     std::snprintf(inc, sizeof(inc), "%08llx", static_cast<unsigned long long>(t.incarnation() >> 32));
     const std::vector<std::string> cells = {
@@ -103,15 +104,20 @@ std::string Table(const coordination::GetStatusResponse& r) {
         t.generation() >= 0 ? std::to_string(t.generation()) : "-",
         p ? std::to_string(t.progress().global_step()) : "-",
         t.heartbeat_age_s() >= 0 ? Fmt("%.1f s", t.heartbeat_age_s()) : "-",
-        p ? Fmt("%.1f ms", t.progress().compute_s() * 1000) : "-",
-        p ? Fmt("%.1f ms", t.progress().input_wait_s() * 1000) : "-",
-        p ? Fmt("%.1f ms", t.progress().allreduce_wait_s() * 1000) : "-",
+        trains ? Fmt("%.1f ms", t.progress().compute_s() * 1000) : "-",
+        trains ? Fmt("%.1f ms", t.progress().input_wait_s() * 1000) : "-",
+        trains ? Fmt("%.1f ms", t.progress().allreduce_wait_s() * 1000) : "-",
         t.straggler() ? "STRAGGLER" : ""};
     std::string row;
     for (size_t i = 0; i < cells.size(); ++i) row += Pad(cells[i], cols[i].second);
     while (!row.empty() && row.back() == ' ') row.pop_back();
     out += row + "\n";
     if (!t.failure_reason().empty()) out += "    " + t.failure_reason() + "\n";
+    if (p && !trains) {
+      out += "    last evaluation: epoch " + std::to_string(t.progress().epoch()) + " (step " +
+             std::to_string(t.progress().global_step()) + ") - loss: " + Fmt("%.4f", t.progress().loss()) +
+             " - accuracy: " + Fmt("%.4f", t.progress().accuracy()) + "\n";
+    }
   }
   for (const coordination::Straggler& s : r.stragglers()) {
     out += "\nstraggler: " + s.task() + " computes " + Fmt("%.3f s", s.compute_s()) + " per step, " +

@@ -181,7 +181,8 @@ int RunWorker(const std::vector<std::string>& args) {
   if (alone) {
     session = std::make_unique<cluster::LocalSession>();
   } else {
-    auto joined = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), *security);
+    auto joined = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), *security,
+                                                EvaluatorStatusRows(*spec, *job));
     if (!joined.ok()) return Fail(joined.status());
     if (*metrics) {
       cluster::ClusterSession* cs = joined->get();

@@ -18,7 +18,9 @@ ClusterSession::~ClusterSession() {
 StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::ClusterSpec& spec,
                                                                const config::Settings& settings,
                                                                const std::string& job_json,
-                                                               const SessionSecurity& security) {
+                                                               const SessionSecurity& security,
+                                                               std::function<void(coordination::GetStatusResponse*)>
+                                                                   status_extras) {
   std::unique_ptr<ClusterSession> s(new ClusterSession(spec, settings));
   const config::HostPort self = spec.address(spec.task());
   const config::HostPort chief = spec.address(spec.chief());
@@ -32,6 +34,7 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
     sopts.stragglers.share = settings.straggler_share;
     sopts.stragglers.steps = settings.straggler_steps;
     sopts.reference_job_json = job_json;
+    sopts.status_extras = std::move(status_extras);
     sopts.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms);
     sopts.cluster_secret = security.cluster_secret;
     sopts.tls = security.tls;

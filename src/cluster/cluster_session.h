@@ -43,10 +43,12 @@ class ClusterSession : public Session {
   // About(kCluster): a refusal (different job, unknown task, a cluster secret the chief
   // does not accept, an address that cannot be served) is INVALID_ARGUMENT or
   // PERMISSION_DENIED, a cluster that did not assemble in time anything else.
-  static StatusOr<std::unique_ptr<ClusterSession>> Join(const config::ClusterSpec& spec,
-                                                        const config::Settings& settings,
-                                                        const std::string& job_json,
-                                                        const SessionSecurity& security = {});
+  // On the chief, `status_extras` adds rows for tasks outside the ring to every
+  // GetStatus answer (coordination::ServerOptions::status_extras; the evaluator's).
+  static StatusOr<std::unique_ptr<ClusterSession>> Join(
+      const config::ClusterSpec& spec, const config::Settings& settings, const std::string& job_json,
+      const SessionSecurity& security = {},
+      std::function<void(coordination::GetStatusResponse*)> status_extras = nullptr);
   ~ClusterSession() override;  // stops the heartbeat and the service; bounded, never throws
 
   // Session::Rendezvous. DEADLINE_EXCEEDED names the missing tasks; ABORTED (About

@@ -76,7 +76,8 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
   guard.check_peer_address = options.check_peer_address;
   impl.service = std::make_unique<CoordinationServiceImpl>(
       ServiceState(options.expected_tasks, options.reference_job_json, options.heartbeat_timeout),
-      options.heartbeat_timeout, StatusBoard(options.expected_tasks, options.task_hosts, options.stragglers));
+      options.heartbeat_timeout, StatusBoard(options.expected_tasks, options.task_hosts, options.stragglers),
+      options.status_extras);
   impl.front = std::make_unique<ServiceFront>(impl.service.get(), std::move(guard));
 
   // Only the given address unless asked: a chief whose TF_CONFIG names one interface

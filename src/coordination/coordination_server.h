@@ -15,6 +15,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "common/status.h"
 #include "coordination/straggler_detector.h"
 #include "coordination/tls.h"
+#include "proto/coordination.pb.h"
 #include "security/cluster_secret.h"
 
 namespace ringtrain::coordination {
@@ -60,6 +62,8 @@ struct ServerOptions {
   // order of expected_tasks (may be empty), and when a rank is named a straggler.
   std::vector<std::string> task_hosts;
   StragglerSettings stragglers;
+  // Rows for tasks outside the ring, added to every GetStatus answer (coordination_service.h).
+  std::function<void(GetStatusResponse*)> status_extras;
 };
 
 class CoordinationServer {

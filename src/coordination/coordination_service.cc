@@ -36,12 +36,13 @@ class CoordinationServiceImpl::FinishList {
 };
 
 CoordinationServiceImpl::CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout,
-                                                 StatusBoard board)
+                                                 StatusBoard board, StatusExtras status_extras)
     : heartbeat_timeout_(heartbeat_timeout),
       failure_check_period_(std::clamp(heartbeat_timeout / 4, std::chrono::milliseconds(10),
                                        std::chrono::milliseconds(1000))),
       state_(std::move(state)),
-      board_(std::move(board)) {}
+      board_(std::move(board)),
+      status_extras_(std::move(status_extras)) {}
 
 CoordinationServiceImpl::~CoordinationServiceImpl() { Stop(); }
 
@@ -272,9 +273,12 @@ void CoordinationServiceImpl::Rendezvous(const RendezvousRequest& req, Rendezvou
 
 void CoordinationServiceImpl::GetStatus(const GetStatusRequest& req, GetStatusResponse* resp, PendingCall* call) {
   (void)req;
-  FinishList finish;
-  std::lock_guard<std::mutex> lock(mu_);
-  board_.Fill(state_, Clock::now(), UnixNow(), resp);
+  FinishList finish;  // answers after the extras are in
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    board_.Fill(state_, Clock::now(), UnixNow(), resp);
+  }
+  if (status_extras_) status_extras_(resp);
   finish.Add(call);
 }
 

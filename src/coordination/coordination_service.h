@@ -49,7 +49,12 @@ class PendingCall {
 
 class CoordinationServiceImpl final {
  public:
-  CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout, StatusBoard board);
+  // Rows GetStatus adds after the training tasks' (tasks outside the ring: the evaluator).
+  // Called outside the service's lock, once per GetStatus; it must not block for long.
+  using StatusExtras = std::function<void(GetStatusResponse*)>;
+
+  CoordinationServiceImpl(ServiceState state, std::chrono::milliseconds heartbeat_timeout, StatusBoard board,
+                          StatusExtras status_extras = nullptr);
   ~CoordinationServiceImpl();  // Stop()s; never throws
 
   void StartTimer();
@@ -102,6 +107,7 @@ class CoordinationServiceImpl final {
   std::condition_variable shutdown_cv_;  // wakes WaitForShutdown
   ServiceState state_;                   // guarded by mu_
   StatusBoard board_;                    // guarded by mu_
+  const StatusExtras status_extras_;
   std::list<ParkedPoll> parked_;         // guarded by mu_
   bool stopping_ = false;                // guarded by mu_
   std::thread timer_;

@@ -38,6 +38,7 @@ json JobJson(const JobProgress& j) {
 json TaskJson(const TaskStatus& t) {
   const bool p = t.has_progress();
   const TaskProgress& pr = t.progress();
+  const bool trains = p && pr.rank() >= 0;  // rank -1: a task outside the ring (the evaluator)
   return {{"task", t.task()},
           {"state", OrNull(!t.state().empty(), t.state())},
           {"host", OrNull(!t.host().empty(), t.host())},
@@ -45,15 +46,15 @@ json TaskJson(const TaskStatus& t) {
           {"generation", OrNull(t.generation() >= 0, t.generation())},
           {"step", OrNull(p, pr.global_step())},
           {"heartbeat_age_s", OrNull(t.heartbeat_age_s() >= 0, t.heartbeat_age_s())},
-          {"compute_s", OrNull(p, pr.compute_s())},
-          {"input_wait_s", OrNull(p, pr.input_wait_s())},
-          {"allreduce_wait_s", OrNull(p, pr.allreduce_wait_s())},
+          {"compute_s", OrNull(trains, pr.compute_s())},
+          {"input_wait_s", OrNull(trains, pr.input_wait_s())},
+          {"allreduce_wait_s", OrNull(trains, pr.allreduce_wait_s())},
           {"loss", OrNull(p, pr.loss())},
           {"accuracy", OrNull(p, pr.accuracy())},
-          {"images_per_sec", OrNull(p, pr.images_per_sec())},
+          {"images_per_sec", OrNull(trains, pr.images_per_sec())},
           {"straggler", t.straggler()},
           {"failure_reason", OrNull(!t.failure_reason().empty(), t.failure_reason())},
-          {"virtual_ranks", p ? json::array({pr.rank()}) : json(nullptr)}};
+          {"virtual_ranks", trains ? json::array({pr.rank()}) : json(nullptr)}};
 }
 
 }  // namespace

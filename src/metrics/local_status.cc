@@ -1,6 +1,8 @@
 #include "metrics/local_status.h"
 
-#include <nlohmann/json.hpp>
+#include <algorithm>
+
+#include "coordination/status_json.h"
 
 namespace ringtrain::metrics {
 namespace {
@@ -44,79 +46,91 @@ void LocalStatus::SetState(const std::string& state) {
   state_ = state;
 }
 
-std::string LocalStatus::Json(double now) const {
-  using nlohmann::json;
+std::string LocalStatus::Json(double now) const { return coordination::StatusToJson(Proto(now)); }
+
+coordination::GetStatusResponse LocalStatus::Proto(double now) const {
   std::lock_guard<std::mutex> lock(mu_);
-  const json null = nullptr;
-  json job = {{"epoch", null},        {"epochs", null},           {"step", null},
-              {"steps_per_epoch", null}, {"global_step", null},   {"total_steps", null},
-              {"images_per_sec", null}, {"eta_s", null},          {"loss", null},
-              {"accuracy", null},      {"last_backup_step", null}, {"last_backup_age_s", null},
-              {"generation", generation_ >= 0 ? json(generation_) : null}};
-  json row = {{"task", task_},
-              {"state", state_},
-              {"host", host_.empty() ? null : json(host_)},
-              {"incarnation", null},
-              {"generation", generation_ >= 0 ? json(generation_) : null},
-              {"step", null},
-              {"heartbeat_age_s", null},
-              {"compute_s", null},
-              {"input_wait_s", null},
-              {"allreduce_wait_s", null},
-              {"straggler", null},
-              {"virtual_ranks", null}};
+  coordination::GetStatusResponse out;
+  out.set_unix_time(now);
+  coordination::JobProgress* job = out.mutable_job();
+  job->set_generation(generation_);
+  job->set_eta_s(-1);
+  job->set_last_backup_step(last_backup_step_);
+  if (last_backup_step_ >= 0) job->set_last_backup_age_s(std::max(0.0, now - last_backup_time_));
+  coordination::TaskStatus row;
+  row.set_task(task_);
+  row.set_state(state_);
+  row.set_host(host_);
+  row.set_generation(generation_);
+  row.set_heartbeat_age_s(-1);  // a task's own view has no heartbeat
   if (has_step_) {
     const train::StepReport& r = last_;
     const int64_t total = static_cast<int64_t>(r.epochs) * r.steps;
-    job["epoch"] = r.epoch;
-    job["epochs"] = r.epochs;
-    job["step"] = r.step;
-    job["steps_per_epoch"] = r.steps;
-    job["global_step"] = r.global_step;
-    job["total_steps"] = total;
-    job["loss"] = r.loss;
-    job["accuracy"] = r.accuracy;
+    job->set_known(true);
+    job->set_epoch(r.epoch);
+    job->set_epochs(r.epochs);
+    job->set_step(r.step);
+    job->set_steps_per_epoch(r.steps);
+    job->set_global_step(r.global_step);
+    job->set_total_steps(total);
+    job->set_loss(r.loss);
+    job->set_accuracy(r.accuracy);
+    double images_per_sec = 0;
     if (window_.size() >= 2) {
       const double span = window_.back().unix_time - window_.front().unix_time;
       double examples = 0;
       for (size_t i = 1; i < window_.size(); ++i) examples += window_[i].examples;
       if (span > 0) {
-        job["images_per_sec"] = examples / span;
+        images_per_sec = examples / span;
+        job->set_images_per_sec(images_per_sec);
         const double step_s = span / static_cast<double>(window_.size() - 1);
-        job["eta_s"] = static_cast<double>(std::max<int64_t>(0, total - r.global_step)) * step_s;
+        job->set_eta_s(static_cast<double>(std::max<int64_t>(0, total - r.global_step)) * step_s);
       }
     }
-    row["step"] = r.global_step;
-    row["compute_s"] = r.compute_seconds;
-    row["input_wait_s"] = r.input_wait_seconds;
-    row["allreduce_wait_s"] = r.comm_wait_seconds;
-    row["virtual_ranks"] = json::array({r.rank});
+    coordination::TaskProgress* p = row.mutable_progress();
+    p->set_global_step(r.global_step);
+    p->set_epoch(r.epoch);
+    p->set_epochs(r.epochs);
+    p->set_step(r.step);
+    p->set_steps_per_epoch(r.steps);
+    p->set_compute_s(r.compute_seconds);
+    p->set_input_wait_s(r.input_wait_seconds);
+    p->set_allreduce_wait_s(r.comm_wait_seconds);
+    p->set_loss(r.loss);
+    p->set_accuracy(r.accuracy);
+    p->set_images_per_sec(images_per_sec);
+    p->set_generation(generation_);
+    p->set_unix_time(r.unix_time);
+    p->set_rank(r.rank);
   }
-  if (last_backup_step_ >= 0) {
-    job["last_backup_step"] = last_backup_step_;
-    job["last_backup_age_s"] = std::max(0.0, now - last_backup_time_);
-  }
-  json events = json::array();
   for (const Event& e : events_) {
-    events.push_back({{"unix_time", e.unix_time}, {"kind", e.kind}, {"task", task_}, {"message", e.message}});
+    coordination::StatusEvent* ev = out.add_events();
+    ev->set_unix_time(e.unix_time);
+    ev->set_kind(e.kind);
+    ev->set_task(task_);
+    ev->set_message(e.message);
   }
-  json tasks = json::array();
+  // The other tasks, known from TF_CONFIG by name and address only.
   bool listed = false;
   for (const auto& [name, host] : cluster_) {
     if (name == task_) {
-      tasks.push_back(row);
+      *out.add_tasks() = row;
       listed = true;
       continue;
     }
-    json other = row;
-    for (auto& value : other) value = nullptr;
-    other["task"] = name;
-    other["host"] = host;
-    tasks.push_back(other);
+    coordination::TaskStatus* other = out.add_tasks();
+    other->set_task(name);
+    other->set_host(host);
+    other->set_generation(-1);
+    other->set_heartbeat_age_s(-1);
   }
-  if (!listed) tasks.insert(tasks.begin(), row);
-  json out = {{"job", job}, {"tasks", tasks}, {"events", events}, {"stragglers", json::array()}};
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (!listed) {  // not in TF_CONFIG's training tasks: first
+    google::protobuf::RepeatedPtrField<coordination::TaskStatus> tasks;
+    *tasks.Add() = row;
+    for (const coordination::TaskStatus& t : out.tasks()) *tasks.Add() = t;
+    out.mutable_tasks()->Swap(&tasks);
+  }
+  return out;
 }
 
 }  // namespace ringtrain::metrics

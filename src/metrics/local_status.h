@@ -1,9 +1,9 @@
-// The status JSON (the schema /status.json and `ringtrain status --json` share: see the
-// README's "ringtrain status") filled from what this one process knows: the job's
-// progress as its own steps show it, and its own row in "tasks". The chief's page reads
-// it until the cluster-wide status (the coordination service's GetStatus) is plugged
-// into the server's status_json seam instead. Unknown values are null: the other
-// tasks' rows (known from TF_CONFIG) carry only their task name and host.
+// The status (the GetStatusResponse that /status.json and `ringtrain status --json` print
+// through coordination::StatusToJson: see the README's "ringtrain status") filled from
+// what this one process knows: the job's progress as its own steps show it, and its own
+// row in "tasks". The chief's page falls back to it when the coordination service's
+// GetStatus does not answer. Unknown values are null: the other tasks' rows (known from
+// TF_CONFIG) carry only their task name and host.
 //
 // Threading: thread-safe (one mutex); the updates are O(1) and never block for long.
 #pragma once
@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "proto/coordination.pb.h"
 #include "train/step_observer.h"
 
 namespace ringtrain::metrics {
@@ -31,8 +32,9 @@ class LocalStatus {
   void AddEvent(double unix_time, const std::string& kind, const std::string& message);
   void SetState(const std::string& state);  // registered | running | failed | finished | preempted
 
-  // The status JSON at `now` (seconds since the epoch): ages are relative to it.
-  std::string Json(double now) const;
+  // The status at `now` (seconds since the epoch): ages are relative to it.
+  coordination::GetStatusResponse Proto(double now) const;
+  std::string Json(double now) const;  // StatusToJson(Proto(now))
 
  private:
   struct RateSample {

@@ -182,8 +182,9 @@ security::ClusterSecret Secret(const std::string& text) {
 }
 const std::string kSecret = "0123456789abcdef0123456789abcdef";
 
-std::unique_ptr<CoordinationServer> StartServer() {
+std::unique_ptr<CoordinationServer> StartServer(std::function<void(GetStatusResponse*)> extras = nullptr) {
   ServerOptions o;
+  o.status_extras = std::move(extras);
   o.address = "127.0.0.1:0";
   o.expected_tasks = kTasks;
   o.task_hosts = kHosts;
@@ -251,6 +252,25 @@ TEST(GetStatusTest, HeartbeatsCarryProgressThatStatusShows) {
   EXPECT_GE(w.heartbeat_age_s(), 0);
   EXPECT_TRUE(r->job().known());
   EXPECT_EQ(r->job().global_step(), 90);
+}
+
+TEST(GetStatusTest, RowsOutsideTheRingFollowTheTrainingTasks) {
+  int calls = 0;
+  auto server = StartServer([&calls](GetStatusResponse* r) {
+    ++calls;
+    TaskStatus* t = r->add_tasks();
+    t->set_task("evaluator:0");
+    t->set_state("running");
+  });
+  ASSERT_NE(server, nullptr);
+  auto r = Ask(server->port(), Secret(kSecret));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->tasks_size(), 3);
+  EXPECT_EQ(r->tasks(0).task(), kTasks[0]);
+  EXPECT_EQ(r->tasks(1).task(), kTasks[1]);
+  EXPECT_EQ(r->tasks(2).task(), "evaluator:0");
+  EXPECT_EQ(r->tasks(2).state(), "running");
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(GetStatusTest, AnUnreachableChiefIsUnavailable) {
