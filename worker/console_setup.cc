@@ -10,7 +10,10 @@ namespace ringtrain::cli {
 Status SetUpTaskLogging(const Flags& flags) {
   if (!flags.has(kLogFileFlag)) return Status::Ok();
   RT_RETURN_IF_ERROR(SetLogFile(flags.get(kLogFileFlag)));
-  if (flags.get(kVerboseFlag, "false") != "true") SetConsoleLogLevel(LogLevel::kWarning);
+  if (flags.get(kVerboseFlag, "false") != "true") {
+    SetConsoleLogLevel(LogLevel::kWarning);
+    SetConsoleLogPlain(true);  // the console shows "WARNING: ..."; the file keeps the full line
+  }
   return Status::Ok();
 }
 

@@ -18,5 +18,9 @@ Status SetLogFile(const std::string& path);
 // Messages below `level` do not go to stderr (they still go to the log file). Default:
 // every message goes to stderr.
 void SetConsoleLogLevel(LogLevel level);
+// With `plain`, a message on stderr is "WARNING: <message>" (ERROR, INFO, DEBUG), as
+// Python's logging and TensorFlow print it, without the time, task and source position
+// that the log file keeps. Default: stderr gets the log file's line.
+void SetConsoleLogPlain(bool plain);
 
 }  // namespace ringtrain

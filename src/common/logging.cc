@@ -36,6 +36,7 @@ std::string& Tag() {
 
 int g_log_fd = -1;  // set before threads start
 std::atomic<int> g_console_level{static_cast<int>(LogLevel::kDebug)};
+std::atomic<bool> g_console_plain{false};
 
 void WriteFully(int fd, const std::string& s) {
   const char* p = s.data();
@@ -68,6 +69,7 @@ Status SetLogFile(const std::string& path) {
 }
 
 void SetConsoleLogLevel(LogLevel level) { g_console_level.store(static_cast<int>(level)); }
+void SetConsoleLogPlain(bool plain) { g_console_plain.store(plain); }
 
 LogMessage::LogMessage(LogLevel level, const char* file, int line) : level_(level) {
   static const char kLetters[] = {'D', 'I', 'W', 'E'};
@@ -91,7 +93,17 @@ LogMessage::~LogMessage() {
     stream_ << '\n';
     std::string s = stream_.str();
     if (g_log_fd >= 0) WriteFully(g_log_fd, s);
-    if (static_cast<int>(level_) >= g_console_level.load(std::memory_order_relaxed)) WriteFully(STDERR_FILENO, s);
+    if (static_cast<int>(level_) >= g_console_level.load(std::memory_order_relaxed)) {
+      if (g_console_plain.load(std::memory_order_relaxed)) {
+        static const char* const kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
+        // The header (time, task, file:line) ends at the first "] ": none of its parts holds one.
+        const size_t body = s.find("] ");
+        WriteFully(STDERR_FILENO, std::string(kNames[static_cast<int>(level_)]) + ": " +
+                                      (body == std::string::npos ? s : s.substr(body + 2)));
+      } else {
+        WriteFully(STDERR_FILENO, s);
+      }
+    }
   } catch (...) {
     // A destructor never throws; a lost log line is the lesser harm.
   }

@@ -156,6 +156,11 @@ TEST(ConsoleTest, AKilledWorkerGivesOneLostAndOneRecoveredLine) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(Count(r.output, "restarting it (restart 1 of 1)"), 1u) << r.output;
   EXPECT_EQ(Count(r.output, "lost generation 0"), 1u) << r.output;
+  // On the console as Python's logging prints a warning; the task's log file keeps the full line.
+  EXPECT_EQ(Count(r.output, "[worker:0] WARNING: lost generation 0"), 1u) << r.output;
+  const std::string log = ReadFileOrEmpty(tmp.path() + "/logs/worker:0.log");
+  EXPECT_TRUE(std::regex_search(log, std::regex("\\nW[0-9]{4} [0-9:.]+ worker:0 [a-z_]+\\.cc:[0-9]+\\] lost generation 0")))
+      << log;
   EXPECT_EQ(Count(r.output, "recovered in place in "), 1u) << r.output;
   EXPECT_EQ(Count(r.output, "Epoch 40/40 - 30/30"), 1u) << r.output;
   EXPECT_EQ(r.output.find("is broken"), std::string::npos) << r.output;  // said once, by the lost line
