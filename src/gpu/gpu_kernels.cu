@@ -46,21 +46,24 @@ __global__ void ActivationGradKernel(const float* dy, const float* y, int64_t n,
 
 // Bias gradient with the relu mask fused in, pass 1: thread (x, y) of block (bx, by)
 // sums lane bx * blockDim.y + y of column by * 32 + x (a warp reads 128 contiguous
-// bytes of a row) into partial[lane * cols + col]. With one lane, partial is db.
+// bytes of a row) into partial[lane * cols + col], and the lanes and column tiles a
+// grid further on when the grid is capped. With one lane, partial is db.
 constexpr int kTileCols = 32;
 constexpr int kLanesPerBlock = 8;
 
 __global__ void BiasGradPartialKernel(const float* dy, const float* y, int64_t rows, int cols, int64_t lanes,
                                       bool relu, float* dpre, float* partial) {
-  const int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
-  if (lane >= lanes) return;
-  int64_t begin, end;
-  dm::BiasGradChunk(rows, lanes, lane, &begin, &end);
-  for (int64_t tile = blockIdx.y; tile * kTileCols < cols; tile += gridDim.y) {
-    const int64_t col = tile * kTileCols + threadIdx.x;
-    if (col >= cols) continue;
-    partial[lane * cols + col] =
-        dm::ActivationBiasChunk(dy, y, begin, end, cols, static_cast<int>(col), relu, dpre);
+  const int64_t lane_stride = static_cast<int64_t>(gridDim.x) * blockDim.y;
+  for (int64_t lane = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; lane < lanes;
+       lane += lane_stride) {
+    int64_t begin, end;
+    dm::BiasGradChunk(rows, lanes, lane, &begin, &end);
+    for (int64_t tile = blockIdx.y; tile * kTileCols < cols; tile += gridDim.y) {
+      const int64_t col = tile * kTileCols + threadIdx.x;
+      if (col >= cols) continue;
+      partial[lane * cols + col] =
+          dm::ActivationBiasChunk(dy, y, begin, end, cols, static_cast<int>(col), relu, dpre);
+    }
   }
 }
 
@@ -223,7 +226,6 @@ cudaError_t ActivationBiasBackward(const float* dy, const float* y, int64_t rows
   const dim3 block(kTileCols, static_cast<unsigned>(per_block));
   const dim3 grid(static_cast<unsigned>(std::min<int64_t>((lanes + per_block - 1) / per_block, kMaxBlocks)),
                   static_cast<unsigned>(std::min<int64_t>(tiles, 65535)));
-  if (grid.x * static_cast<int64_t>(per_block) < lanes) return cudaErrorInvalidConfiguration;
   // Linear in place needs no dpre writes; the chunk function skips them when null.
   float* out = (!relu && dpre == dy) ? nullptr : dpre;
   BiasGradPartialKernel<<<grid, block, 0, stream>>>(dy, y, rows, cols, lanes, relu, out, lanes > 1 ? partial : db);
