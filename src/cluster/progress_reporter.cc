@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "cluster/step_progress.h"
 #include "proto/coordination.pb.h"
 
 namespace ringtrain::cluster {
@@ -41,18 +42,7 @@ void ProgressReporter::AddEvent(const std::string& kind, const std::string& mess
 bool ProgressReporter::Fill(coordination::TaskProgress* out) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!have_step_) return false;
-  out->set_global_step(last_.global_step);
-  out->set_epoch(last_.epoch);
-  out->set_epochs(last_.epochs);
-  out->set_step(last_.step);
-  out->set_steps_per_epoch(last_.steps);
-  out->set_rank(last_.rank);
-  out->set_compute_s(last_.compute_seconds);
-  out->set_input_wait_s(last_.input_wait_seconds);
-  out->set_allreduce_wait_s(last_.comm_wait_seconds);
-  out->set_loss(last_.loss);
-  out->set_accuracy(last_.accuracy);
-  out->set_unix_time(last_.unix_time);
+  FillStepProgress(last_, out);
   int64_t examples = 0;
   double seconds = 0;
   for (const auto& [n, s] : window_) {

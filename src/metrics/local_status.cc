@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cluster/step_progress.h"
 #include "coordination/status_json.h"
 
 namespace ringtrain::metrics {
@@ -88,20 +89,9 @@ coordination::GetStatusResponse LocalStatus::Proto(double now) const {
       }
     }
     coordination::TaskProgress* p = row.mutable_progress();
-    p->set_global_step(r.global_step);
-    p->set_epoch(r.epoch);
-    p->set_epochs(r.epochs);
-    p->set_step(r.step);
-    p->set_steps_per_epoch(r.steps);
-    p->set_compute_s(r.compute_seconds);
-    p->set_input_wait_s(r.input_wait_seconds);
-    p->set_allreduce_wait_s(r.comm_wait_seconds);
-    p->set_loss(r.loss);
-    p->set_accuracy(r.accuracy);
+    cluster::FillStepProgress(r, p);
     p->set_images_per_sec(images_per_sec);
     p->set_generation(generation_);
-    p->set_unix_time(r.unix_time);
-    p->set_rank(r.rank);
   }
   for (const Event& e : events_) {
     coordination::StatusEvent* ev = out.add_events();
