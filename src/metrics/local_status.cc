@@ -38,7 +38,12 @@ void LocalStatus::OnGeneration(int64_t generation) {
 
 void LocalStatus::AddEvent(double unix_time, const std::string& kind, const std::string& message) {
   std::lock_guard<std::mutex> lock(mu_);
-  events_.push_back({unix_time, kind, message});
+  coordination::StatusEvent e;
+  e.set_unix_time(unix_time);
+  e.set_kind(kind);
+  e.set_task(task_);
+  e.set_message(message);
+  events_.push_back(std::move(e));
   if (events_.size() > kMaxEvents) events_.pop_front();
 }
 
@@ -93,19 +98,14 @@ coordination::GetStatusResponse LocalStatus::Proto(double now) const {
     p->set_images_per_sec(images_per_sec);
     p->set_generation(generation_);
   }
-  for (const Event& e : events_) {
-    coordination::StatusEvent* ev = out.add_events();
-    ev->set_unix_time(e.unix_time);
-    ev->set_kind(e.kind);
-    ev->set_task(task_);
-    ev->set_message(e.message);
-  }
-  // The other tasks, known from TF_CONFIG by name and address only.
-  bool listed = false;
+  for (const coordination::StatusEvent& e : events_) *out.add_events() = e;
+  // This task first when TF_CONFIG's training tasks do not name it, else in their order;
+  // the other tasks are known from TF_CONFIG by name and address only.
+  const bool listed = std::any_of(cluster_.begin(), cluster_.end(), [this](const auto& t) { return t.first == task_; });
+  if (!listed) *out.add_tasks() = row;
   for (const auto& [name, host] : cluster_) {
     if (name == task_) {
       *out.add_tasks() = row;
-      listed = true;
       continue;
     }
     coordination::TaskStatus* other = out.add_tasks();
@@ -113,12 +113,6 @@ coordination::GetStatusResponse LocalStatus::Proto(double now) const {
     other->set_host(host);
     other->set_generation(-1);
     other->set_heartbeat_age_s(-1);
-  }
-  if (!listed) {  // not in TF_CONFIG's training tasks: first
-    google::protobuf::RepeatedPtrField<coordination::TaskStatus> tasks;
-    *tasks.Add() = row;
-    for (const coordination::TaskStatus& t : out.tasks()) *tasks.Add() = t;
-    out.mutable_tasks()->Swap(&tasks);
   }
   return out;
 }

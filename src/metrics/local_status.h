@@ -50,11 +50,7 @@ class LocalStatus {
   int64_t generation_ = -1;
   int64_t last_backup_step_ = -1;
   double last_backup_time_ = 0;
-  struct Event {
-    double unix_time;
-    std::string kind, message;
-  };
-  std::deque<Event> events_;  // the last few
+  std::deque<coordination::StatusEvent> events_;  // the last few, as GetStatus lists them
 };
 
 }  // namespace ringtrain::metrics
