@@ -1,30 +1,43 @@
 #!/usr/bin/env bash
-# Builds ringtrain with sanitizers in its own directory and runs the test suite there
-# (README, "Fuzzing and sanitizers"):
-#   tests/sanitize.sh address,undefined [all|unit] [extra ctest args]   -> build-asan
-#   tests/sanitize.sh thread            [all|unit] [extra ctest args]   -> build-tsan
-# "unit" runs the library tests only (ctest -LE integration|multihost|deploy); "all"
-# (the default) every test but the multi-host one, whose fixed network-namespace names
-# collide between concurrent runs on one machine. CUDA is off in these builds: the
-# CUDA runtime and NCCL are uninstrumented, and there is no GPU to run them here.
+# Builds ringtrain with sanitizers and runs tests there (README, "Fuzzing and sanitizers"):
+#   tests/sanitize.sh address,undefined [all|unit|inputs] [ctest args]  -> build-asan
+#   tests/sanitize.sh thread            [all|unit|inputs] [ctest args]  -> build-tsan
+# "all" (the default): every test but the multi-host one, whose fixed network-namespace
+# names collide between concurrent runs on one machine; "unit": the libraries' tests
+# (ctest -LE integration|multihost|deploy); "inputs": the tests of the libraries that
+# read outside input and of the kernels (tests/CMakeLists.txt, RINGTRAIN_INPUT_TEST_LABELS:
+# what CI runs). Only what the chosen tests need is built. ASan+UBSan build with clang in
+# build-asan, shared with the fuzz targets (tests/asan_build.sh); TSan with gcc. CUDA is
+# off in both: the CUDA runtime and NCCL are uninstrumented, and there is no GPU here.
 # Any report fails the test that triggered it: UBSan and ASan abort, TSan exits 66.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SAN=${1:?usage: tests/sanitize.sh address,undefined|thread [all|unit] [ctest args]}
+SAN=${1:?usage: tests/sanitize.sh address,undefined|thread [all|unit|inputs] [ctest args]}
 WHAT=${2:-all}
 shift $(( $# < 2 ? $# : 2 ))
+case "$WHAT" in
+  all) targets=() ;;
+  unit) targets=(unit_tests) ;;
+  inputs) targets=(input_tests) ;;
+  *) echo "tests/sanitize.sh: the second argument is all, unit or inputs, not '$WHAT'" >&2; exit 2 ;;
+esac
 case "$SAN" in
-  *thread*) DIR=build-tsan ;;
-  *) DIR=build-asan ;;
+  address,undefined|undefined,address|address)
+    DIR=${ASAN_BUILD_DIR:-build-asan}
+    tests/asan_build.sh "${targets[@]}" ;;
+  thread)
+    DIR=build-tsan
+    launcher=()
+    command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    cmake -S . -B "$DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRAIN_SANITIZE=thread -DRINGTRAIN_CUDA=OFF \
+          "${launcher[@]}" > "$DIR.configure.log" 2>&1 || { cat "$DIR.configure.log"; exit 1; }
+    build=()
+    for t in "${targets[@]}"; do build+=(--target "$t"); done
+    cmake --build "$DIR" -j"${SANITIZE_JOBS:-$(nproc)}" "${build[@]}" ;;
+  *) echo "tests/sanitize.sh: the sanitizers are address,undefined or thread, not '$SAN'" >&2; exit 2 ;;
 esac
 JOBS=${SANITIZE_JOBS:-$(nproc)}
-launcher=()
-command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-
-cmake -S . -B "$DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRAIN_SANITIZE="$SAN" -DRINGTRAIN_CUDA=OFF \
-      "${launcher[@]}" > "$DIR.configure.log" 2>&1 || { cat "$DIR.configure.log"; exit 1; }
-cmake --build "$DIR" -j"$JOBS"
 
 SUPP="$PWD/tests/sanitizers"
 symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)
@@ -36,5 +49,8 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$SUPP/ubsa
 export TSAN_OPTIONS="suppressions=$SUPP/tsan.supp:second_deadlock_stack=1:history_size=4${symbolizer:+:external_symbolizer_path=$symbolizer}"
 
 filter=(-E MultiHost)
-[ "$WHAT" = unit ] && filter+=(-LE "integration|multihost|deploy")
+case "$WHAT" in
+  unit) filter+=(-LE "integration|multihost|deploy") ;;
+  inputs) filter+=(-L "$(cat "$DIR/input_test_labels")") ;;
+esac
 ctest --test-dir "$DIR" --output-on-failure -j"$JOBS" --timeout 1800 "${filter[@]}" "$@"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets with clang into build-fuzz and runs each for SECONDS
-# (default 60), starting from the committed corpus (tests/fuzz/corpus/<target>). New
-# inputs the fuzzer finds go to build-fuzz/corpus/<target>, not into the repository.
+# Builds the fuzz targets with clang into build-asan (tests/asan_build.sh, shared with
+# tests/sanitize.sh address,undefined) and runs each for SECONDS (default 60), starting
+# from the committed corpus (tests/fuzz/corpus/<target>). New inputs the fuzzer finds go
+# to build-asan/corpus/<target>, not into the repository.
 # Fails on the first crash, leak, timeout or out-of-memory, printing the reproducer and
 # the command that replays it. Usage: tests/fuzz/run_fuzzers.sh [SECONDS] [TARGET...]
 set -euo pipefail
@@ -11,18 +12,11 @@ SECONDS_EACH=${1:-60}
 shift || true
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=(job_config tf_config idx safetensors backup npy image_decode tfrecord)
-CXX=${FUZZ_CXX:-clang++-14}
-BUILD=${FUZZ_BUILD_DIR:-build-fuzz}
-JOBS=${FUZZ_JOBS:-$(nproc)}
+BUILD=${ASAN_BUILD_DIR:-build-asan}
 
-launcher=()
-command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$BUILD" -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRAIN_FUZZ=ON \
-      -DRINGTRAIN_CUDA=OFF -DRINGTRAIN_BUILD_TESTS=OFF "${launcher[@]}" > "$BUILD.configure.log" 2>&1 ||
-  { cat "$BUILD.configure.log"; exit 1; }
 build_targets=()
 for t in "${TARGETS[@]}"; do build_targets+=("fuzz_$t"); done
-cmake --build "$BUILD" -j"$JOBS" --target "${build_targets[@]}"
+tests/asan_build.sh "${build_targets[@]}"
 
 status=0
 for t in "${TARGETS[@]}"; do
