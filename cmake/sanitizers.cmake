@@ -4,8 +4,9 @@
 # RINGTRAIN_SANITIZE: a -fsanitize= list for every target, e.g. "address,undefined" or
 #   "thread" (they cannot be combined). Build it in its own directory (build-tsan;
 #   tests/sanitize.sh builds ASan+UBSan with RINGTRAIN_FUZZ instead, in build-asan)
-#   with -DRINGTRAIN_CUDA=OFF: the CUDA runtime and NCCL are uninstrumented binaries that ASan's shadow memory and TSan's thread tracking do not cover, and
-#   these machines have no GPU to run them anyway. UBSan findings abort the process
+#   with -DRINGTRAIN_CUDA=OFF: the CUDA runtime and NCCL are uninstrumented binaries
+#   that ASan's shadow memory and TSan's thread tracking do not cover, and these
+#   machines have no GPU to run them anyway. UBSan findings abort the process
 #   (-fno-sanitize-recover), so they fail the test that triggers them.
 #   float-cast-overflow (a double too large for the integer it is converted to: the
 #   family of bugs 1e30 or 1e400 in a job file leads to) is added: gcc leaves it out
