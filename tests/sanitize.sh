@@ -4,7 +4,7 @@
 #   tests/sanitize.sh thread            [all|unit|inputs] [ctest args]  -> build-tsan
 # "all" (the default): every test but the multi-host one, whose fixed network-namespace
 # names collide between concurrent runs on one machine; "unit": the libraries' tests
-# (ctest -LE integration|multihost|deploy); "inputs": the tests of the libraries that
+# (every label but integration, multihost and deploy); "inputs": the tests of the libraries that
 # read outside input and of the kernels (tests/CMakeLists.txt, RINGTRAIN_INPUT_TEST_LABELS:
 # what CI runs). Only what the chosen tests need is built. ASan+UBSan build with clang in
 # build-asan, shared with the fuzz targets (tests/asan_build.sh); TSan with gcc. CUDA is
@@ -23,7 +23,7 @@ case "$WHAT" in
   *) echo "tests/sanitize.sh: the second argument is all, unit or inputs, not '$WHAT'" >&2; exit 2 ;;
 esac
 case "$SAN" in
-  address,undefined|undefined,address|address)
+  address,undefined)
     DIR=${ASAN_BUILD_DIR:-build-asan}
     tests/asan_build.sh "${targets[@]}" ;;
   thread)
@@ -50,7 +50,7 @@ export TSAN_OPTIONS="suppressions=$SUPP/tsan.supp:second_deadlock_stack=1:histor
 
 filter=(-E MultiHost)
 case "$WHAT" in
-  unit) filter+=(-LE "integration|multihost|deploy") ;;
+  unit) filter+=(-L "$(cat "$DIR/unit_test_labels")") ;;
   inputs) filter+=(-L "$(cat "$DIR/input_test_labels")") ;;
 esac
 ctest --test-dir "$DIR" --output-on-failure -j"$JOBS" --timeout 1800 "${filter[@]}" "$@"

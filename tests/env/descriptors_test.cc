@@ -22,9 +22,6 @@
 #define RINGTRAIN_CLANG_ASAN 1
 #endif
 #endif
-#ifndef RINGTRAIN_CLANG_ASAN
-#define RINGTRAIN_CLANG_ASAN 0
-#endif
 
 namespace ringtrain::env {
 namespace {
@@ -51,7 +48,7 @@ std::vector<int> TakeEveryDescriptor() {
 }
 
 TEST(DescriptorsTest, FilesCanBeWrittenWhenEveryOtherDescriptorIsTaken) {
-#if defined(__SANITIZE_ADDRESS__) || RINGTRAIN_CLANG_ASAN
+#if defined(__SANITIZE_ADDRESS__) || defined(RINGTRAIN_CLANG_ASAN)
   // With every descriptor taken, UBSan's vptr check cannot probe memory (it needs a
   // pipe) and reports a false "invalid vptr"; the normal build runs this test.
   GTEST_SKIP() << "needs free descriptors for the sanitizers' own checks";

@@ -49,7 +49,7 @@ TEST_P(KerasJsonLayerTest, LoadsAndMatchesTfjs) {
   RT_REQUIRE_TFJS();
   const KerasCase& c = GetParam();
   const std::vector<int64_t> input = {7, 6, 4};
-  json layers = {c.layer};
+  json layers = json::array({c.layer});  // not {c.layer}: clang reads that as a copy
   if (!c.flat) layers.push_back({{"class_name", "Flatten"}, {"config", {{"name", "flatten"}}}});
   auto built = RunTfjs({{"kind", "build"}, {"inputs", {{{"name", "input"}, {"shape", input}}}}, {"layers", layers}});
   ASSERT_TRUE(built.ok()) << built.status().ToString();
