@@ -4,9 +4,9 @@
 #   tests/sanitize.sh thread            [all|unit|inputs] [ctest args]  -> build-tsan
 # "all" (the default): every test but the multi-host one, whose fixed network-namespace
 # names collide between concurrent runs on one machine; "unit": the libraries' tests
-# (every label but integration, multihost and deploy); "inputs": the tests of the libraries that
-# read outside input and of the kernels (tests/CMakeLists.txt, RINGTRAIN_INPUT_TEST_LABELS:
-# what CI runs). Only what the chosen tests need is built. ASan+UBSan build with clang in
+# (every label but integration, multihost and deploy); "inputs": the tests of the
+# libraries that read outside input and of the kernels (tests/CMakeLists.txt,
+# RINGTRAIN_INPUT_TEST_LABELS: what CI runs). Only what the chosen tests need is built. ASan+UBSan build with clang in
 # build-asan, shared with the fuzz targets (tests/asan_build.sh); TSan with gcc. CUDA is
 # off in both: the CUDA runtime and NCCL are uninstrumented, and there is no GPU here.
 # Any report fails the test that triggered it: UBSan and ASan abort, TSan exits 66.
@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 SAN=${1:?usage: tests/sanitize.sh address,undefined|thread [all|unit|inputs] [ctest args]}
 WHAT=${2:-all}
 shift $(( $# < 2 ? $# : 2 ))
+JOBS=${SANITIZE_JOBS:-$(nproc)}
 case "$WHAT" in
   all) targets=() ;;
   unit) targets=(unit_tests) ;;
@@ -34,10 +35,9 @@ case "$SAN" in
           "${launcher[@]}" > "$DIR.configure.log" 2>&1 || { cat "$DIR.configure.log"; exit 1; }
     build=()
     for t in "${targets[@]}"; do build+=(--target "$t"); done
-    cmake --build "$DIR" -j"${SANITIZE_JOBS:-$(nproc)}" "${build[@]}" ;;
+    cmake --build "$DIR" -j"$JOBS" "${build[@]}" ;;
   *) echo "tests/sanitize.sh: the sanitizers are address,undefined or thread, not '$SAN'" >&2; exit 2 ;;
 esac
-JOBS=${SANITIZE_JOBS:-$(nproc)}
 
 SUPP="$PWD/tests/sanitizers"
 symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)
