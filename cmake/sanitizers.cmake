@@ -15,7 +15,7 @@
 #   clang-14 and libclang-rt-14-dev): every target compiled with
 #   -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow, the fuzz targets
 #   linked with -fsanitize=fuzzer, the tests with ASan+UBSan alone, so one build
-#   (tests/asan_build.sh: build-asan) serves the fuzzers and tests/sanitize.sh.
+#   (tests/sanitized_build.sh: build-asan) serves the fuzzers and tests/sanitize.sh.
 set(RINGTRAIN_SANITIZE "" CACHE STRING "Sanitizers for every target: address,undefined or thread (empty: none)")
 option(RINGTRAIN_FUZZ "Build the libFuzzer targets of tests/fuzz (needs clang)" OFF)
 
@@ -33,7 +33,7 @@ endif()
 if(RINGTRAIN_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     message(FATAL_ERROR "RINGTRAIN_FUZZ=ON needs clang: cmake -S . -B build-asan -DCMAKE_CXX_COMPILER=clang++-14 "
-                        "-DRINGTRAIN_FUZZ=ON -DRINGTRAIN_CUDA=OFF (or tests/asan_build.sh)")
+                        "-DRINGTRAIN_FUZZ=ON -DRINGTRAIN_CUDA=OFF (or tests/sanitized_build.sh address,undefined)")
   endif()
   if(RINGTRAIN_SANITIZE)
     message(FATAL_ERROR "RINGTRAIN_FUZZ already builds with address,undefined; leave RINGTRAIN_SANITIZE empty")

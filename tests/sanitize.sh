@@ -7,7 +7,7 @@
 # (every label but integration, multihost and deploy); "inputs": the tests of the
 # libraries that read outside input and of the kernels (tests/CMakeLists.txt,
 # RINGTRAIN_INPUT_TEST_LABELS: what CI runs). Only what the chosen tests need is built. ASan+UBSan build with clang in
-# build-asan, shared with the fuzz targets (tests/asan_build.sh); TSan with gcc. CUDA is
+# build-asan, shared with the fuzz targets; TSan with gcc (tests/sanitized_build.sh). CUDA is
 # off in both: the CUDA runtime and NCCL are uninstrumented, and there is no GPU here.
 # Any report fails the test that triggered it: UBSan and ASan abort, TSan exits 66.
 set -euo pipefail
@@ -24,20 +24,11 @@ case "$WHAT" in
   *) echo "tests/sanitize.sh: the second argument is all, unit or inputs, not '$WHAT'" >&2; exit 2 ;;
 esac
 case "$SAN" in
-  address,undefined)
-    DIR=${ASAN_BUILD_DIR:-build-asan}
-    tests/asan_build.sh "${targets[@]}" ;;
-  thread)
-    DIR=build-tsan
-    launcher=()
-    command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-    cmake -S . -B "$DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRINGTRAIN_SANITIZE=thread -DRINGTRAIN_CUDA=OFF \
-          "${launcher[@]}" > "$DIR.configure.log" 2>&1 || { cat "$DIR.configure.log"; exit 1; }
-    build=()
-    for t in "${targets[@]}"; do build+=(--target "$t"); done
-    cmake --build "$DIR" -j"$JOBS" "${build[@]}" ;;
+  address,undefined) DIR=${ASAN_BUILD_DIR:-build-asan} ;;
+  thread) DIR=build-tsan ;;
   *) echo "tests/sanitize.sh: the sanitizers are address,undefined or thread, not '$SAN'" >&2; exit 2 ;;
 esac
+tests/sanitized_build.sh "$SAN" "${targets[@]}"
 
 SUPP="$PWD/tests/sanitizers"
 symbolizer=$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)

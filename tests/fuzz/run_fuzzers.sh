@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets with clang into build-asan (tests/asan_build.sh, shared with
+# Builds the fuzz targets with clang into build-asan (tests/sanitized_build.sh, shared with
 # tests/sanitize.sh address,undefined) and runs each for SECONDS (default 60), starting
 # from the committed corpus (tests/fuzz/corpus/<target>). New inputs the fuzzer finds go
 # to build-asan/corpus/<target>, not into the repository.
@@ -16,7 +16,7 @@ BUILD=${ASAN_BUILD_DIR:-build-asan}
 
 build_targets=()
 for t in "${TARGETS[@]}"; do build_targets+=("fuzz_$t"); done
-tests/asan_build.sh "${build_targets[@]}"
+tests/sanitized_build.sh address,undefined "${build_targets[@]}"
 
 status=0
 for t in "${TARGETS[@]}"; do

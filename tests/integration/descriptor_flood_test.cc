@@ -59,7 +59,7 @@ class DescriptorFloodTest : public ::testing::Test {
   void SetUp() override {
     if (::access(kPrlimit, X_OK) != 0) GTEST_SKIP() << "no " << kPrlimit;
     // With every descriptor held, UBSan's vptr check cannot probe memory and reports falsely.
-    if (ringtrain::testing::kAddressSanitizer) GTEST_SKIP() << "needs free descriptors for the sanitizers' checks";
+    if (kAddressSanitizer) GTEST_SKIP() << "needs free descriptors for the sanitizers' checks";
     rlimit lim{};
     ::getrlimit(RLIMIT_NOFILE, &lim);
     if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < kHeld + 200) {
