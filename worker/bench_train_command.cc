@@ -2,6 +2,7 @@
 // `ringtrain launch` does) with a private history file and no outputs, then prints
 // images/s, step time and the share of it spent waiting on communication, the first
 // epoch excluded as warm-up (src/bench/train_report.h). Exit codes are the workers'.
+// --bind_to core|none as launch's (default core: each worker on its own CPUs).
 #include <unistd.h>
 
 #include <cstdio>
@@ -35,13 +36,14 @@ struct TempFiles {
 }  // namespace
 
 int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_path) {
-  auto flags = Flags::Parse(args, {"job", "workers", "epochs", "warmup_epochs", "base_port", "device"}, {});
+  auto flags = Flags::Parse(args, {"job", "workers", "epochs", "warmup_epochs", "base_port", "device", "bind_to"}, {});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   auto workers = flags->get_int("workers", 2, 1, 64);
   auto epochs = flags->get_int("epochs", 0, 0, 100000);
   auto warmup = flags->get_int("warmup_epochs", 1, 0, 100000);
   auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
-  for (const Status& s : {workers.status(), epochs.status(), warmup.status(), base_port.status()}) {
+  auto bind = ParseCpuBinding(flags->get("bind_to", "core"));
+  for (const Status& s : {workers.status(), epochs.status(), warmup.status(), base_port.status(), bind.status()}) {
     if (!s.ok()) return Fail(s.About(Subject::kConfig));
   }
   if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
@@ -79,6 +81,7 @@ int RunBenchTrain(const std::vector<std::string>& args, const std::string& self_
   options.args = {"worker", "--job", tmp_job};
   options.workers = *workers;
   options.base_port = *base_port;
+  options.bind = *bind;
   options.echo = [](int) { return Echo::kOnFailure; };
   options.announce = false;
   options.label = "bench train";

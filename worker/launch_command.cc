@@ -9,6 +9,9 @@
 //
 //   --workers N        local workers, 1..64 (default 2)
 //   --base_port P      ports P..P+N-1 instead of free ports the kernel picks
+//   --bind_to core|none  core (default): each worker runs on its own contiguous share
+//                      of the CPUs launch may use, as mpirun --bind-to core; none: where
+//                      the kernel puts it. With more workers than CPUs nobody is bound
 //   --grace_s S        after a worker fails for good, how long the others get to
 //                      end on their own before SIGTERM, 1..3600 (default 30)
 //   --max_restarts K   restart a worker that was killed or exited with 1, 4, 5 or 7
@@ -46,7 +49,7 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   std::vector<std::string> args = given;
   const bool verbose = TakeShortVerbose(&args);
   auto flags = Flags::Parse(
-      args, {"workers", "job", "base_port", "grace_s", "max_restarts", "output", "log_dir", "metrics_port"},
+      args, {"workers", "job", "base_port", "grace_s", "max_restarts", "output", "log_dir", "metrics_port", "bind_to"},
       {kVerboseFlag});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   auto n = flags->get_int("workers", 2, 1, 64);
@@ -54,8 +57,9 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   auto grace_s = flags->get_int("grace_s", 30, 1, 3600);
   auto max_restarts = flags->get_int("max_restarts", 0, 0, 1000);
   auto metrics_port = flags->get_int("metrics_port", 0, 0, 65535 - 64);
+  auto bind = ParseCpuBinding(flags->get("bind_to", "core"));
   for (const Status& s : {n.status(), base_port.status(), grace_s.status(), max_restarts.status(),
-                          metrics_port.status()}) {
+                          metrics_port.status(), bind.status()}) {
     if (!s.ok()) return Fail(s.About(Subject::kConfig));
   }
   if (!flags->has("job")) return Fail(InvalidArgumentError("--job JOB.json is required").About(Subject::kConfig));
@@ -67,6 +71,7 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   options.base_port = *base_port;
   options.grace_s = *grace_s;
   options.max_restarts = *max_restarts;
+  options.bind = *bind;
   console::LineMux console(stdout, console::IsTerminal(stdout));
   std::string log_dir;
   if (Status st = ConfigureLaunchOutput(*flags, verbose, flags->get("job"), &console, &options, &log_dir); !st.ok()) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -175,6 +176,10 @@ StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int in
   std::vector<std::pair<std::string, std::string>> env;
   if (o.task_env) env = o.task_env(index);
   const bool split = echo == Echo::kStdout || echo == Echo::kConsole || echo == Echo::kStderrOnly;
+  const std::vector<int> cpus = o.bind == CpuBinding::kCore ? CpuShare(AllowedCpus(), o.workers, index) : std::vector<int>{};
+  cpu_set_t cpu_set;
+  CPU_ZERO(&cpu_set);
+  for (int cpu : cpus) CPU_SET(cpu, &cpu_set);
   int out[2], err[2] = {-1, -1};
   if (::pipe2(out, O_CLOEXEC) != 0) return ErrnoError("creating a pipe", errno);
   if (split && ::pipe2(err, O_CLOEXEC) != 0) {
@@ -189,6 +194,8 @@ StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int in
     // one SIGTERM (signal_forwarding.h); a SIGINT straight from the terminal on top of it
     // would count as a second signal and end the child without saving.
     ::setpgid(0, 0);
+    // Where it cannot be bound (a CPU taken offline since), it runs unbound.
+    if (!cpus.empty()) (void)::sched_setaffinity(0, sizeof(cpu_set), &cpu_set);
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(err[1] >= 0 ? err[1] : out[1], STDERR_FILENO);
     ::setenv("TF_CONFIG", tf_config.c_str(), 1);
@@ -293,6 +300,20 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     for (int p : ports) {
       line += ' ';
       line += std::to_string(p);
+    }
+    if (o.bind == CpuBinding::kCore) {
+      const std::vector<int> allowed = AllowedCpus();
+      if (CpuShare(allowed, o.workers, 0).empty()) {
+        line += ", not bound to CPUs (more workers than the ";
+        line += std::to_string(allowed.size());
+        line += " CPUs usable)";
+      } else {
+        line += ", on CPUs";
+        for (int i = 0; i < o.workers; ++i) {
+          line += i == 0 ? " " : " | ";
+          line += DescribeCpus(CpuShare(allowed, o.workers, i));
+        }
+      }
     }
     line += '\n';
     Report(out, line);

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cpu_binding.h"
 #include "common/status.h"
 #include "console/line_mux.h"
 
@@ -46,6 +47,10 @@ struct LocalClusterOptions {
   // How many times each task may be restarted after a restartable failure
   // (common/exit_policy.h IsRestartableExit); 0 = never, the first failure ends the cluster.
   int max_restarts = 0;
+  // kCore: worker i runs on its own share of the CPUs this process may use
+  // (common/cpu_binding.h), kept across restarts; nobody is bound when there are more
+  // workers than CPUs.
+  CpuBinding bind = CpuBinding::kNone;
   std::function<Echo(int index)> echo = [](int) { return Echo::kPrefixed; };
   // Arguments appended for one task (after `args`: launch's --log_file, --metrics_port),
   // and variables set in its environment; null: none.

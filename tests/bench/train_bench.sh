@@ -10,7 +10,9 @@
 # and prints a markdown table of the medians over the rounds and their ratio (ringtrain / PyTorch).
 # Environment: RINGTRAIN (default build/bin/ringtrain), PYTHON (default /usr/bin/python3), ROUNDS (3),
 # WORKLOADS ("w1 w2"), WORKERS ("1 2"), RUN_TIMEOUT (seconds per run, 900), DEVICE (cpu; gpu runs ringtrain
-# with --device gpu against the peer's --device cuda, PyTorch eager on the same GPU: issue 6). The figures are wall times:
+# with --device gpu against the peer's --device cuda, PyTorch eager on the same GPU: issue 6), RT_BIND (ringtrain's
+# --bind_to, default core as launch's) and PT_BIND (the peer's --bind, default none as torchrun's; core pins each
+# rank to its own CPUs by the same rule). The figures are wall times:
 # run it on a quiet machine; the load averages at the start and the end are printed to show how quiet.
 # Exit 0 with the table; 1 if a run failed or printed no images_per_sec; 2 if something is missing.
 set -u
@@ -22,6 +24,8 @@ workloads=${WORKLOADS:-w1 w2}
 workers=${WORKERS:-1 2}
 run_timeout=${RUN_TIMEOUT:-900}
 device=${DEVICE:-cpu}
+rt_bind=${RT_BIND:-core}
+pt_bind=${PT_BIND:-none}
 case $device in
   cpu) rt_device=(--device cpu) pt_device=(--device cpu) ;;
   gpu) rt_device=(--device gpu) pt_device=(--device cuda) ;;
@@ -81,14 +85,16 @@ measure() {
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "== start: $(uptime)"
-echo "== $rounds round(s), device $device; ringtrain: $ringtrain; PyTorch: $("$python" -c 'import torch; print(torch.__version__)')"
+echo "== $rounds round(s), device $device, binding: ringtrain $rt_bind, PyTorch $pt_bind; ringtrain: $ringtrain; PyTorch: $("$python" -c 'import torch; print(torch.__version__)')"
 cd "$root" || die 2 "cannot cd to $root"
 for ((r = 1; r <= rounds; ++r)); do
   for w in $workloads; do
     for n in $workers; do
       echo "-- round $r/$rounds, $w, $n worker(s)"
-      rt=(measure "ringtrain $w x$n" "rt_${w}_$n" "$ringtrain" bench train --job "$(job_of "$w")" --workers "$n" "${rt_device[@]}")
-      pt=(measure "pytorch   $w x$n" "pt_${w}_$n" "$python" "$peer" --workload "$w" --procs "$n" "${pt_device[@]}")
+      rt=(measure "ringtrain $w x$n" "rt_${w}_$n" "$ringtrain" bench train --job "$(job_of "$w")" --workers "$n"
+          "${rt_device[@]}" --bind_to "$rt_bind")
+      pt=(measure "pytorch   $w x$n" "pt_${w}_$n" "$python" "$peer" --workload "$w" --procs "$n" "${pt_device[@]}"
+          --bind "$pt_bind")
       if ((r % 2)); then "${rt[@]}"; "${pt[@]}"; else "${pt[@]}"; "${rt[@]}"; fi
     done
   done

@@ -23,7 +23,7 @@ void ExpectSameBits(const std::vector<T>& a, const std::vector<T>& b, const std:
 
 TEST(NormKernels, Avx512GivesThePortableBits) {
   if (!UseAvx512()) GTEST_SKIP() << "this CPU has no AVX-512: only the portable loops run here";
-  for (int c : {1, 5, 16, 21, 40}) {
+  for (int c : {1, 5, 16, 21, 40, 64, 130}) {  // 130: two groups of 64 channels and a tail
     const size_t rows = 37;
     const size_t n = rows * static_cast<size_t>(c);
     const std::vector<float> x = Random(n, 1 + c), dy = Random(n, 2 + c), a = Random(c, 3), b = Random(c, 4);
@@ -70,7 +70,7 @@ TEST(NormKernels, Avx512GivesThePortableBits) {
 // A relu's mask recomputed from x and the affine that made the output gives the bits of
 // the mask read from the output, in both implementations.
 TEST(NormKernels, MaskFromTheAffineIsTheMaskFromTheOutput) {
-  for (int c : {3, 16, 21, 64, 70}) {
+  for (int c : {3, 16, 21, 64, 70, 130}) {
     const size_t rows = 37, n = rows * static_cast<size_t>(c);
     std::vector<float> x = Random(n, 11), dy = Random(n, 12);
     const std::vector<float> a = Random(c, 13), b = Random(c, 14), mg = Random(c, 15), mean = Random(c, 16);

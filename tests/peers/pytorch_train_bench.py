@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Usage: /usr/bin/python3 tests/peers/pytorch_train_bench.py --workload w1|w2|w3|resnet20|vgg16 --procs 1|2
-#            [--epochs E] [--steps S] [--seed 1] [--threads 1] [--device cpu|cuda]   (Debian: python3-torch)
+#            [--epochs E] [--steps S] [--seed 1] [--threads 1] [--device cpu|cuda] [--bind none|core]
+#            (Debian: python3-torch)
 # Not part of the test suite: the PyTorch DDP peer of `ringtrain bench train` (issue 5's speed targets),
 # driven side by side with it by tests/bench/train_bench.sh.
 #
@@ -25,6 +26,10 @@
 # --device cuda (issue 6's GPU peer: PyTorch eager on the same GPU): the model and each rank's whole shard
 # live on the GPU (so no per-step upload at all, the most favourable setting for PyTorch), processes > 1
 # use the nccl backend, and each epoch ends with torch.cuda.synchronize() before its time is taken.
+#
+# --bind core pins rank r to its own contiguous share of the CPUs this process may use (the rule of
+# `ringtrain launch --bind_to core`, common/cpu_binding.h); the default, none, is how torch.multiprocessing
+# and torchrun start ranks.
 #
 # pytorch_fidelity.py imports the models, data and shard streams from here, so both peers train the
 # same thing.
@@ -209,6 +214,10 @@ def run(rank, args, port):
     from torch.nn.parallel import DistributedDataParallel as DDP
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    if args.bind == "core":
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) >= args.procs:  # else nobody is bound, as ringtrain does
+            os.sched_setaffinity(0, cpus[rank * len(cpus) // args.procs:(rank + 1) * len(cpus) // args.procs])
     torch.set_num_threads(args.threads)
     n = args.procs
     cuda = args.device == "cuda"
@@ -284,6 +293,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads per process")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--bind", choices=["none", "core"], default="none",
+                   help="core: each rank on its own share of the CPUs (as ringtrain's --bind_to core)")
     args = p.parse_args()
     if args.procs < 1 or args.threads < 1:
         p.error("--procs and --threads must be at least 1")
