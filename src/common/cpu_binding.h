@@ -2,8 +2,9 @@
 // mpirun's --bind-to core does: worker i of n gets its own contiguous share of the CPUs
 // this process may use, so two workers' compute threads never share a core and a
 // worker's threads do not migrate across cores (losing their L2, which the conv kernels'
-// blocking counts on). Measured on ResNet-20 with 2 workers on 2 cores: the wait for the
-// all-reduce fell from 3-17% of a step to 1-3%.
+// blocking counts on). Unbound, `ps` showed both workers' compute threads on one CPU at
+// times (ResNet-20, 2 workers, 2 cores); the throughput difference was inside that
+// machine's run-to-run noise (README, "ResNet-20 and VGG16").
 //
 // With more workers than usable CPUs nothing is bound (the kernel's scheduler shares them).
 // Pure functions but AllowedCpus, which asks the kernel; all thread-safe.

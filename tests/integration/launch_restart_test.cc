@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/cpu_binding.h"
 #include "process.h"
 #include "test_jobs.h"
 
@@ -106,6 +107,57 @@ TEST(LaunchRestartTest, KilledWorkerIsRestartedWithTheSameTfConfig) {
   ASSERT_GT(second.pid, 0) << r.output;
   EXPECT_NE(second.pid, first.pid);
   EXPECT_EQ(second.tf_config, first.tf_config);
+}
+
+// The CPUs a process may run on, as the kernel lists them ("0-1", "3").
+std::string CpusAllowed(pid_t pid) {
+  std::istringstream in(ReadFileOrEmpty("/proc/" + std::to_string(pid) + "/status"));
+  const std::string key = "Cpus_allowed_list:";
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key, 0) == 0) {
+      const size_t v = line.find_first_not_of(" \t", key.size());
+      return v == std::string::npos ? "" : line.substr(v);
+    }
+  }
+  return "";
+}
+
+// --bind_to core (the default): each worker on its own share of the CPUs launch may use,
+// the same share after a restart; --bind_to none: every CPU launch may use.
+TEST(LaunchRestartTest, EachWorkerRunsOnItsOwnCpusAcrossARestart) {
+  const std::vector<int> allowed = AllowedCpus();
+  ASSERT_FALSE(allowed.empty());
+  for (const std::string bind : {"core", "none"}) {
+    SCOPED_TRACE("--bind_to " + bind);
+    TempDir tmp;
+    std::string job = LongJob(tmp.path());
+    Process launch(RingtrainBinary(),
+                   {"launch", "--output", "all", "--workers", "2", "--max_restarts", "1", "--grace_s", "5",
+                    "--bind_to", bind, "--job", job},
+                   kEnv);
+    ASSERT_TRUE(launch.WaitForOutput("[worker:1] Epoch 2/2000", 60)) << launch.Wait(1).output;
+    std::string want[2], got[2];
+    for (int i = 0; i < 2; ++i) {
+      const std::vector<int> share = bind == "core" ? CpuShare(allowed, 2, i) : std::vector<int>{};
+      want[i] = DescribeCpus(share.empty() ? allowed : share);  // one CPU: nobody is bound
+      Task t = FindTask(launch.pid(), i, -1, 10);
+      got[i] = t.pid > 0 ? CpusAllowed(t.pid) : "no worker " + std::to_string(i);
+      if (i == 1 && t.pid > 0 && bind == "core") {
+        ASSERT_EQ(::kill(t.pid, SIGKILL), 0);
+        const bool restarted = launch.WaitForOutput("restarting it (restart 1 of 1)", 20);
+        Task again = restarted ? FindTask(launch.pid(), 1, t.pid, 10) : Task{};
+        EXPECT_EQ(again.pid > 0 ? CpusAllowed(again.pid) : "not restarted", want[1]) << "after the restart";
+      }
+    }
+    launch.Kill(SIGTERM);
+    ProcessResult r = launch.Wait(30);
+    EXPECT_FALSE(r.timed_out) << r.output;
+    EXPECT_EQ(got[0], want[0]) << r.output;
+    EXPECT_EQ(got[1], want[1]) << r.output;
+    if (bind == "core" && allowed.size() >= 2) {
+      EXPECT_NE(r.output.find(", on CPUs " + want[0] + " | " + want[1]), std::string::npos) << r.output;
+    }
+  }
 }
 
 // The supervisor and recovery in place together: a killed worker is restarted, the
