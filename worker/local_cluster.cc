@@ -176,7 +176,8 @@ StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int in
   std::vector<std::pair<std::string, std::string>> env;
   if (o.task_env) env = o.task_env(index);
   const bool split = echo == Echo::kStdout || echo == Echo::kConsole || echo == Echo::kStderrOnly;
-  const std::vector<int> cpus = o.bind == CpuBinding::kCore ? CpuShare(AllowedCpus(), o.workers, index) : std::vector<int>{};
+  std::vector<int> cpus;
+  if (o.bind == CpuBinding::kCore) cpus = CpuShare(AllowedCpus(), o.workers, index);
   cpu_set_t cpu_set;
   CPU_ZERO(&cpu_set);
   for (int cpu : cpus) CPU_SET(cpu, &cpu_set);

@@ -53,7 +53,9 @@ void GroupMasks(int k0, int c, __mmask16* m) {
 // p[k0 ..] as NV vectors; zeros where p is null (and in the masked-off lanes).
 template <int NV>
 void GroupLoad(const float* p, int k0, const __mmask16* m, __m512* out) {
-  for (int v = 0; v < NV; ++v) out[v] = p == nullptr ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m[v], p + k0 + 16 * v);
+  for (int v = 0; v < NV; ++v) {
+    out[v] = p == nullptr ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m[v], p + k0 + 16 * v);
+  }
 }
 
 // Where the relu's output comes from (ReluOutput): none (no relu), y read at the row, or
