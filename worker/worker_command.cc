@@ -12,6 +12,7 @@
 #include "collective/communicator.h"
 #include "commands.h"
 #include "console_setup.h"
+#include "common/cpu_binding.h"
 #include "common/exit_policy.h"
 #include "common/logging.h"
 #include "config/job_config.h"
@@ -153,6 +154,8 @@ int RunWorker(const std::vector<std::string>& args) {
 
   // Everything that can be checked locally is checked before anything starts.
   kernels::SetNumThreads(NumThreads(*settings, *spec));
+  RT_LOG(INFO) << kernels::NumThreads() << " compute thread(s) on CPUs " << DescribeCpus(AllowedCpus())
+               << " (its affinity; launch --bind_to)";
   auto device_kind = device::ParseDeviceKind(job->device);
   if (!device_kind.ok()) return Fail(device_kind.status().WithContext("job: device").About(Subject::kConfig));
   auto placement = device::Place(*device_kind, device::LocalRank(LocalIndex(*spec)));
