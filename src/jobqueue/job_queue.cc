@@ -202,33 +202,34 @@ StatusOr<std::optional<JobRecord>> JobQueue::StartNext(double now_s) {
   return std::optional<JobRecord>(*next);
 }
 
-namespace {
-
-Status MustBeRunning(const JobRecord& j, const char* what) {
-  if (j.state == JobState::kRunning) return Status::Ok();
-  return FailedPreconditionError(j.Label() + " is " + JobStateName(j.state) + ", not running: it cannot be " + what);
+// The running job `id` ends in state `to` (`what`: "finished", for the error when it
+// is not running), after `extra` (which may refuse) fills in what that end records.
+template <typename Extra>
+Status JobQueue::EndLocked(int64_t id, JobState to, const char* what, double now_s, const Extra& extra) {
+  return ChangeLocked(id, [&](JobRecord& j) {
+    if (j.state != JobState::kRunning) {
+      return FailedPreconditionError(j.Label() + " is " + JobStateName(j.state) + ", not running: it cannot be " +
+                                     what);
+    }
+    RT_RETURN_IF_ERROR(extra(j));
+    j.state = to;
+    j.ended_s = now_s;
+    return Status::Ok();
+  });
 }
-
-}  // namespace
 
 Status JobQueue::Finish(int64_t id, const nlohmann::json& final_metrics, double now_s) {
   std::lock_guard<std::mutex> lock(mu_);
-  return ChangeLocked(id, [&](JobRecord& j) {
-    RT_RETURN_IF_ERROR(MustBeRunning(j, "finished"));
-    j.state = JobState::kFinished;
+  return EndLocked(id, JobState::kFinished, "finished", now_s, [&](JobRecord& j) {
     j.final_metrics = final_metrics;
-    j.ended_s = now_s;
     return Status::Ok();
   });
 }
 
 Status JobQueue::Fail(int64_t id, const std::string& error, double now_s) {
   std::lock_guard<std::mutex> lock(mu_);
-  return ChangeLocked(id, [&](JobRecord& j) {
-    RT_RETURN_IF_ERROR(MustBeRunning(j, "failed"));
-    j.state = JobState::kFailed;
+  return EndLocked(id, JobState::kFailed, "failed", now_s, [&](JobRecord& j) {
     j.error = error;
-    j.ended_s = now_s;
     return Status::Ok();
   });
 }
@@ -255,12 +256,8 @@ StatusOr<JobState> JobQueue::Cancel(int64_t id, double now_s) {
 
 Status JobQueue::MarkCancelled(int64_t id, double now_s) {
   std::lock_guard<std::mutex> lock(mu_);
-  return ChangeLocked(id, [&](JobRecord& j) {
-    RT_RETURN_IF_ERROR(MustBeRunning(j, "marked cancelled"));
-    if (!j.cancel_requested) return FailedPreconditionError(j.Label() + " was not asked to cancel");
-    j.state = JobState::kCancelled;
-    j.ended_s = now_s;
-    return Status::Ok();
+  return EndLocked(id, JobState::kCancelled, "marked cancelled", now_s, [](JobRecord& j) {
+    return j.cancel_requested ? Status::Ok() : FailedPreconditionError(j.Label() + " was not asked to cancel");
   });
 }
 

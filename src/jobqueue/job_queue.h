@@ -99,6 +99,8 @@ class JobQueue {
   // Applies `change` to the job `id` and persists; on a failed write restores the job.
   template <typename Change>
   Status ChangeLocked(int64_t id, const Change& change);
+  template <typename Extra>
+  Status EndLocked(int64_t id, JobState to, const char* what, double now_s, const Extra& extra);
   JobRecord* FindLocked(int64_t id);
 
   env::Env* env_;
