@@ -297,7 +297,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::to_string(...).
     std::string line = "launched ";
     line += std::to_string(o.workers);
-    line += " workers on 127.0.0.1 ports";
+    line += o.workers == 1 ? " worker on 127.0.0.1 port" : " workers on 127.0.0.1 ports";
     for (int p : ports) {
       line += ' ';
       line += std::to_string(p);
