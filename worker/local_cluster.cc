@@ -45,6 +45,7 @@ struct Child {
   int index = 0;
   std::string tf_config;
   Echo echo = Echo::kPrefixed;
+  std::vector<int> cpus;  // its CPU share (empty: not bound)
   int restarts = 0;
 };
 
@@ -166,7 +167,7 @@ void ReportKept(const Output& out, Child& c) {
 }
 
 StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int index, const std::string& tf_config,
-                      Echo echo) {
+                      Echo echo, const std::vector<int>& cpus) {
   const std::string name = "worker:" + std::to_string(index);
   const std::string& exe = o.exe;
   std::vector<std::string> args = o.args;
@@ -176,8 +177,6 @@ StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int in
   std::vector<std::pair<std::string, std::string>> env;
   if (o.task_env) env = o.task_env(index);
   const bool split = echo == Echo::kStdout || echo == Echo::kConsole || echo == Echo::kStderrOnly;
-  std::vector<int> cpus;
-  if (o.bind == CpuBinding::kCore) cpus = CpuShare(AllowedCpus(), o.workers, index);
   cpu_set_t cpu_set;
   CPU_ZERO(&cpu_set);
   for (int cpu : cpus) CPU_SET(cpu, &cpu_set);
@@ -217,6 +216,7 @@ StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int in
   c.index = index;
   c.tf_config = tf_config;
   c.echo = echo;
+  c.cpus = cpus;
   c.out.fd = out[0];
   c.err.fd = err[0];
   const std::string prefix = "[" + name + "] ";
@@ -246,7 +246,7 @@ bool Restart(const LocalClusterOptions& o, const Output& out, Child& c) {
   Report(out, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + how +
                          "; restarting it (restart " + std::to_string(c.restarts + 1) + " of " +
                          std::to_string(o.max_restarts) + ")\n");
-  auto fresh = Spawn(o, out, c.index, c.tf_config, c.echo);
+  auto fresh = Spawn(o, out, c.index, c.tf_config, c.echo, c.cpus);
   if (!fresh.ok()) {
     Report(out, o.label + ": could not restart " + c.name + ": " + fresh.status().message() + "\n");
     return false;
@@ -282,10 +282,15 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   InstallForwardedSignals();  // SIGTERM/SIGINT go to the children (signal_forwarding.h)
   SignalForwarder forwarder(o.preempt_grace_s);
 
+  // Each worker's CPU share, decided once: a restarted worker gets its share again.
+  const std::vector<int> allowed = o.bind == CpuBinding::kCore ? AllowedCpus() : std::vector<int>{};
+  std::vector<std::vector<int>> shares(static_cast<size_t>(o.workers));
+  for (int i = 0; i < o.workers; ++i) shares[static_cast<size_t>(i)] = CpuShare(allowed, o.workers, i);
+
   std::vector<Child> children;
   for (int i = 0; i < o.workers; ++i) {
     nlohmann::json tf = {{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", i}}}};
-    auto c = Spawn(o, out, i, tf.dump(), o.echo(i));
+    auto c = Spawn(o, out, i, tf.dump(), o.echo(i), shares[static_cast<size_t>(i)]);
     if (!c.ok()) {
       for (auto& ch : children) ::kill(ch.pid, SIGTERM);
       for (auto& ch : children) ::waitpid(ch.pid, nullptr, 0);
@@ -303,8 +308,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       line += std::to_string(p);
     }
     if (o.bind == CpuBinding::kCore) {
-      const std::vector<int> allowed = AllowedCpus();
-      if (CpuShare(allowed, o.workers, 0).empty()) {
+      if (shares[0].empty()) {
         line += ", not bound to CPUs (more workers than the ";
         line += std::to_string(allowed.size());
         line += " CPUs usable)";
@@ -312,7 +316,7 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
         line += ", on CPUs";
         for (int i = 0; i < o.workers; ++i) {
           line += i == 0 ? " " : " | ";
-          line += DescribeCpus(CpuShare(allowed, o.workers, i));
+          line += DescribeCpus(shares[static_cast<size_t>(i)]);
         }
       }
     }
