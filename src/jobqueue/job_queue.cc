@@ -108,7 +108,7 @@ StatusOr<std::unique_ptr<JobQueue>> JobQueue::Open(env::Env* env, const std::str
   if (v.is_discarded() || !v.is_object()) {
     return Status(Code::kDataLoss, what + " is not JSON (damaged?)" + fix, Subject::kStorage);
   }
-  if (v.value("format", "") != kFormat) {
+  if (!v.contains("format") || !v["format"].is_string() || v["format"].get<std::string>() != kFormat) {
     return Status(Code::kDataLoss, what + " is not a ringtrain job queue (no \"format\": \"" + kFormat + "\")" + fix,
                   Subject::kStorage);
   }

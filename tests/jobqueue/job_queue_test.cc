@@ -154,6 +154,7 @@ TEST(JobQueueTest, ADamagedFileIsRefusedWithOneLineAndLeftAsItIs) {
       {"{\"format\": \"ringtrain-job-queue\", \"version\": 1, \"next_id\": 2, \"jobs\": [{\"id\": 1", "not JSON"},
       {"[1, 2]", "not JSON"},
       {"{\"jobs\": []}", "not a ringtrain job queue"},
+      {"{\"format\": 5, \"jobs\": []}", "not a ringtrain job queue"},  // not a string: no throw
       {"{\"format\": \"ringtrain-job-queue\", \"version\": 9, \"next_id\": 1, \"jobs\": []}", "has version 9"},
       {"{\"format\": \"ringtrain-job-queue\", \"version\": 1, \"next_id\": 1, \"jobs\": {}}", "'jobs' is missing"},
       {"{\"format\": \"ringtrain-job-queue\", \"version\": 1, \"next_id\": 5, \"jobs\": [{\"id\": 1}]}",
