@@ -4,10 +4,14 @@
 // others (common/exit_policy.h RootCauseExit), e.g. the chief's 6 rather than the 5 of
 // the worker that lost it.
 //
-//   ringtrain launch --workers N --job JOB.json [--base_port P] [--grace_s S]
+//   ringtrain launch --workers N [--processes P] --job JOB.json [--base_port P] [--grace_s S]
 //                    [--max_restarts K] [--metrics_port P] [-- worker flags]
 //
 //   --workers N        local workers, 1..64 (default 2)
+//   --processes P      run the N workers in P processes, 1..N (default N): process i
+//                      hosts the tasks i*N/P .. (i+1)*N/P-1, each on its own thread
+//                      (`worker --host_tasks`); the model is the N-process run's, bit
+//                      for bit (a 16-worker run reproduced on a laptop)
 //   --base_port P      ports P..P+N-1 instead of free ports the kernel picks
 //   --bind_to core|none  core (default): each worker runs on its own contiguous share
 //                      of the CPUs launch may use, as mpirun --bind-to core; none: where
@@ -49,16 +53,17 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   std::vector<std::string> args = given;
   const bool verbose = TakeShortVerbose(&args);
   auto flags = Flags::Parse(
-      args, {"workers", "job", "base_port", "grace_s", "max_restarts", "output", "log_dir", "metrics_port", "bind_to"},
+      args, {"workers", "processes", "job", "base_port", "grace_s", "max_restarts", "output", "log_dir", "metrics_port", "bind_to"},
       {kVerboseFlag});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   auto n = flags->get_int("workers", 2, 1, 64);
+  auto processes = flags->get_int("processes", n.ok() ? *n : 2, 1, n.ok() ? *n : 64);
   auto base_port = flags->get_int("base_port", 0, 0, 65535 - 64);
   auto grace_s = flags->get_int("grace_s", 30, 1, 3600);
   auto max_restarts = flags->get_int("max_restarts", 0, 0, 1000);
   auto metrics_port = flags->get_int("metrics_port", 0, 0, 65535 - 64);
   auto bind = ParseCpuBinding(flags->get("bind_to", "core"));
-  for (const Status& s : {n.status(), base_port.status(), grace_s.status(), max_restarts.status(),
+  for (const Status& s : {n.status(), processes.status(), base_port.status(), grace_s.status(), max_restarts.status(),
                           metrics_port.status(), bind.status()}) {
     if (!s.ok()) return Fail(s.About(Subject::kConfig));
   }
@@ -68,6 +73,7 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   options.args = {"worker", "--job", flags->get("job")};
   options.args.insert(options.args.end(), flags->rest().begin(), flags->rest().end());
   options.workers = *n;
+  options.processes = *processes;
   options.base_port = *base_port;
   options.grace_s = *grace_s;
   options.max_restarts = *max_restarts;

@@ -42,7 +42,8 @@ struct Child {
   int code = 0;
   bool signaled = false;  // code is 128 + the signal that killed it
   // What a restart needs to start the same task again.
-  int index = 0;
+  int index = 0;    // its (first) task
+  int hosted = 1;   // how many tasks it hosts
   std::string tf_config;
   Echo echo = Echo::kPrefixed;
   std::vector<int> cpus;  // its CPU share (empty: not bound)
@@ -166,11 +167,16 @@ void ReportKept(const Output& out, Child& c) {
   }
 }
 
-StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int index, const std::string& tf_config,
-                      Echo echo, const std::vector<int>& cpus) {
-  const std::string name = "worker:" + std::to_string(index);
+StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int index, int hosted,
+                      const std::string& tf_config, Echo echo, const std::vector<int>& cpus) {
+  std::string name = "worker:" + std::to_string(index);
+  if (hosted > 1) name += "..worker:" + std::to_string(index + hosted - 1);
   const std::string& exe = o.exe;
   std::vector<std::string> args = o.args;
+  if (hosted > 1) {
+    args.push_back("--host_tasks");
+    args.push_back(std::to_string(hosted));
+  }
   if (o.task_args) {
     for (auto& a : o.task_args(index)) args.push_back(std::move(a));
   }
@@ -214,6 +220,7 @@ StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int in
   c.name = name;
   c.pid = pid;
   c.index = index;
+  c.hosted = hosted;
   c.tf_config = tf_config;
   c.echo = echo;
   c.cpus = cpus;
@@ -246,7 +253,7 @@ bool Restart(const LocalClusterOptions& o, const Output& out, Child& c) {
   Report(out, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + how +
                          "; restarting it (restart " + std::to_string(c.restarts + 1) + " of " +
                          std::to_string(o.max_restarts) + ")\n");
-  auto fresh = Spawn(o, out, c.index, c.tf_config, c.echo, c.cpus);
+  auto fresh = Spawn(o, out, c.index, c.hosted, c.tf_config, c.echo, c.cpus);
   if (!fresh.ok()) {
     Report(out, o.label + ": could not restart " + c.name + ": " + fresh.status().message() + "\n");
     return false;
@@ -282,15 +289,22 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   InstallForwardedSignals();  // SIGTERM/SIGINT go to the children (signal_forwarding.h)
   SignalForwarder forwarder(o.preempt_grace_s);
 
-  // Each worker's CPU share, decided once: a restarted worker gets its share again.
+  // Process i hosts tasks [first[i], first[i+1]).
+  const int processes = o.processes > 0 ? std::min(o.processes, o.workers) : o.workers;
+  std::vector<int> first;
+  for (int i = 0; i <= processes; ++i) first.push_back(i * o.workers / processes);
+
+  // Each process's CPU share, decided once: a restarted process gets its share again.
   const std::vector<int> allowed = o.bind == CpuBinding::kCore ? AllowedCpus() : std::vector<int>{};
-  std::vector<std::vector<int>> shares(static_cast<size_t>(o.workers));
-  for (int i = 0; i < o.workers; ++i) shares[static_cast<size_t>(i)] = CpuShare(allowed, o.workers, i);
+  std::vector<std::vector<int>> shares(static_cast<size_t>(processes));
+  for (int i = 0; i < processes; ++i) shares[static_cast<size_t>(i)] = CpuShare(allowed, processes, i);
 
   std::vector<Child> children;
-  for (int i = 0; i < o.workers; ++i) {
-    nlohmann::json tf = {{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", i}}}};
-    auto c = Spawn(o, out, i, tf.dump(), o.echo(i), shares[static_cast<size_t>(i)]);
+  for (int i = 0; i < processes; ++i) {
+    const int task = first[static_cast<size_t>(i)];
+    const int hosted = first[static_cast<size_t>(i) + 1] - task;
+    nlohmann::json tf = {{"cluster", cluster}, {"task", {{"type", "worker"}, {"index", task}}}};
+    auto c = Spawn(o, out, task, hosted, tf.dump(), o.echo(task), shares[static_cast<size_t>(i)]);
     if (!c.ok()) {
       for (auto& ch : children) ::kill(ch.pid, SIGTERM);
       for (auto& ch : children) ::waitpid(ch.pid, nullptr, 0);
@@ -302,19 +316,27 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
     // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on "literal" + std::to_string(...).
     std::string line = "launched ";
     line += std::to_string(o.workers);
-    line += o.workers == 1 ? " worker on 127.0.0.1 port" : " workers on 127.0.0.1 ports";
+    line += o.workers == 1 ? " worker" : " workers";
+    if (processes < o.workers) {
+      line += " in ";
+      line += std::to_string(processes);
+      line += processes == 1 ? " process" : " processes";
+    }
+    line += o.workers == 1 ? " on 127.0.0.1 port" : " on 127.0.0.1 ports";
     for (int p : ports) {
       line += ' ';
       line += std::to_string(p);
     }
     if (o.bind == CpuBinding::kCore) {
       if (shares[0].empty()) {
-        line += ", not bound to CPUs (more workers than the ";
+        line += ", not bound to CPUs (more ";
+        line += processes < o.workers ? "processes" : "workers";
+        line += " than the ";
         line += std::to_string(allowed.size());
         line += " CPUs usable)";
       } else {
         line += ", on CPUs";
-        for (int i = 0; i < o.workers; ++i) {
+        for (int i = 0; i < processes; ++i) {
           line += i == 0 ? " " : " | ";
           line += DescribeCpus(shares[static_cast<size_t>(i)]);
         }

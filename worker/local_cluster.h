@@ -39,6 +39,12 @@ struct LocalClusterOptions {
   std::string exe;                // the binary to run (an absolute path)
   std::vector<std::string> args;  // its arguments, the same for every child
   int workers = 2;
+  // How many processes run the workers (1..workers; 0: one each). Process i hosts the
+  // contiguous tasks [i*workers/processes, (i+1)*workers/processes), each on its own
+  // thread (`worker --host_tasks`), with the TF_CONFIG of the first; its output, its
+  // restarts and its CPU share are the process's. The functions below are given the
+  // first task's index.
+  int processes = 0;
   int base_port = 0;  // ports base_port.. ; 0 = free ports the kernel picks
   int grace_s = 30;
   // After SIGTERM/SIGINT to this process, how long the children (each sent one SIGTERM:

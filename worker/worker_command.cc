@@ -34,7 +34,8 @@
 namespace ringtrain::cli {
 namespace {
 
-std::string g_task;  // for error lines; set once before threads start
+// For error lines: the process's tasks, or on a hosted task's thread that task.
+thread_local std::string g_task;
 
 // Enough for the files open at once while writing a backup, a checkpoint and the history.
 constexpr int kReservedDescriptors = 16;
@@ -46,14 +47,15 @@ bool RunsAlone(const Flags& flags) {
   return env == nullptr || *env == '\0';
 }
 
-int NumThreads(const config::Settings& settings, const config::ClusterSpec& spec) {
+int NumThreads(const config::Settings& settings, const config::ClusterSpec& spec, int hosted) {
   if (settings.num_threads > 0) return settings.num_threads;
-  // Share the cores among the training tasks on this host.
+  // Share the cores among the training tasks on this host: this process gets the share of
+  // the tasks it hosts (they take turns with the kernels' pool: kernels/thread_pool.h).
   const std::string& host = spec.address(spec.task()).host;
   int local = 0;
   for (const auto& t : spec.training_tasks()) local += spec.address(t).host == host ? 1 : 0;
   int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, cores / std::max(1, local));
+  return std::max(1, cores * hosted / std::max(1, local));
 }
 
 // This task's index among the training tasks on its host, in rank order: what picks
@@ -75,6 +77,25 @@ int Preempted(const std::string& line) {
   return kExitPreempted;
 }
 
+// --host_tasks K: this process runs TF_CONFIG's task and the K-1 training tasks after it,
+// each on its own thread (`launch --processes`). 1 by default.
+StatusOr<int> HostedTasks(const Flags& flags, const config::ClusterSpec& spec, bool alone) {
+  if (!flags.has("host_tasks")) return 1;
+  RT_ASSIGN_OR_RETURN(int k, flags.get_int("host_tasks", 1, 1, 64));
+  if (k == 1) return 1;
+  if (alone || spec.is_evaluator()) {
+    return InvalidArgumentError("--host_tasks applies to a training task of a TF_CONFIG cluster, not to " +
+                                std::string(alone ? "a worker without TF_CONFIG" : "the evaluator"));
+  }
+  if (spec.rank() + k > spec.num_workers()) {
+    return InvalidArgumentError("--host_tasks " + std::to_string(k) + " from " + spec.task().ToString() + " (rank " +
+                                std::to_string(spec.rank()) + ") goes past the cluster's " +
+                                std::to_string(spec.num_workers()) + " training tasks; at most " +
+                                std::to_string(spec.num_workers() - spec.rank()) + " from there");
+  }
+  return k;
+}
+
 }  // namespace
 
 int Fail(const Status& s) {
@@ -87,10 +108,144 @@ void PrintError(const std::string& message) {
   std::fflush(stderr);
 }
 
+namespace {
+
+// What the tasks one process hosts share: everything read and checked before they start.
+struct ProcessContext {
+  const Flags& flags;
+  const config::Settings& settings;
+  const config::JobConfig& job;
+  collective::Implementation impl;
+  const cluster::SessionSecurity& security;
+  device::DeviceKind device_kind;
+  preempt::StopFlag* stop;
+  bool alone;
+};
+
+// One training task, from its rendezvous to its model file: the whole of `worker` for a
+// process hosting one task. `metrics` (null: off) is this task's, not shared; `out` is
+// where its Keras-style progress goes.
+int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetrics* metrics, FILE* out) {
+  const config::Settings& settings = ctx.settings;
+  const config::JobConfig& job = ctx.job;
+  const int rank = spec.rank();
+  const int n = spec.num_workers();
+  if (ctx.alone) {
+    RT_LOG(INFO) << "TF_CONFIG is not set: training as a single local worker (set TF_CONFIG, or use `ringtrain "
+                    "launch --workers N`, for several)";
+  } else {
+    const config::HostPort chief = spec.address(spec.chief());
+    RT_LOG(INFO) << "task " << spec.task().ToString() << " (rank " << rank << " of " << n << "), chief "
+                 << spec.chief().ToString() << " at " << chief.ToString();
+  }
+  auto placement = device::Place(ctx.device_kind, device::LocalRank(LocalIndex(spec)));
+  if (!placement.ok()) return Fail(placement.status().About(Subject::kConfig));
+  RT_LOG(INFO) << "device " << device::DeviceKindName(ctx.device_kind) << ": " << placement->reason;
+  const int gpu = placement->gpu ? placement->ordinal : -1;
+  train::TrainerOptions topts;
+  topts.rank = rank;
+  topts.num_workers = n;
+  topts.is_chief = spec.is_chief();
+  topts.progress_mode = settings.progress;
+  topts.out = out;
+  topts.new_engine = engine::FactoryFor({gpu});
+  const double timeout_s = job.communication.timeout_seconds > 0 ? job.communication.timeout_seconds
+                                                                 : settings.collective_timeout_s;
+  topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  topts.memory_bound = config::MemoryBoundOf(settings);
+  AttachMetrics(metrics, &topts);
+  StatusReporting status_reporting(settings, &topts);  // outlives the session
+  auto trainer = train::Trainer::Create(job, topts);
+  if (!trainer.ok()) return Fail(trainer.status());
+  if (spec.is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
+
+  std::unique_ptr<cluster::Session> session;
+  if (ctx.alone) {
+    session = std::make_unique<cluster::LocalSession>();
+  } else {
+    auto joined = cluster::ClusterSession::Join(spec, settings, job.CanonicalJson(), ctx.security,
+                                                EvaluatorStatusRows(spec, job));
+    if (!joined.ok()) return Fail(joined.status());
+    if (metrics != nullptr) {
+      cluster::ClusterSession* cs = joined->get();
+      metrics->SetStragglerScoreSource([cs] { return cs->straggler_score(); });
+      if (spec.is_chief()) ServeClusterStatus(metrics, spec, ctx.security);
+    }
+    session = std::move(joined).value();
+  }
+  // The score source reads the session: it goes before the session does.
+  struct ForgetSession {
+    TaskMetrics* metrics;
+    ~ForgetSession() {
+      if (metrics != nullptr) metrics->SetStragglerScoreSource(nullptr);
+    }
+  } forget_session{metrics};
+  status_reporting.Attach(session.get());
+
+  recovery::RunOptions run_opts;
+  run_opts.comm.implementation = ctx.impl;
+  run_opts.comm.timeout = topts.collective_timeout;
+  run_opts.comm.transport = settings.transport == "tcp" ? collective::Transport::kTcp : collective::Transport::kAuto;
+  run_opts.comm.chunk_bytes = static_cast<size_t>(settings.chunk_bytes);
+  run_opts.comm.gpu_device = gpu >= 0 ? gpu : collective::CommunicatorOptions::kCpuRank;
+  run_opts.comm.cluster_secret = ctx.security.cluster_secret;
+  run_opts.mode = job.recovery;
+  run_opts.backup = job.backup;
+  run_opts.evaluate = !job.eval_data.is_null();
+  run_opts.shutdown_timeout_s = settings.shutdown_timeout_s;
+  AttachMetrics(metrics, &run_opts);
+  status_reporting.Attach(&run_opts);
+  // SIGTERM/SIGINT stop the cluster at a step boundary after a backup (exit 7).
+  (*trainer)->set_stop_flag(ctx.stop);
+  recovery::TrainingRun run(trainer->get(), session.get(), run_opts);
+  recovery::RunResult result = run.Train();
+  if (result.preempted) {
+    status_reporting.SetState("preempted");  // the chief's status and events say so if a heartbeat still goes out
+    return Preempted(result.status.message());
+  }
+  if (!result.status.ok()) return Fail(result.status);
+  Status st = (*trainer)->SaveModel();
+  if (!st.ok()) return Fail(st);  // a storage error naming save_model
+
+  run.Finish(session->Leave());
+  RT_LOG(INFO) << "done" << (result.recoveries > 0 ? " (recovered in place from " + std::to_string(result.recoveries) +
+                                                         " failed generation(s))"
+                                                   : std::string());
+  return kExitOk;
+}
+
+// The tasks this process hosts, each on its own thread with its own log tag, as separate
+// processes would run them; the process's exit code is their root cause. The first task's
+// progress goes to stdout (the chief's, when the process hosts it); the others' would
+// repeat it.
+int RunHostedTasks(const ProcessContext& ctx, const config::ClusterSpec& spec, int hosted, TaskMetrics* metrics) {
+  FILE* quiet = std::fopen("/dev/null", "we");
+  std::vector<int> codes(static_cast<size_t>(hosted), kExitOk);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < hosted; ++i) {
+    threads.emplace_back([&, i] {
+      const config::ClusterSpec task = spec.AsTrainingTask(spec.rank() + i);
+      g_task = task.task().ToString();
+      SetThreadLogTag(g_task);
+      codes[static_cast<size_t>(i)] =
+          RunTask(ctx, task, i == 0 ? metrics : nullptr, i == 0 || quiet == nullptr ? stdout : quiet);
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (quiet != nullptr) std::fclose(quiet);
+  std::vector<int> failures;
+  for (int c : codes) {
+    if (c != kExitOk) failures.push_back(c);
+  }
+  return RootCauseExit(failures);
+}
+
+}  // namespace
+
 int RunWorker(const std::vector<std::string>& args) {
   auto flags = Flags::Parse(
       args, {"job", "tf_config", "cluster_resolver", "base_port", "tls_cert", "tls_key", "tls_ca", kLogFileFlag,
-              "metrics_port", "eval_timeout_s", "eval_history"},
+              "metrics_port", "eval_timeout_s", "eval_history", "host_tasks"},
       {kVerboseFlag});
   if (!flags.ok()) return Fail(flags.status().About(Subject::kConfig));
   if (Status st = SetUpTaskLogging(*flags); !st.ok()) return Fail(st);
@@ -125,7 +280,10 @@ int RunWorker(const std::vector<std::string>& args) {
     return InvalidArgumentError("--cluster_resolver must be tf_config or slurm, not '" + resolver + "'");
   }();
   if (!spec.ok()) return Fail(spec.status().About(Subject::kConfig));
-  g_task = spec->task().ToString();
+  auto hosted = HostedTasks(*flags, *spec, alone);
+  if (!hosted.ok()) return Fail(hosted.status().About(Subject::kConfig));
+  g_task = *hosted == 1 ? spec->task().ToString()
+                        : spec->task().ToString() + ".." + spec->training_tasks()[spec->rank() + *hosted - 1].ToString();
   SetLogTag(g_task);
   // Not part of the ring: it only reads the checkpoints training writes (worker/evaluator_command.cc).
   if (spec->is_evaluator()) return RunEvaluatorTask(*flags, *spec, *settings);
@@ -137,104 +295,30 @@ int RunWorker(const std::vector<std::string>& args) {
   auto impl = collective::ParseImplementation(job->communication.implementation);
   if (!impl.ok()) return Fail(impl.status().WithContext("job: communication.implementation").About(Subject::kConfig));
 
-  const int rank = spec->rank();
-  const int n = spec->num_workers();
-  if (alone) {
-    RT_LOG(INFO) << "TF_CONFIG is not set: training as a single local worker (set TF_CONFIG, or use `ringtrain "
-                    "launch --workers N`, for several)";
-  } else {
-    const config::HostPort chief = spec->address(spec->chief());
-    RT_LOG(INFO) << "task " << g_task << " (rank " << rank << " of " << n << "), chief " << spec->chief().ToString()
-                 << " at " << chief.ToString();
+  if (*hosted > 1) {
+    RT_LOG(INFO) << "this process hosts " << *hosted << " tasks, " << g_task << " (--host_tasks), each on its own thread";
   }
   RT_LOG(INFO) << config::Describe(*settings);
   // A flood of connections must not leave the chief without descriptors for its backups.
-  RT_LOG(INFO) << env::Describe(env::RaiseOpenFileLimit()) << "; " << env::ReserveDescriptors(kReservedDescriptors)
+  RT_LOG(INFO) << env::Describe(env::RaiseOpenFileLimit()) << "; "
+               << env::ReserveDescriptors(kReservedDescriptors * *hosted)
                << " descriptors kept in reserve for output files";
 
   // Everything that can be checked locally is checked before anything starts.
-  kernels::SetNumThreads(NumThreads(*settings, *spec));
+  kernels::SetNumThreads(NumThreads(*settings, *spec, *hosted));
   RT_LOG(INFO) << kernels::NumThreads() << " compute thread(s) on CPUs " << DescribeCpus(AllowedCpus())
                << " (its affinity; launch --bind_to)";
   auto device_kind = device::ParseDeviceKind(job->device);
   if (!device_kind.ok()) return Fail(device_kind.status().WithContext("job: device").About(Subject::kConfig));
-  auto placement = device::Place(*device_kind, device::LocalRank(LocalIndex(*spec)));
-  if (!placement.ok()) return Fail(placement.status().About(Subject::kConfig));
-  RT_LOG(INFO) << "device " << device::DeviceKindName(*device_kind) << ": " << placement->reason;
-  const int gpu = placement->gpu ? placement->ordinal : -1;
-  train::TrainerOptions topts;
-  topts.rank = rank;
-  topts.num_workers = n;
-  topts.is_chief = spec->is_chief();
-  topts.progress_mode = settings->progress;
-  topts.new_engine = engine::FactoryFor({gpu});
-  const double timeout_s = job->communication.timeout_seconds > 0 ? job->communication.timeout_seconds
-                                                                  : settings->collective_timeout_s;
-  topts.collective_timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  topts.memory_bound = config::MemoryBoundOf(*settings);
   auto metrics = StartMetrics(*flags, *settings, *spec, alone);  // --metrics_port (metrics_setup.h)
   if (!metrics.ok()) return Fail(metrics.status());
-  AttachMetrics(metrics->get(), &topts);
-  StatusReporting status_reporting(*settings, &topts);  // outlives the session
-  auto trainer = train::Trainer::Create(*job, topts);
-  if (!trainer.ok()) return Fail(trainer.status());
-  if (spec->is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
-
-  std::unique_ptr<cluster::Session> session;
-  if (alone) {
-    session = std::make_unique<cluster::LocalSession>();
-  } else {
-    auto joined = cluster::ClusterSession::Join(*spec, *settings, job->CanonicalJson(), *security,
-                                                EvaluatorStatusRows(*spec, *job));
-    if (!joined.ok()) return Fail(joined.status());
-    if (*metrics) {
-      cluster::ClusterSession* cs = joined->get();
-      (*metrics)->SetStragglerScoreSource([cs] { return cs->straggler_score(); });
-      if (spec->is_chief()) ServeClusterStatus(metrics->get(), *spec, *security);
-    }
-    session = std::move(joined).value();
-  }
-  // The score source reads the session: it goes before the session does.
-  struct ForgetSession {
-    TaskMetrics* metrics;
-    ~ForgetSession() {
-      if (metrics != nullptr) metrics->SetStragglerScoreSource(nullptr);
-    }
-  } forget_session{metrics->get()};
-  status_reporting.Attach(session.get());
-
-  recovery::RunOptions run_opts;
-  run_opts.comm.implementation = *impl;
-  run_opts.comm.timeout = topts.collective_timeout;
-  run_opts.comm.transport = settings->transport == "tcp" ? collective::Transport::kTcp : collective::Transport::kAuto;
-  run_opts.comm.chunk_bytes = static_cast<size_t>(settings->chunk_bytes);
-  run_opts.comm.gpu_device = gpu >= 0 ? gpu : collective::CommunicatorOptions::kCpuRank;
-  run_opts.comm.cluster_secret = security->cluster_secret;
-  run_opts.mode = job->recovery;
-  run_opts.backup = job->backup;
-  run_opts.evaluate = !job->eval_data.is_null();
-  run_opts.shutdown_timeout_s = settings->shutdown_timeout_s;
-  AttachMetrics(metrics->get(), &run_opts);
-  status_reporting.Attach(&run_opts);
-  // From here on SIGTERM/SIGINT stop the cluster at a step boundary after a backup (exit 7).
+  // From here on SIGTERM/SIGINT stop the cluster at a step boundary after a backup (exit 7);
+  // before training starts they end the process at once (preempt/stop_signals.h).
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());
-  (*trainer)->set_stop_flag(*stop);
-  recovery::TrainingRun run(trainer->get(), session.get(), run_opts);
-  recovery::RunResult result = run.Train();
-  if (result.preempted) {
-    status_reporting.SetState("preempted");  // the chief's status and events say so if a heartbeat still goes out
-    return Preempted(result.status.message());
-  }
-  if (!result.status.ok()) return Fail(result.status);
-  Status st = (*trainer)->SaveModel();
-  if (!st.ok()) return Fail(st);  // a storage error naming save_model
-
-  run.Finish(session->Leave());
-  RT_LOG(INFO) << "done" << (result.recoveries > 0 ? " (recovered in place from " + std::to_string(result.recoveries) +
-                                                         " failed generation(s))"
-                                                   : std::string());
-  return kExitOk;
+  const ProcessContext ctx{*flags, *settings, *job, *impl, *security, *device_kind, *stop, alone};
+  if (*hosted == 1) return RunTask(ctx, *spec, metrics->get(), stdout);
+  return RunHostedTasks(ctx, *spec, *hosted, metrics->get());
 }
 
 }  // namespace ringtrain::cli

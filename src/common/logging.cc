@@ -34,6 +34,11 @@ std::string& Tag() {
   return tag;
 }
 
+std::string& ThreadTag() {
+  thread_local std::string tag;
+  return tag;
+}
+
 int g_log_fd = -1;  // set before threads start
 std::atomic<int> g_console_level{static_cast<int>(LogLevel::kDebug)};
 std::atomic<bool> g_console_plain{false};
@@ -55,6 +60,7 @@ void WriteFully(int fd, const std::string& s) {
 LogLevel MinLogLevel() { return static_cast<LogLevel>(MinLevelStorage().load(std::memory_order_relaxed)); }
 void SetMinLogLevel(LogLevel level) { MinLevelStorage().store(static_cast<int>(level)); }
 void SetLogTag(const std::string& tag) { Tag() = tag; }
+void SetThreadLogTag(const std::string& tag) { ThreadTag() = tag; }
 
 Status SetLogFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -84,7 +90,8 @@ LogMessage::LogMessage(LogLevel level, const char* file, int line) : level_(leve
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
   const char* base = std::strrchr(file, '/');
   stream_ << buf;
-  if (!Tag().empty()) stream_ << Tag() << ' ';
+  const std::string& tag = ThreadTag().empty() ? Tag() : ThreadTag();
+  if (!tag.empty()) stream_ << tag << ' ';
   stream_ << (base ? base + 1 : file) << ':' << line << "] ";
 }
 

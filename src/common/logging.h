@@ -14,6 +14,10 @@ LogLevel MinLogLevel();
 void SetMinLogLevel(LogLevel level);
 // A tag printed in every line, e.g. "worker:1". Set once at start-up, before threads start.
 void SetLogTag(const std::string& tag);
+// The tag of the lines the calling thread writes, in place of the process's (a process
+// hosting several tasks runs each on its own thread: `worker --host_tasks`); empty: the
+// process's tag again. Threads the calling thread starts keep the process's tag.
+void SetThreadLogTag(const std::string& tag);
 
 class LogMessage {
  public:

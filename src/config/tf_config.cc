@@ -68,6 +68,12 @@ int ClusterSpec::rank() const {
   return -1;
 }
 
+ClusterSpec ClusterSpec::AsTrainingTask(int rank) const {
+  ClusterSpec spec = *this;
+  spec.task_ = training_tasks_.at(static_cast<size_t>(rank));
+  return spec;
+}
+
 HostPort ClusterSpec::address(const TaskId& t) const { return jobs_.at(t.type).at(t.index); }
 
 ClusterSpec ClusterSpec::SingleLocalWorker() {

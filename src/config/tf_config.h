@@ -39,6 +39,9 @@ class ClusterSpec {
 
   // The tasks that train together, in rank order: the chief task (if any), then the workers.
   const std::vector<TaskId>& training_tasks() const { return training_tasks_; }
+  // The same cluster seen from training task `rank` (0..num_workers()-1): what a process
+  // hosting several tasks gives each of them (`worker --host_tasks`).
+  ClusterSpec AsTrainingTask(int rank) const;
   // "chief:0" if there is a chief job, else "worker:0".
   const TaskId& chief() const { return training_tasks_.front(); }
   const TaskId& task() const { return task_; }
