@@ -29,6 +29,7 @@
 #include "recovery/training_run.h"
 #include "security_setup.h"
 #include "status_reporting.h"
+#include "task_host.h"
 #include "train/trainer.h"
 
 namespace ringtrain::cli {
@@ -120,6 +121,7 @@ struct ProcessContext {
   device::DeviceKind device_kind;
   preempt::StopFlag* stop;
   bool alone;
+  TaskHost* host;  // null: one task, on the main thread (no elastic hosting)
 };
 
 // One training task, from its rendezvous to its model file: the whole of `worker` for a
@@ -163,8 +165,20 @@ int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetr
   if (ctx.alone) {
     session = std::make_unique<cluster::LocalSession>();
   } else {
+    cluster::SessionElastic elastic;
+    if (job.elastic.enabled) {
+      elastic.policy = {true, job.elastic.min_workers,
+                        std::chrono::milliseconds(static_cast<int64_t>(job.elastic.wait_s * 1000))};
+      if (ctx.host != nullptr) {
+        elastic.on_adopt = [host = ctx.host, tasks = spec.training_tasks()](const std::string& task) {
+          for (size_t r = 0; r < tasks.size(); ++r) {
+            if (tasks[r].ToString() == task) host->Start(static_cast<int>(r), /*adopted=*/true);
+          }
+        };
+      }
+    }
     auto joined = cluster::ClusterSession::Join(spec, settings, job.CanonicalJson(), ctx.security,
-                                                EvaluatorStatusRows(spec, job));
+                                                EvaluatorStatusRows(spec, job), elastic);
     if (!joined.ok()) return Fail(joined.status());
     if (metrics != nullptr) {
       cluster::ClusterSession* cs = joined->get();
@@ -215,29 +229,24 @@ int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetr
 }
 
 // The tasks this process hosts, each on its own thread with its own log tag, as separate
-// processes would run them; the process's exit code is their root cause. The first task's
-// progress goes to stdout (the chief's, when the process hosts it); the others' would
-// repeat it.
-int RunHostedTasks(const ProcessContext& ctx, const config::ClusterSpec& spec, int hosted, TaskMetrics* metrics) {
+// processes would run them: those it was started with and, under an elastic job, those
+// the chief's service hands it. The first task's progress goes to stdout (the chief's,
+// when the process hosts it); the others' would repeat it.
+int RunHostedTasks(ProcessContext ctx, const config::ClusterSpec& spec, int hosted, TaskMetrics* metrics) {
   FILE* quiet = std::fopen("/dev/null", "we");
-  std::vector<int> codes(static_cast<size_t>(hosted), kExitOk);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < hosted; ++i) {
-    threads.emplace_back([&, i] {
-      const config::ClusterSpec task = spec.AsTrainingTask(spec.rank() + i);
-      g_task = task.task().ToString();
-      SetThreadLogTag(g_task);
-      codes[static_cast<size_t>(i)] =
-          RunTask(ctx, task, i == 0 ? metrics : nullptr, i == 0 || quiet == nullptr ? stdout : quiet);
-    });
-  }
-  for (auto& t : threads) t.join();
+  const int first = spec.rank();
+  TaskHost host([&](int rank, bool adopted) {
+    const config::ClusterSpec task = spec.AsTrainingTask(rank);
+    g_task = task.task().ToString();
+    SetThreadLogTag(g_task);
+    const bool lead = rank == first && !adopted;
+    return RunTask(ctx, task, lead ? metrics : nullptr, lead || quiet == nullptr ? stdout : quiet);
+  });
+  ctx.host = &host;
+  for (int i = 0; i < hosted; ++i) host.Start(first + i, /*adopted=*/false);
+  const int code = host.Wait();
   if (quiet != nullptr) std::fclose(quiet);
-  std::vector<int> failures;
-  for (int c : codes) {
-    if (c != kExitOk) failures.push_back(c);
-  }
-  return RootCauseExit(failures);
+  return code;
 }
 
 }  // namespace
@@ -294,6 +303,12 @@ int RunWorker(const std::vector<std::string>& args) {
   if (!job.ok()) return Fail(job.status().About(Subject::kConfig));
   auto impl = collective::ParseImplementation(job->communication.implementation);
   if (!impl.ok()) return Fail(impl.status().WithContext("job: communication.implementation").About(Subject::kConfig));
+  if (job->elastic.enabled && job->elastic.min_workers > spec->num_workers()) {
+    return Fail(InvalidArgumentError("job: elastic.min_workers is " + std::to_string(job->elastic.min_workers) +
+                                     " but TF_CONFIG has " + std::to_string(spec->num_workers()) +
+                                     " training tasks; give at most that many")
+                    .About(Subject::kConfig));
+  }
 
   if (*hosted > 1) {
     RT_LOG(INFO) << "this process hosts " << *hosted << " tasks, " << g_task << " (--host_tasks), each on its own thread";
@@ -316,8 +331,9 @@ int RunWorker(const std::vector<std::string>& args) {
   // before training starts they end the process at once (preempt/stop_signals.h).
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());
-  const ProcessContext ctx{*flags, *settings, *job, *impl, *security, *device_kind, *stop, alone};
-  if (*hosted == 1) return RunTask(ctx, *spec, metrics->get(), stdout);
+  const ProcessContext ctx{*flags, *settings, *job, *impl, *security, *device_kind, *stop, alone, nullptr};
+  // An elastic job may hand this process absent tasks to host: its tasks run on threads.
+  if (*hosted == 1 && !(job->elastic.enabled && !alone)) return RunTask(ctx, *spec, metrics->get(), stdout);
   return RunHostedTasks(ctx, *spec, *hosted, metrics->get());
 }
 

@@ -20,7 +20,8 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
                                                                const std::string& job_json,
                                                                const SessionSecurity& security,
                                                                std::function<void(coordination::GetStatusResponse*)>
-                                                                   status_extras) {
+                                                                   status_extras,
+                                                               const SessionElastic& elastic) {
   std::unique_ptr<ClusterSession> s(new ClusterSession(spec, settings));
   const config::HostPort self = spec.address(spec.task());
   const config::HostPort chief = spec.address(spec.chief());
@@ -35,6 +36,7 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
     sopts.stragglers.steps = settings.straggler_steps;
     sopts.reference_job_json = job_json;
     sopts.status_extras = std::move(status_extras);
+    sopts.elastic = elastic.policy;
     sopts.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms);
     sopts.cluster_secret = security.cluster_secret;
     sopts.tls = security.tls;
@@ -55,6 +57,7 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
   copts.incarnation = std::random_device{}() * 0x100000000ULL + std::random_device{}();
   copts.cluster_secret = security.cluster_secret;
   copts.tls = security.tls;
+  copts.on_adopt = elastic.on_adopt;
   s->client_ = std::make_unique<coordination::CoordinationClient>(copts);
   Deadline rendezvous = Deadline::AfterSeconds(settings.rendezvous_timeout_s);
   Status st = s->client_->Register(job_json, rendezvous);

@@ -34,6 +34,13 @@ struct SessionSecurity {
   coordination::TlsCredentials tls;
 };
 
+// Elastic membership (job field "elastic"): the chief's service applies the policy, and
+// `on_adopt` is told (on the heartbeat thread) each absent task this process should host.
+struct SessionElastic {
+  coordination::ElasticPolicy policy;
+  std::function<void(const std::string& task)> on_adopt;
+};
+
 class ClusterSession : public Session {
  public:
   // Starts the coordination service on the chief, registers `job_json` and starts the
@@ -48,7 +55,8 @@ class ClusterSession : public Session {
   static StatusOr<std::unique_ptr<ClusterSession>> Join(
       const config::ClusterSpec& spec, const config::Settings& settings, const std::string& job_json,
       const SessionSecurity& security = {},
-      std::function<void(coordination::GetStatusResponse*)> status_extras = nullptr);
+      std::function<void(coordination::GetStatusResponse*)> status_extras = nullptr,
+      const SessionElastic& elastic = {});
   ~ClusterSession() override;  // stops the heartbeat and the service; bounded, never throws
 
   // Session::Rendezvous. DEADLINE_EXCEEDED names the missing tasks; ABORTED (About

@@ -88,6 +88,26 @@ Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
                  "(every task exits so that a supervisor restarts them all), got " + JsonBrief(r));
     }
   }
+  if (j.contains("elastic") && !j["elastic"].is_null()) {
+    const auto& e = j["elastic"];
+    if (!e.is_object()) return Bad("'elastic' must be an object like {\"min_workers\": 2, \"wait_s\": 30}, got " + JsonBrief(e));
+    RT_RETURN_IF_ERROR(CheckKeys(e, "elastic.", {"min_workers", "wait_s"}));
+    job->elastic.enabled = true;
+    if (e.contains("min_workers")) {
+      RT_ASSIGN_OR_RETURN(job->elastic.min_workers, PositiveInt(e["min_workers"], "elastic.min_workers"));
+    }
+    if (e.contains("wait_s")) {
+      const auto& w = e["wait_s"];
+      if (!w.is_number() || w.get<double>() < 0 || w.get<double>() > 86400) {
+        return Bad("'elastic.wait_s' must be a number of seconds in 0..86400, got " + JsonBrief(w));
+      }
+      job->elastic.wait_s = w.get<double>();
+    }
+    if (job->recovery != RecoveryMode::kInPlace) {
+      return Bad("'elastic' needs \"recovery\": \"in_place\" (the survivors keep their processes); with \"restart\" "
+                 "every task exits at a failure");
+    }
+  }
   return Status::Ok();
 }
 
@@ -229,7 +249,7 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
       "model", "loss", "optimizer", "data", "batch_size_per_worker", "epochs", "steps_per_epoch", "seed",
       "communication", "save_model", "history_file", "name", "description", "backup_and_restore",
       "model_checkpoint", "recovery", "lr_schedule", "validation_freq", "tensorboard_dir", "device",
-      "initial_weights", "skip_mismatch", "metrics"};
+      "initial_weights", "skip_mismatch", "metrics", "elastic"};
   RT_RETURN_IF_ERROR(CheckKeys(j, "", kTop));
   for (const char* required : {"model", "optimizer", "data", "batch_size_per_worker"}) {
     if (!j.contains(required)) return Bad(std::string("missing required field '") + required + "'");
@@ -351,7 +371,7 @@ std::string JobConfig::TrajectoryFingerprint() const {
   // files: neither changes the updates. lr_schedule does, so it stays in. The device
   // changes only the rounding of the gradients (the update is the same bits
   // everywhere), so a backup moves between CPU and GPU.
-  for (const char* k : {"epochs", "backup_and_restore", "model_checkpoint", "recovery", "communication", "save_model",
+  for (const char* k : {"epochs", "backup_and_restore", "model_checkpoint", "recovery", "elastic", "communication", "save_model",
                         "history_file", "name", "description", "validation_freq", "tensorboard_dir", "device"}) {
     t.erase(k);
   }

@@ -68,6 +68,16 @@ struct JobConfig {
   BackupConfig backup;                  // backup_and_restore
   std::string model_checkpoint;         // model_checkpoint.filepath resolved ("ckpt/ckpt_{epoch}.safetensors"), or empty
   RecoveryMode recovery = RecoveryMode::kInPlace;  // "recovery": "in_place" | "restart"
+  // "elastic": {"min_workers": M, "wait_s": S}: a task declared failed that has not come
+  // back within S seconds is hosted by a surviving process (its virtual rank: its shard,
+  // its stream, its place in every sum), as long as M tasks' processes are present, and
+  // handed back when it returns; the model stays the uninterrupted run's bytes. Needs
+  // "recovery": "in_place".
+  struct Elastic {
+    bool enabled = false;
+    int min_workers = 1;
+    double wait_s = 0;
+  } elastic;
 
   // "lr_schedule": the raw object, or null when absent (no schedule: the optimizer's
   // learning_rate throughout). Only checked to be an object here; nn::LrSchedule::FromJson

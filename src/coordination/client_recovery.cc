@@ -180,8 +180,10 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
     if (hb_stop) break;
 
     std::optional<ClusterEvent> event;
+    std::vector<std::string> adopt;
     grpc::StatusCode code = s.error_code();
     if (s.ok()) {
+      adopt.assign(resp.adopt().begin(), resp.adopt().end());
       last_contact = Clock::now();
       chief_lost = false;
       service_restarted = false;
@@ -215,6 +217,11 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
                                  std::to_string(silent.count()) + " ms (heartbeat timeout " +
                                  std::to_string(timeout.count()) + " ms): " + s.error_message()};
       }
+    }
+    if (!adopt.empty() && options.on_adopt) {
+      lock.unlock();
+      for (const auto& t : adopt) options.on_adopt(t);
+      lock.lock();
     }
     if (event) {
       if (event->kind == ClusterEvent::Kind::kGenerationBroken) {

@@ -42,6 +42,9 @@ struct ClientOptions {
   security::ClusterSecret cluster_secret;
   // Mutual TLS to the chief when enabled (tls.h).
   TlsCredentials tls;
+  // Elastic: called from the heartbeat thread with each absent task the service says
+  // this process should host (again at every heartbeat until it registers); null: ignored.
+  std::function<void(const std::string& task)> on_adopt;
 };
 
 // Something the heartbeat learned that the task must act on.

@@ -74,9 +74,10 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
   guard.secret = options.cluster_secret;
   guard.cluster_hosts = options.cluster_hosts;
   guard.check_peer_address = options.check_peer_address;
+  ServiceState state(options.expected_tasks, options.reference_job_json, options.heartbeat_timeout);
+  if (options.elastic.enabled) state.SetElastic(options.elastic, options.expected_tasks, std::chrono::steady_clock::now());
   impl.service = std::make_unique<CoordinationServiceImpl>(
-      ServiceState(options.expected_tasks, options.reference_job_json, options.heartbeat_timeout),
-      options.heartbeat_timeout, StatusBoard(options.expected_tasks, options.task_hosts, options.stragglers),
+      std::move(state), options.heartbeat_timeout, StatusBoard(options.expected_tasks, options.task_hosts, options.stragglers),
       options.status_extras);
   impl.front = std::make_unique<ServiceFront>(impl.service.get(), std::move(guard));
 

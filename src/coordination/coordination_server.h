@@ -22,6 +22,7 @@
 
 #include "common/deadline.h"
 #include "common/status.h"
+#include "coordination/service_state.h"
 #include "coordination/straggler_detector.h"
 #include "coordination/tls.h"
 #include "proto/coordination.pb.h"
@@ -64,6 +65,9 @@ struct ServerOptions {
   StragglerSettings stragglers;
   // Rows for tasks outside the ring, added to every GetStatus answer (coordination_service.h).
   std::function<void(GetStatusResponse*)> status_extras;
+  // Elastic membership (service_state.h): heartbeats tell a present task which absent
+  // tasks its process should host. expected_tasks gives the rank order.
+  ElasticPolicy elastic;
 };
 
 class CoordinationServer {

@@ -229,6 +229,7 @@ void CoordinationServiceImpl::Heartbeat(const HeartbeatRequest& req, HeartbeatRe
     resp->set_generation_broken(state_.generation_broken());
     if (state_.generation_broken()) resp->set_broken_reason(state_.broken_reason());
     resp->set_straggler_score(board_.StragglerScore(req.task()));
+    for (auto& t : state_.AdoptionsFor(req.task(), now)) resp->add_adopt(std::move(t));
   }
   finish.Add(call, ToGrpcStatus(s));
 }

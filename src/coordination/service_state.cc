@@ -67,6 +67,13 @@ Status ServiceState::Register(const std::string& task, uint64_t incarnation, con
   }
   s.registered = true;
   s.incarnation = incarnation;
+  s.absent_since.reset();
+  s.hosted_by.clear();
+  if (auto d = directed_.find(task); d != directed_.end()) {
+    s.hosted_by = d->second;
+    directed_.erase(d);
+    RT_LOG(INFO) << task << " is hosted by " << s.hosted_by << "'s process (elastic)";
+  }
   size_t missing = MissingRegistrations().size();
   RT_LOG(INFO) << task << " registered (" << expected_.size() - missing << " of " << expected_.size() << " tasks)";
   return Status::Ok();
@@ -133,12 +140,71 @@ std::vector<FailedTaskInfo> ServiceState::DetectFailures(Clock::time_point now) 
                                   " ms (heartbeat timeout " + std::to_string(heartbeat_timeout_.count()) +
                                   " ms); the process crashed, hung or lost its network"};
     s.failure_reason = info.reason;
+    s.absent_since = now;
     arrivals_.erase(name);
     if (IsCurrentMember(s)) BreakGeneration(info.reason);
     failed_.push_back(info);
     newly_failed.push_back(std::move(info));
   }
   return newly_failed;
+}
+
+void ServiceState::SetElastic(const ElasticPolicy& policy, const std::vector<std::string>& rank_order,
+                              Clock::time_point now) {
+  elastic_ = policy;
+  rank_order_.clear();
+  for (const auto& t : rank_order) {
+    if (expected_.count(t) && std::find(rank_order_.begin(), rank_order_.end(), t) == rank_order_.end()) {
+      rank_order_.push_back(t);
+    }
+  }
+  // A task that never registered is absent from the service's start, but gets at least
+  // one heartbeat timeout to start up (the time a failure would take to be noticed).
+  const auto grace = std::max<Clock::duration>(heartbeat_timeout_ - elastic_.wait, Clock::duration::zero());
+  for (auto& [name, s] : tasks_) {
+    if (!s.registered) s.absent_since = now + grace;
+  }
+}
+
+std::vector<std::string> ServiceState::AdoptionsFor(const std::string& host, Clock::time_point now) {
+  std::vector<std::string> out;
+  if (!elastic_.enabled || job_finished_) return out;
+  auto present = [&](const TaskState& s) { return s.registered && !s.failed && !s.shut_down; };
+  int own_processes = 0;
+  for (const auto& t : rank_order_) {
+    const TaskState& s = *Find(t);
+    own_processes += present(s) && s.hosted_by.empty() ? 1 : 0;
+  }
+  if (own_processes < elastic_.min_present) return out;
+  const TaskState* h = Find(host);
+  if (h == nullptr || !present(*h)) return out;
+  std::string first_present;
+  for (const auto& t : rank_order_) {
+    if (present(*Find(t))) {
+      first_present = t;
+      break;
+    }
+  }
+  std::string before;  // the nearest present task before the one looked at
+  for (const auto& t : rank_order_) {
+    TaskState& s = *Find(t);
+    if (present(s)) {
+      before = t;
+      continue;
+    }
+    if (!s.absent_since || now - *s.absent_since < elastic_.wait) continue;
+    const std::string& adopter = before.empty() ? first_present : before;
+    if (adopter != host) continue;
+    auto [it, fresh] = directed_.insert_or_assign(t, host);
+    if (fresh) RT_LOG(INFO) << t << " absent: its virtual rank goes to " << host << "'s process (elastic)";
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string ServiceState::HostOf(const std::string& task) const {
+  const TaskState* s = Find(task);
+  return s == nullptr ? std::string() : s->hosted_by;
 }
 
 void ServiceState::DiscountAbsence(Clock::duration absence) {

@@ -35,6 +35,15 @@
 
 namespace ringtrain::coordination {
 
+// Elastic membership (job field "elastic"): a task absent for `wait` (declared failed, or
+// never registered since the service started) is hosted by a present task's process, as
+// long as `min_present` tasks run in their own processes.
+struct ElasticPolicy {
+  bool enabled = false;
+  int min_present = 1;
+  std::chrono::milliseconds wait{0};
+};
+
 struct FailedTaskInfo {
   std::string task;
   std::string reason;
@@ -70,6 +79,20 @@ class ServiceState {
                std::chrono::milliseconds heartbeat_timeout);
 
   const std::set<std::string>& expected_tasks() const { return expected_; }
+
+  // Elastic membership. `rank_order`: the training tasks in rank order (the order that
+  // decides who hosts whom). A task not registered yet is hosted after the policy's wait,
+  // but not before one heartbeat timeout from `now` (its time to start up).
+  void SetElastic(const ElasticPolicy& policy, const std::vector<std::string>& rank_order, Clock::time_point now);
+  // The absent tasks `host`'s process should start hosting now: those absent for at least
+  // the policy's wait whose nearest present task before them in rank order (the first
+  // present task, for those before it) is `host`, when at least min_present tasks run in
+  // their own processes. Answered with every heartbeat of `host` until the task
+  // registers (the process ignores a task it already hosts); that registration is
+  // recorded as hosted by `host`. Empty without a policy.
+  std::vector<std::string> AdoptionsFor(const std::string& host, Clock::time_point now);
+  // The task whose process hosts `task` ("" when it runs in its own).
+  std::string HostOf(const std::string& task) const;
   // INVALID_ARGUMENT "task 'worker:7' is not in this cluster's TF_CONFIG ..." if unknown.
   Status CheckKnownTask(const std::string& task) const;
 
@@ -137,6 +160,8 @@ class ServiceState {
     bool failed = false;
     std::string failure_reason;     // when failed
     int64_t member_generation = -1;  // newest generation this incarnation is a member of
+    std::optional<Clock::time_point> absent_since;  // elastic: declared failed, or not registered yet
+    std::string hosted_by;  // elastic: the task whose process runs this incarnation; "" its own
   };
   struct Arrival {
     uint64_t incarnation = 0;
@@ -164,6 +189,9 @@ class ServiceState {
   std::string broken_reason_;
   std::map<std::string, Arrival> arrivals_;  // for the next generation
   bool job_finished_ = false;
+  ElasticPolicy elastic_;
+  std::vector<std::string> rank_order_;
+  std::map<std::string, std::string> directed_;  // adoptions answered, task -> host, until it registers
 };
 
 // "worker:1, worker:2" (for messages).
