@@ -126,8 +126,16 @@ struct ProcessContext {
 
 // One training task, from its rendezvous to its model file: the whole of `worker` for a
 // process hosting one task. `metrics` (null: off) is this task's, not shared; `out` is
-// where its Keras-style progress goes.
-int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetrics* metrics, FILE* out) {
+// where its Keras-style progress goes; `adopted`: hosted for its absent process.
+int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetrics* metrics, FILE* out,
+            bool adopted) {
+  // A task hosted for its absent process (elastic) ends when that process comes back: its
+  // end is a warning in this process's log, not this process's error line.
+  auto fail = [&](const Status& s) {
+    if (!adopted) return Fail(s);
+    RT_LOG(WARNING) << "stopped hosting " << spec.task().ToString() << ": " << s.message();
+    return ExitCodeFor(s);
+  };
   const config::Settings& settings = ctx.settings;
   const config::JobConfig& job = ctx.job;
   const int rank = spec.rank();
@@ -141,7 +149,7 @@ int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetr
                  << spec.chief().ToString() << " at " << chief.ToString();
   }
   auto placement = device::Place(ctx.device_kind, device::LocalRank(LocalIndex(spec)));
-  if (!placement.ok()) return Fail(placement.status().About(Subject::kConfig));
+  if (!placement.ok()) return fail(placement.status().About(Subject::kConfig));
   RT_LOG(INFO) << "device " << device::DeviceKindName(ctx.device_kind) << ": " << placement->reason;
   const int gpu = placement->gpu ? placement->ordinal : -1;
   train::TrainerOptions topts;
@@ -158,7 +166,7 @@ int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetr
   AttachMetrics(metrics, &topts);
   StatusReporting status_reporting(settings, &topts);  // outlives the session
   auto trainer = train::Trainer::Create(job, topts);
-  if (!trainer.ok()) return Fail(trainer.status());
+  if (!trainer.ok()) return fail(trainer.status());
   if (spec.is_chief()) std::fputs((*trainer)->model().Summary().c_str(), stdout);
 
   std::unique_ptr<cluster::Session> session;
@@ -179,7 +187,7 @@ int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetr
     }
     auto joined = cluster::ClusterSession::Join(spec, settings, job.CanonicalJson(), ctx.security,
                                                 EvaluatorStatusRows(spec, job), elastic);
-    if (!joined.ok()) return Fail(joined.status());
+    if (!joined.ok()) return fail(joined.status());
     if (metrics != nullptr) {
       cluster::ClusterSession* cs = joined->get();
       metrics->SetStragglerScoreSource([cs] { return cs->straggler_score(); });
@@ -217,9 +225,9 @@ int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetr
     status_reporting.SetState("preempted");  // the chief's status and events say so if a heartbeat still goes out
     return Preempted(result.status.message());
   }
-  if (!result.status.ok()) return Fail(result.status);
+  if (!result.status.ok()) return fail(result.status);
   Status st = (*trainer)->SaveModel();
-  if (!st.ok()) return Fail(st);  // a storage error naming save_model
+  if (!st.ok()) return fail(st);  // a storage error naming save_model
 
   run.Finish(session->Leave());
   RT_LOG(INFO) << "done" << (result.recoveries > 0 ? " (recovered in place from " + std::to_string(result.recoveries) +
@@ -240,7 +248,7 @@ int RunHostedTasks(ProcessContext ctx, const config::ClusterSpec& spec, int host
     g_task = task.task().ToString();
     SetThreadLogTag(g_task);
     const bool lead = rank == first && !adopted;
-    return RunTask(ctx, task, lead ? metrics : nullptr, lead || quiet == nullptr ? stdout : quiet);
+    return RunTask(ctx, task, lead ? metrics : nullptr, lead || quiet == nullptr ? stdout : quiet, adopted);
   });
   ctx.host = &host;
   for (int i = 0; i < hosted; ++i) host.Start(first + i, /*adopted=*/false);
@@ -333,7 +341,7 @@ int RunWorker(const std::vector<std::string>& args) {
   if (!stop.ok()) return Fail(stop.status());
   const ProcessContext ctx{*flags, *settings, *job, *impl, *security, *device_kind, *stop, alone, nullptr};
   // An elastic job may hand this process absent tasks to host: its tasks run on threads.
-  if (*hosted == 1 && !(job->elastic.enabled && !alone)) return RunTask(ctx, *spec, metrics->get(), stdout);
+  if (*hosted == 1 && !(job->elastic.enabled && !alone)) return RunTask(ctx, *spec, metrics->get(), stdout, false);
   return RunHostedTasks(ctx, *spec, *hosted, metrics->get());
 }
 

@@ -28,13 +28,16 @@ inline std::map<std::string, std::string> LoopbackWorkerEnv(const std::vector<in
 // `ringtrain worker --job JOB` for each of n tasks, started at once.
 class WorkerCluster {
  public:
-  WorkerCluster(const std::string& job_path, int n) : job_(job_path), ports_(FreePorts(n)), procs_(n) {
+  // `env`: variables set on top of LoopbackWorkerEnv's.
+  WorkerCluster(const std::string& job_path, int n, std::map<std::string, std::string> env = {})
+      : job_(job_path), ports_(FreePorts(n)), procs_(n), env_(std::move(env)) {
     for (int i = 0; i < n; ++i) Start(i);
   }
   // (Re)starts task i with the same TF_CONFIG.
   void Start(int i) {
-    procs_[i] = std::make_unique<Process>(RingtrainBinary(), std::vector<std::string>{"worker", "--job", job_},
-                                          LoopbackWorkerEnv(ports_, i));
+    auto env = LoopbackWorkerEnv(ports_, i);
+    for (const auto& [k, v] : env_) env[k] = v;
+    procs_[i] = std::make_unique<Process>(RingtrainBinary(), std::vector<std::string>{"worker", "--job", job_}, env);
   }
   Process& operator[](int i) { return *procs_[i]; }
   int size() const { return static_cast<int>(procs_.size()); }
@@ -56,6 +59,7 @@ class WorkerCluster {
   std::string job_;
   std::vector<int> ports_;
   std::vector<std::unique_ptr<Process>> procs_;
+  std::map<std::string, std::string> env_;
   std::string dead_output_;
 };
 
