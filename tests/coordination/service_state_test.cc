@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 namespace ringtrain::coordination {
 namespace {
 
@@ -316,6 +319,80 @@ TEST(ServiceStateTest, ShutdownFinishesTheJob) {
 TEST(ServiceStateTest, JoinTasks) {
   EXPECT_EQ(JoinTasks({}), "");
   EXPECT_EQ(JoinTasks({"a", "b"}), "a, b");
+}
+
+// Elastic: five workers in rank order; the heartbeat timeout is 200 ms.
+struct ElasticCluster {
+  const std::vector<std::string> tasks = {"worker:0", "worker:1", "worker:2", "worker:3", "worker:4"};
+  ServiceState s{tasks, kJob, milliseconds(200)};
+  Clock::time_point t0 = Clock::now();
+  std::map<std::string, uint64_t> incarnation;
+  ElasticCluster(int min_present, milliseconds wait) {
+    s.SetElastic({true, min_present, wait}, tasks, t0);
+    for (const auto& t : tasks) EXPECT_TRUE(s.Register(t, incarnation[t] = 1, kJob).ok());
+    for (const auto& t : tasks) EXPECT_TRUE(s.Heartbeat(t, 1, t0).ok());
+  }
+  // `task`'s next process (or its adopted copy) registers.
+  void Restart(const std::string& task) { EXPECT_TRUE(s.Register(task, ++incarnation[task], kJob).ok()); }
+  // Every task but `lost` heartbeats at t0 + at; then failures are detected.
+  void Lose(const std::vector<std::string>& lost, milliseconds at) {
+    for (const auto& t : tasks) {
+      if (std::find(lost.begin(), lost.end(), t) == lost.end()) {
+        EXPECT_TRUE(s.Heartbeat(t, incarnation[t], t0 + at).ok());
+      }
+    }
+    s.DetectFailures(t0 + at);
+  }
+};
+
+TEST(ServiceStateTest, ElasticHandsALostTaskToTheNearestPresentTaskBeforeIt) {
+  ElasticCluster c(2, milliseconds(0));
+  c.Lose({"worker:2", "worker:3"}, milliseconds(300));
+  const auto now = c.t0 + milliseconds(300);
+  EXPECT_EQ(c.s.AdoptionsFor("worker:1", now), (std::vector<std::string>{"worker:2", "worker:3"}));
+  EXPECT_TRUE(c.s.AdoptionsFor("worker:0", now).empty());
+  EXPECT_TRUE(c.s.AdoptionsFor("worker:4", now).empty());
+  EXPECT_TRUE(c.s.AdoptionsFor("worker:2", now).empty());  // absent tasks host nobody
+  // Its registration (the adopted task in worker:1's process) is recorded as hosted.
+  c.Restart("worker:2");
+  EXPECT_EQ(c.s.HostOf("worker:2"), "worker:1");
+  EXPECT_EQ(c.s.HostOf("worker:1"), "");
+  // worker:3's nearest present task is now the hosted worker:2: the same process.
+  EXPECT_EQ(c.s.AdoptionsFor("worker:2", now), (std::vector<std::string>{"worker:3"}));
+  EXPECT_TRUE(c.s.AdoptionsFor("worker:1", now).empty());
+}
+
+TEST(ServiceStateTest, ElasticTasksBeforeTheFirstPresentOneGoToIt) {
+  ElasticCluster c(1, milliseconds(0));
+  c.Lose({"worker:0", "worker:1"}, milliseconds(300));
+  EXPECT_EQ(c.s.AdoptionsFor("worker:2", c.t0 + milliseconds(300)),
+            (std::vector<std::string>{"worker:0", "worker:1"}));
+}
+
+TEST(ServiceStateTest, ElasticWaitsForWaitAndForMinWorkersInTheirOwnProcesses) {
+  ElasticCluster c(3, milliseconds(1000));
+  c.Lose({"worker:4"}, milliseconds(300));  // declared failed at 300 ms
+  EXPECT_TRUE(c.s.AdoptionsFor("worker:3", c.t0 + milliseconds(1200)).empty());  // absent 900 ms < 1 s
+  EXPECT_EQ(c.s.AdoptionsFor("worker:3", c.t0 + milliseconds(1300)), (std::vector<std::string>{"worker:4"}));
+  c.Restart("worker:4");  // now hosted by worker:3's process
+  // worker:2 and worker:3 lost: worker:0, worker:1 in their own processes (2 < 3), worker:4
+  // is hosted and does not count.
+  c.Lose({"worker:2", "worker:3"}, milliseconds(1400));
+  EXPECT_TRUE(c.s.AdoptionsFor("worker:1", c.t0 + milliseconds(5000)).empty());
+}
+
+TEST(ServiceStateTest, ElasticGivesAStartingTaskOneHeartbeatTimeoutToRegister) {
+  const std::vector<std::string> tasks = {"worker:0", "worker:1"};
+  ServiceState s(tasks, kJob, milliseconds(200));
+  const Clock::time_point t0 = Clock::now();
+  s.SetElastic({true, 1, milliseconds(0)}, tasks, t0);
+  ASSERT_TRUE(s.Register("worker:0", 1, kJob).ok());
+  EXPECT_TRUE(s.AdoptionsFor("worker:0", t0 + milliseconds(150)).empty());
+  EXPECT_EQ(s.AdoptionsFor("worker:0", t0 + milliseconds(200)), (std::vector<std::string>{"worker:1"}));
+  // Without a policy nobody is handed anything.
+  ServiceState plain(tasks, kJob, milliseconds(200));
+  ASSERT_TRUE(plain.Register("worker:0", 1, kJob).ok());
+  EXPECT_TRUE(plain.AdoptionsFor("worker:0", t0 + milliseconds(5000)).empty());
 }
 
 }  // namespace
