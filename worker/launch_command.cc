@@ -18,6 +18,9 @@
 //                      the kernel puts it. With more workers than CPUs nobody is bound
 //   --grace_s S        after a worker fails for good, how long the others get to
 //                      end on their own before SIGTERM, 1..3600 (default 30)
+//   (A job with "elastic" goes on without a worker other than the chief that was
+//   killed or failed with a restartable code and is not restarted: the others host its
+//   tasks, and it does not count in launch's exit code.)
 //   --max_restarts K   restart a worker that was killed or exited with 1, 4, 5 or 7
 //                      (internal, rendezvous, peer failure, preempted) at once, with
 //                      the same TF_CONFIG, up to K times per worker, 0..1000 (default
@@ -39,6 +42,7 @@
 
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "config/job_config.h"
 #include "config/settings.h"
 #include "console_setup.h"
 #include "env/env.h"
@@ -78,6 +82,9 @@ int RunLaunch(const std::vector<std::string>& given, const std::string& self_pat
   options.grace_s = *grace_s;
   options.max_restarts = *max_restarts;
   options.bind = *bind;
+  // An elastic job goes on without a worker lost for good (a job that does not load is
+  // the workers' to report, with its one line).
+  if (auto job = config::LoadJobConfig(flags->get("job")); job.ok()) options.elastic = job->elastic.enabled;
   console::LineMux console(stdout, console::IsTerminal(stdout));
   std::string log_dir;
   if (Status st = ConfigureLaunchOutput(*flags, verbose, flags->get("job"), &console, &options, &log_dir); !st.ok()) {

@@ -384,6 +384,11 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
         ++running;
         continue;
       }
+      if (o.elastic && c.index != 0 && !ending && IsRestartableExit(c.code)) {
+        Report(out, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) +
+                        "; the job is elastic: the others go on and host its tasks\n");
+        continue;
+      }
       Report(out, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) + "\n");
       const bool stopped_by_us = ((term_sent || forwarder.term_sent()) && c.code == ExitCodeOfSignal(SIGTERM)) ||
                                  ((kill_sent || forwarder.kill_sent()) && c.code == ExitCodeOfSignal(SIGKILL));

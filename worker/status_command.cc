@@ -99,7 +99,7 @@ std::string Table(const coordination::GetStatusResponse& r) {
     const std::vector<std::string> cells = {
         t.task(),
         t.state().empty() ? "-" : t.state(),
-        t.host().empty() ? "-" : t.host(),
+        !t.hosted_by().empty() ? "in " + t.hosted_by() + "'s process" : t.host().empty() ? "-" : t.host(),
         t.incarnation() != 0 ? inc : "-",
         t.generation() >= 0 ? std::to_string(t.generation()) : "-",
         p ? std::to_string(t.progress().global_step()) : "-",

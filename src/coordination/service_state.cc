@@ -296,6 +296,7 @@ ServiceState::TaskView ServiceState::View(const std::string& task) const {
   v.failure_reason = s->failure_reason;
   v.member_generation = s->member_generation;
   v.last_heartbeat = s->last_heartbeat;
+  v.hosted_by = s->hosted_by;
   return v;
 }
 

@@ -71,6 +71,7 @@ class ServiceState {
     std::string failure_reason;
     int64_t member_generation = -1;
     std::optional<Clock::time_point> last_heartbeat;
+    std::string hosted_by;  // elastic: the task whose process runs it; "" its own
   };
 
   // `expected_tasks`: every task of the cluster ("chief:0", "worker:0", ...); duplicates

@@ -96,6 +96,7 @@ void StatusBoard::Fill(const ServiceState& state, Clock::time_point now, double 
     t->set_heartbeat_age_s(v.last_heartbeat ? std::chrono::duration<double>(now - *v.last_heartbeat).count() : -1.0);
     t->set_straggler(detector_.IsStraggler(task));
     t->set_failure_reason(v.failure_reason);
+    t->set_hosted_by(v.hosted_by);
     if (p == nullptr) continue;
     *t->mutable_progress() = *p;
     if (lead == nullptr || p->global_step() > lead->global_step()) lead = p;

@@ -54,6 +54,7 @@ json TaskJson(const TaskStatus& t) {
           {"images_per_sec", OrNull(trains, pr.images_per_sec())},
           {"straggler", t.straggler()},
           {"failure_reason", OrNull(!t.failure_reason().empty(), t.failure_reason())},
+          {"hosted_by", OrNull(!t.hosted_by().empty(), t.hosted_by())},
           {"virtual_ranks", trains ? json::array({pr.rank()}) : json(nullptr)}};
 }
 

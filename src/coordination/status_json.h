@@ -4,7 +4,7 @@
 //            images_per_sec, eta_s, loss, accuracy, last_backup_step, last_backup_age_s,
 //            generation},
 //    "tasks": [{task, state, host, incarnation, generation, step, heartbeat_age_s,
-//               compute_s, input_wait_s, allreduce_wait_s, straggler, virtual_ranks}],
+//               compute_s, input_wait_s, allreduce_wait_s, straggler, hosted_by, virtual_ranks}],
 //    "events": [{unix_time, kind, task, message}],
 //    "stragglers": [{task, compute_s, median_compute_s, steps}]}
 // Unknown values are null. Fields may be added; none is renamed. Pure; thread-safe.

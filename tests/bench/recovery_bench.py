@@ -10,6 +10,13 @@ after (re)joining is done). Prints each trial and the median.
 
   python3 tests/bench/recovery_bench.py --workers 2 --victim 1 --trials 10
   python3 tests/bench/recovery_bench.py --workers 2 --victim 0 --trials 10   # the chief
+
+With --elastic the job is elastic ({"min_workers": N-1, "wait_s": 0}, issue 18) and the
+killed task is not restarted: the time is from the SIGKILL to the next completed step on
+every survivor, with the lost task's virtual rank hosted by one of them. Then the task is
+started again (it takes its rank back) before the next trial.
+
+  python3 tests/bench/recovery_bench.py --workers 3 --victim 2 --trials 10 --elastic
 """
 import argparse
 import json
@@ -85,6 +92,7 @@ def main():
     ap.add_argument("--victim", type=int, default=1, help="the task index to kill (0 = the chief)")
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--elastic", action="store_true", help="elastic job; the victim is not restarted")
     args = ap.parse_args()
     rng = random.Random(args.seed)
 
@@ -104,6 +112,8 @@ def main():
     job.pop("save_model", None)
     job.pop("history_file", None)
     job["backup_and_restore"] = {"backup_dir": os.path.join(tmp, "backup"), "save_freq": "epoch"}
+    if args.elastic:
+        job["elastic"] = {"min_workers": max(1, args.workers - 1), "wait_s": 0}
     job_path = os.path.join(tmp, "job.json")
     with open(job_path, "w") as f:
         json.dump(job, f)
@@ -121,11 +131,17 @@ def main():
             t0 = time.monotonic()
             victim.proc.send_signal(signal.SIGKILL)
             victim.proc.wait()
-            tasks[args.victim] = Task(args.binary, job_path, ports, args.victim, events, log)
-            done = wait_for_steps(events, range(args.workers), t0, 120)
+            survivors = [i for i in range(args.workers) if not args.elastic or i != args.victim]
+            if not args.elastic:
+                tasks[args.victim] = Task(args.binary, job_path, ports, args.victim, events, log)
+            done = wait_for_steps(events, survivors, t0, 120)
+            if args.elastic:  # it comes back and takes its rank back before the next trial
+                tasks[args.victim] = Task(args.binary, job_path, ports, args.victim, events, log)
+                wait_for_steps(events, range(args.workers), time.monotonic(), 120)
             times.append(done - t0)
-            print("trial %2d: kill %s -> next step on every worker: %.3f s" %
-                  (trial + 1, "chief (worker:0)" if args.victim == 0 else "worker:%d" % args.victim, done - t0))
+            print("trial %2d: kill %s -> next step on every %s: %.3f s" %
+                  (trial + 1, "chief (worker:0)" if args.victim == 0 else "worker:%d" % args.victim,
+                   "survivor" if args.elastic else "worker", done - t0))
             sys.stdout.flush()
     finally:
         for t in tasks:

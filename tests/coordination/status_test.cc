@@ -162,6 +162,27 @@ TEST(StatusBoardTest, FailuresStragglersAndRecoveriesAreEventsAndStates) {
             "recovered in place: generation 1 formed 2.5 s after generation 0 broke (worker:1 failed)");
 }
 
+// Elastic: worker:1's rank hosted in the chief's process is shown as such.
+TEST(StatusBoardTest, AHostedTaskNamesTheTaskWhoseProcessRunsIt) {
+  ServiceState state(kTasks, "", milliseconds(200));
+  StatusBoard board(kTasks, kHosts, {});
+  const Clock::time_point t0 = Clock::now();
+  state.SetElastic({true, 1, milliseconds(0)}, kTasks, t0);
+  ASSERT_TRUE(state.Register("chief:0", 1, "").ok());
+  ASSERT_TRUE(state.Register("worker:1", 1, "").ok());
+  ASSERT_TRUE(state.Heartbeat("chief:0", 1, t0).ok());
+  ASSERT_TRUE(state.Heartbeat("worker:1", 1, t0).ok());
+  ASSERT_TRUE(state.Heartbeat("chief:0", 1, t0 + milliseconds(300)).ok());
+  state.DetectFailures(t0 + milliseconds(300));
+  ASSERT_EQ(state.AdoptionsFor("chief:0", t0 + milliseconds(300)), std::vector<std::string>{"worker:1"});
+  ASSERT_TRUE(state.Register("worker:1", 2, "").ok());
+  GetStatusResponse r;
+  board.Fill(state, t0 + milliseconds(400), 1003.2, &r);
+  json j = json::parse(StatusToJson(r));
+  EXPECT_TRUE(j["tasks"][0]["hosted_by"].is_null()) << j.dump();
+  EXPECT_EQ(j["tasks"][1]["hosted_by"], "chief:0") << j.dump();
+}
+
 TEST(StatusBoardTest, EventsAreBounded) {
   StatusBoard board(kTasks, kHosts, {});
   for (int i = 0; i < 200; ++i) board.AddEvent("failure", "worker:1", "event " + std::to_string(i), i);

@@ -100,6 +100,34 @@ TEST(ElasticTest, ALostWorkerThatComesBackTakesItsRankBackAndTheBytesAreKept) {
   EXPECT_TRUE(got == want) << "worker:2 lost and back: the model differs from the uninterrupted run's";
 }
 
+// BackupAndRestore across an elastic run: worker:2 is lost and hosted, then every
+// process is killed; all three started again resume from the backups the elastic run
+// wrote (the chief's, every 10 steps) and end with the uninterrupted run's bytes.
+TEST(ElasticTest, AFullRestartResumesFromTheElasticRunsBackups) {
+  TempDir tmp;
+  const std::string want = Uninterrupted(tmp.path() + "/whole", 3, 2);
+  ASSERT_FALSE(want.empty());
+  const std::string job = ElasticJob(tmp.path() + "/run", 2);
+  std::string output;
+  {
+    WorkerCluster cluster(job, 3);
+    ASSERT_TRUE(cluster[0].WaitForOutput("Epoch 3/40", 120)) << cluster[0].Wait(1).output;
+    cluster.Kill(2);
+    ASSERT_TRUE(cluster[1].WaitForOutput("hosting training task 2", 60)) << cluster[1].Wait(1).output;
+    ASSERT_TRUE(cluster[0].WaitForOutput("Epoch 8/40", 120)) << cluster[0].Wait(1).output;
+    cluster.Kill(0);
+    cluster.Kill(1);
+  }
+  WorkerCluster again(job, 3);
+  std::vector<ProcessResult> results = again.WaitAll(240);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(results[static_cast<size_t>(i)].exit_code, 0) << results[static_cast<size_t>(i)].output;
+  }
+  EXPECT_NE(results[0].output.find("restored the backup "), std::string::npos) << results[0].output;
+  EXPECT_TRUE(ReadFileOrEmpty(tmp.path() + "/run/model.safetensors") == want)
+      << "the run resumed from the elastic run's backups saved other bytes";
+}
+
 TEST(ElasticTest, BelowMinWorkersTheSurvivorsFailNamingTheMissingTask) {
   TempDir tmp;
   const std::string job = ElasticJob(tmp.path(), 3);
