@@ -8,7 +8,12 @@
 
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <thread>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -126,6 +131,45 @@ TEST(ElasticTest, AFullRestartResumesFromTheElasticRunsBackups) {
   EXPECT_NE(results[0].output.find("restored the backup "), std::string::npos) << results[0].output;
   EXPECT_TRUE(ReadFileOrEmpty(tmp.path() + "/run/model.safetensors") == want)
       << "the run resumed from the elastic run's backups saved other bytes";
+}
+
+// The launcher's child whose TF_CONFIG names task `index`; -1 if none within timeout_s.
+pid_t LaunchedTask(pid_t launcher, int index, double timeout_s) {
+  const std::string task = "\"task\":{\"index\":" + std::to_string(index) + ",";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::istringstream in(
+        ReadFileOrEmpty("/proc/" + std::to_string(launcher) + "/task/" + std::to_string(launcher) + "/children"));
+    for (pid_t c; in >> c;) {
+      if (ReadFileOrEmpty("/proc/" + std::to_string(c) + "/environ").find(task) != std::string::npos) return c;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return -1;
+}
+
+// Under launch (no --max_restarts) a lost worker of an elastic job does not end the
+// cluster: launch says so, the others host its task, and launch exits 0 with the bytes.
+TEST(ElasticTest, LaunchGoesOnWithoutALostWorker) {
+  TempDir tmp;
+  const std::string want = Uninterrupted(tmp.path() + "/whole", 3, 2);
+  ASSERT_FALSE(want.empty());
+  const std::string job = ElasticJob(tmp.path() + "/run", 2);
+  Process launch(RingtrainBinary(), {"launch", "--output", "all", "--workers", "3", "--job", job},
+                 {{"RINGTRAIN_NUM_THREADS", "1"}, {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
+                  {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"}});
+  ASSERT_TRUE(launch.WaitForOutput("[worker:0] Epoch 3/40", 120)) << launch.Wait(1).output;
+  const pid_t victim = LaunchedTask(launch.pid(), 2, 10);
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  ProcessResult r = launch.Wait(240);
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("launch: worker:2 exited with code 137; the job is elastic: the others go on"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("hosting training task 2"), std::string::npos) << r.output;
+  EXPECT_TRUE(ReadFileOrEmpty(tmp.path() + "/run/model.safetensors") == want) << r.output;
 }
 
 TEST(ElasticTest, BelowMinWorkersTheSurvivorsFailNamingTheMissingTask) {
