@@ -122,6 +122,9 @@ struct ProcessContext {
   preempt::StopFlag* stop;
   bool alone;
   TaskHost* host;  // null: one task, on the main thread (no elastic hosting)
+  // Elastic: where this process's tasks find the coordination service after the chief's
+  // is gone for good (shared by the tasks it hosts).
+  std::shared_ptr<cluster::CoordinatorAddress> coordinator;
 };
 
 // One training task, from its rendezvous to its model file: the whole of `worker` for a
@@ -177,6 +180,7 @@ int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetr
     if (job.elastic.enabled) {
       elastic.policy = {true, job.elastic.min_workers,
                         std::chrono::milliseconds(static_cast<int64_t>(job.elastic.wait_s * 1000))};
+      elastic.coordinator = ctx.coordinator;
       if (ctx.host != nullptr) {
         elastic.on_adopt = [host = ctx.host, tasks = spec.training_tasks()](const std::string& task) {
           for (size_t r = 0; r < tasks.size(); ++r) {
@@ -339,7 +343,8 @@ int RunWorker(const std::vector<std::string>& args) {
   // before training starts they end the process at once (preempt/stop_signals.h).
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());
-  const ProcessContext ctx{*flags, *settings, *job, *impl, *security, *device_kind, *stop, alone, nullptr};
+  const ProcessContext ctx{*flags,       *settings, *job,  *impl,   *security,
+                          *device_kind, *stop,     alone, nullptr, std::make_shared<cluster::CoordinatorAddress>()};
   // An elastic job may hand this process absent tasks to host: its tasks run on threads.
   if (*hosted == 1 && !(job->elastic.enabled && !alone)) return RunTask(ctx, *spec, metrics->get(), stdout, false);
   return RunHostedTasks(ctx, *spec, *hosted, metrics->get());

@@ -15,6 +15,39 @@ ClusterSession::~ClusterSession() {
   if (server_) server_->Stop();
 }
 
+namespace {
+
+// The coordination service's options for a service at `address` (the chief's, or its
+// successor's own TF_CONFIG address).
+coordination::ServerOptions ServiceOptions(const config::ClusterSpec& spec, const config::Settings& settings,
+                                           const std::string& job_json, const SessionSecurity& security,
+                                           std::function<void(coordination::GetStatusResponse*)> status_extras,
+                                           const SessionElastic& elastic, const std::string& address) {
+  coordination::ServerOptions sopts;
+  sopts.address = address;
+  for (const auto& t : spec.training_tasks()) {
+    sopts.expected_tasks.push_back(t.ToString());
+    sopts.task_hosts.push_back(spec.address(t).ToString());
+  }
+  sopts.stragglers.share = settings.straggler_share;
+  sopts.stragglers.steps = settings.straggler_steps;
+  sopts.reference_job_json = job_json;
+  sopts.status_extras = std::move(status_extras);
+  sopts.elastic = elastic.policy;
+  sopts.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms);
+  sopts.cluster_secret = security.cluster_secret;
+  sopts.tls = security.tls;
+  sopts.bind_all = settings.bind_all;
+  sopts.check_peer_address = settings.check_peer_address;
+  // Every task's host may call, evaluators included (they read the store too).
+  for (const auto& [job, addresses] : spec.jobs()) {
+    for (const auto& a : addresses) sopts.cluster_hosts.push_back(a.host);
+  }
+  return sopts;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::ClusterSpec& spec,
                                                                const config::Settings& settings,
                                                                const std::string& job_json,
@@ -25,39 +58,40 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
   std::unique_ptr<ClusterSession> s(new ClusterSession(spec, settings));
   const config::HostPort self = spec.address(spec.task());
   const config::HostPort chief = spec.address(spec.chief());
-  if (spec.is_chief()) {
-    coordination::ServerOptions sopts;
-    sopts.address = self.ToString();
-    for (const auto& t : spec.training_tasks()) {
-      sopts.expected_tasks.push_back(t.ToString());
-      sopts.task_hosts.push_back(spec.address(t).ToString());
-    }
-    sopts.stragglers.share = settings.straggler_share;
-    sopts.stragglers.steps = settings.straggler_steps;
-    sopts.reference_job_json = job_json;
-    sopts.status_extras = std::move(status_extras);
-    sopts.elastic = elastic.policy;
-    sopts.heartbeat_timeout = std::chrono::milliseconds(settings.heartbeat_timeout_ms);
-    sopts.cluster_secret = security.cluster_secret;
-    sopts.tls = security.tls;
-    sopts.bind_all = settings.bind_all;
-    sopts.check_peer_address = settings.check_peer_address;
-    // Every task's host may call, evaluators included (they read the store too).
-    for (const auto& [job, addresses] : spec.jobs()) {
-      for (const auto& a : addresses) sopts.cluster_hosts.push_back(a.host);
-    }
-    auto started = coordination::CoordinationServer::Start(sopts);
+  const bool succession = elastic.policy.enabled && elastic.coordinator != nullptr;
+  // Where the service is: the chief's, unless it moved to a successor (elastic).
+  std::string service = succession ? elastic.coordinator->Get() : std::string();
+  if (service.empty()) service = chief.ToString();
+  if (spec.is_chief() && service == chief.ToString()) {
+    auto started = coordination::CoordinationServer::Start(
+        ServiceOptions(spec, settings, job_json, security, status_extras, elastic, self.ToString()));
     if (!started.ok()) return started.status().About(Subject::kCluster);
     s->server_ = std::move(started).value();
   }
 
   coordination::ClientOptions copts;
-  copts.service_address = chief.ToString();
+  copts.service_address = service;
   copts.task = spec.task().ToString();
   copts.incarnation = std::random_device{}() * 0x100000000ULL + std::random_device{}();
   copts.cluster_secret = security.cluster_secret;
   copts.tls = security.tls;
   copts.on_adopt = elastic.on_adopt;
+  if (succession) {
+    for (size_t r = 1; r < spec.training_tasks().size(); ++r) {
+      const auto& t = spec.training_tasks()[r];
+      copts.successors.emplace_back(t.ToString(), spec.address(t).ToString());
+    }
+    ClusterSession* raw = s.get();
+    copts.become_coordinator = [raw, spec, settings, job_json, security, status_extras, elastic]() -> Status {
+      const std::string own = spec.address(spec.task()).ToString();
+      RT_LOG(WARNING) << "the chief's coordination service is gone: " << spec.task().ToString()
+                      << " takes it over at " << own << " (elastic chief succession)";
+      RT_ASSIGN_OR_RETURN(raw->server_, coordination::CoordinationServer::Start(ServiceOptions(
+                                            spec, settings, job_json, security, status_extras, elastic, own)));
+      return Status::Ok();
+    };
+    copts.on_coordinator = [ref = elastic.coordinator](const std::string& address) { ref->Set(address); };
+  }
   s->client_ = std::make_unique<coordination::CoordinationClient>(copts);
   Deadline rendezvous = Deadline::AfterSeconds(settings.rendezvous_timeout_s);
   Status st = s->client_->Register(job_json, rendezvous);

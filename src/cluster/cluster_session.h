@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "cluster/failure_relay.h"
@@ -36,9 +37,31 @@ struct SessionSecurity {
 
 // Elastic membership (job field "elastic"): the chief's service applies the policy, and
 // `on_adopt` is told (on the heartbeat thread) each absent task this process should host.
+// Where a process's tasks find the coordination service once the chief's is gone for
+// good (elastic chief succession): shared by the tasks one process hosts.
+class CoordinatorAddress {
+ public:
+  std::string Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return address_;
+  }
+  void Set(const std::string& address) {
+    std::lock_guard<std::mutex> lock(mu_);
+    address_ = address;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string address_;  // "" : the chief's
+};
+
 struct SessionElastic {
   coordination::ElasticPolicy policy;
   std::function<void(const std::string& task)> on_adopt;
+  // With a policy: the service moves to the first surviving task after the chief when
+  // the chief is lost for good, and a task joining later (the chief's own task, hosted
+  // or back) joins it there instead of starting one. Null: the chief's only.
+  std::shared_ptr<CoordinatorAddress> coordinator;
 };
 
 class ClusterSession : public Session {
@@ -92,7 +115,9 @@ class ClusterSession : public Session {
   config::Settings settings_;
   // Declared before the client, whose heartbeat thread calls it, so that it outlives it.
   FailureRelay relay_;
-  std::unique_ptr<coordination::CoordinationServer> server_;  // on the chief only
+  // On the chief, or on its successor (started by the heartbeat thread, which Leave and
+  // the destructor stop before they look at it).
+  std::unique_ptr<coordination::CoordinationServer> server_;
   std::unique_ptr<coordination::CoordinationClient> client_;
   std::unique_ptr<store::PrefixStore> store_;  // the current communicator's keys
 };

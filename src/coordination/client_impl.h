@@ -43,9 +43,26 @@ inline std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrFiel
 
 struct CoordinationClient::Impl {
   explicit Impl(const ClientOptions& o)
-      : options(o), stub(CoordinationService::NewStub(client_internal::MakeChannel(o.service_address, o.tls))) {}
+      : options(o),
+        stub(CoordinationService::NewStub(client_internal::MakeChannel(o.service_address, o.tls))),
+        service_address(o.service_address) {}
 
-  const std::string& address() const { return options.service_address; }
+  // Where the coordination service is: the chief's address, or its successor's (elastic).
+  std::string address() const {
+    std::lock_guard<std::mutex> lock(stub_mu);
+    return service_address;
+  }
+  // From now on every call goes to the service at `address` (chief succession).
+  void SwitchTo(const std::string& address) {
+    auto fresh = CoordinationService::NewStub(client_internal::MakeChannel(address, options.tls));
+    std::lock_guard<std::mutex> lock(stub_mu);
+    service_address = address;
+    stub = std::move(fresh);
+  }
+  // Elastic succession, after the chief's service was lost: the address of the first
+  // successor (ClientOptions::successors) whose service answers, this task's own once it
+  // started one (become_coordinator); "" if none. Blocks up to `per_candidate` for each.
+  std::string FindSuccessor(std::chrono::milliseconds per_candidate);
   // The RPC deadline for one long poll that the server may hold for `wait`.
   Deadline PollDeadline(std::chrono::milliseconds wait) const {
     return Deadline::After(wait + std::min(options.rpc_timeout, client_internal::kMaxPollGrace));
@@ -68,7 +85,7 @@ struct CoordinationClient::Impl {
   // A fresh channel connects at once, instead of after the old one's reconnect backoff
   // (up to a second), which matters when the chief has just come (back) up.
   void ResetChannel() {
-    auto fresh = CoordinationService::NewStub(client_internal::MakeChannel(options.service_address, options.tls));
+    auto fresh = CoordinationService::NewStub(client_internal::MakeChannel(address(), options.tls));
     std::lock_guard<std::mutex> lock(stub_mu);
     stub = std::move(fresh);
   }
@@ -79,8 +96,10 @@ struct CoordinationClient::Impl {
   std::atomic<int64_t> last_generation{-1};  // the newest the service reported
   std::atomic<double> straggler_score{1.0};   // the last heartbeat's
 
-  std::mutex stub_mu;
+  mutable std::mutex stub_mu;
   std::shared_ptr<CoordinationService::Stub> stub;  // guarded by stub_mu
+  std::string service_address;                      // guarded by stub_mu
+  bool become_coordinator_tried = false;            // heartbeat thread only
   std::string job_json;                             // of the last Register; guarded by stub_mu
 
   std::mutex hb_mu;

@@ -116,6 +116,42 @@ StatusOr<RendezvousResult> CoordinationClient::Rendezvous(int64_t last_generatio
   }
 }
 
+std::string CoordinationClient::Impl::FindSuccessor(milliseconds per_candidate) {
+  for (const auto& [task, candidate] : options.successors) {
+    if (task == options.task) {
+      if (!become_coordinator_tried) {
+        become_coordinator_tried = true;
+        Status st = options.become_coordinator ? options.become_coordinator() : InternalError("no coordinator hook");
+        if (st.ok()) return candidate;
+        RT_LOG(ERROR) << options.task << " cannot take over the coordination service at " << candidate << ": "
+                      << st.message();
+      }
+      continue;
+    }
+    auto stub = CoordinationService::NewStub(client_internal::MakeChannel(candidate, options.tls));
+    const Clock::time_point until = Clock::now() + per_candidate;
+    while (Clock::now() < until) {
+      HeartbeatRequest req;
+      req.set_task(options.task);
+      req.set_incarnation(options.incarnation);
+      HeartbeatResponse resp;
+      grpc::ClientContext ctx;
+      ctx.set_deadline(ToSystemDeadline(Deadline::After(milliseconds(300))));
+      Authorize(&ctx, method::kHeartbeat, req);
+      grpc::Status s = stub->Heartbeat(&ctx, req, &resp);
+      const grpc::StatusCode code = s.error_code();
+      // Any answer (an unknown task is FAILED_PRECONDITION) is a service there.
+      if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED) {
+        RT_LOG(WARNING) << options.task << ": the coordination service continues at " << task << " (" << candidate
+                        << ")";
+        return candidate;
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+  }
+  return "";
+}
+
 void CoordinationClient::StartHeartbeat(milliseconds interval, milliseconds timeout,
                                         std::function<void(const ClusterEvent&)> on_event) {
   StopHeartbeat();
@@ -210,7 +246,22 @@ void CoordinationClient::Impl::HeartbeatLoop(milliseconds interval, milliseconds
       // UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED (the server went away mid-call) or an
       // unexpected answer: transient until it lasts longer than the timeout.
       auto silent = std::chrono::duration_cast<milliseconds>(Clock::now() - last_contact);
-      if (silent > timeout && !chief_lost) {
+      if (silent > timeout && !chief_lost && !options.successors.empty()) {
+        const std::string lost = address();
+        lock.unlock();
+        const std::string next = FindSuccessor(timeout);
+        lock.lock();
+        if (hb_stop) break;
+        if (!next.empty()) {
+          SwitchTo(next);
+          if (options.on_coordinator) options.on_coordinator(next);
+          last_contact = Clock::now();
+          event = ClusterEvent{ClusterEvent::Kind::kChiefLost, -1,
+                               "lost the coordination service at " + lost + " for " + std::to_string(silent.count()) +
+                                   " ms; it continues at " + next + " (elastic chief succession)"};
+        }
+      }
+      if (!event && silent > timeout && !chief_lost) {
         chief_lost = true;
         event = ClusterEvent{ClusterEvent::Kind::kChiefLost, -1,
                              "lost contact with the chief's coordination service at " + address() + " for " +

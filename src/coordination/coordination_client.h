@@ -45,6 +45,15 @@ struct ClientOptions {
   // Elastic: called from the heartbeat thread with each absent task the service says
   // this process should host (again at every heartbeat until it registers); null: ignored.
   std::function<void(const std::string& task)> on_adopt;
+  // Elastic chief succession: the training tasks after the chief in rank order, as
+  // {task, "host:port"}; empty: the chief's service only (today's rule). When the
+  // service is lost for longer than the heartbeat timeout, the first of them whose
+  // address answers is the new service; when this task comes first among those alive,
+  // become_coordinator must start one at its own address (heartbeat thread), and
+  // on_coordinator is told every new address.
+  std::vector<std::pair<std::string, std::string>> successors;
+  std::function<Status()> become_coordinator;
+  std::function<void(const std::string& address)> on_coordinator;
 };
 
 // Something the heartbeat learned that the task must act on.
