@@ -61,6 +61,30 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
   const bool succession = elastic.policy.enabled && elastic.coordinator != nullptr;
   // Where the service is: the chief's, unless it moved to a successor (elastic).
   std::string service = succession ? elastic.coordinator->Get() : std::string();
+  if (succession && service.empty()) {
+    // A task (re)joining a cluster whose chief may be gone for good: the service is the
+    // chief's if it answers, else the first successor's that does; none: the chief's
+    // (a cluster starting up). A returning former chief thus joins its successor.
+    coordination::ClientOptions probe;
+    probe.task = spec.task().ToString();
+    probe.cluster_secret = security.cluster_secret;
+    probe.tls = security.tls;
+    const auto quick = std::chrono::milliseconds(300);
+    if (!spec.is_chief() && coordination::ServiceAnswersAt(probe, chief.ToString(), quick)) {
+      service = chief.ToString();
+    } else {
+      for (size_t r = 1; r < spec.training_tasks().size() && service.empty(); ++r) {
+        const auto& t = spec.training_tasks()[r];
+        if (t == spec.task()) continue;
+        if (coordination::ServiceAnswersAt(probe, spec.address(t).ToString(), quick)) {
+          service = spec.address(t).ToString();
+          RT_LOG(WARNING) << spec.task().ToString() << " joins the coordination service at " << t.ToString() << " ("
+                          << service << "): the chief's moved there (elastic chief succession)";
+          elastic.coordinator->Set(service);
+        }
+      }
+    }
+  }
   if (service.empty()) service = chief.ToString();
   if (spec.is_chief() && service == chief.ToString()) {
     auto started = coordination::CoordinationServer::Start(

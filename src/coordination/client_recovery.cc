@@ -128,20 +128,9 @@ std::string CoordinationClient::Impl::FindSuccessor(milliseconds per_candidate) 
       }
       continue;
     }
-    auto stub = CoordinationService::NewStub(client_internal::MakeChannel(candidate, options.tls));
     const Clock::time_point until = Clock::now() + per_candidate;
     while (Clock::now() < until) {
-      HeartbeatRequest req;
-      req.set_task(options.task);
-      req.set_incarnation(options.incarnation);
-      HeartbeatResponse resp;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(ToSystemDeadline(Deadline::After(milliseconds(300))));
-      Authorize(&ctx, method::kHeartbeat, req);
-      grpc::Status s = stub->Heartbeat(&ctx, req, &resp);
-      const grpc::StatusCode code = s.error_code();
-      // Any answer (an unknown task is FAILED_PRECONDITION) is a service there.
-      if (code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED) {
+      if (ServiceAnswersAt(options, candidate, milliseconds(300))) {
         RT_LOG(WARNING) << options.task << ": the coordination service continues at " << task << " (" << candidate
                         << ")";
         return candidate;
@@ -150,6 +139,23 @@ std::string CoordinationClient::Impl::FindSuccessor(milliseconds per_candidate) 
     }
   }
   return "";
+}
+
+bool ServiceAnswersAt(const ClientOptions& options, const std::string& address, milliseconds timeout) {
+  auto stub = CoordinationService::NewStub(client_internal::MakeChannel(address, options.tls));
+  HeartbeatRequest req;
+  req.set_task(options.task);
+  req.set_incarnation(options.incarnation);
+  HeartbeatResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(ToSystemDeadline(Deadline::After(timeout)));
+  if (options.cluster_secret.configured()) {
+    ctx.AddMetadata(kAuthMetadataKey, MakeAuthToken(options.cluster_secret, options.task, method::kHeartbeat,
+                                                    req.SerializeAsString(), UnixMillisNow()));
+  }
+  const grpc::StatusCode code = stub->Heartbeat(&ctx, req, &resp).error_code();
+  // Any answer (an unknown task is FAILED_PRECONDITION) is a service there.
+  return code != grpc::StatusCode::UNAVAILABLE && code != grpc::StatusCode::DEADLINE_EXCEEDED;
 }
 
 void CoordinationClient::StartHeartbeat(milliseconds interval, milliseconds timeout,

@@ -70,6 +70,10 @@ struct ClusterEvent {
 };
 const char* ToString(ClusterEvent::Kind kind);
 
+// Whether a coordination service answers at `address` within `timeout` (any answer, a
+// refusal of an unknown task included), asked as options.task. Elastic chief succession.
+bool ServiceAnswersAt(const ClientOptions& options, const std::string& address, std::chrono::milliseconds timeout);
+
 struct RendezvousResult {
   int64_t generation = -1;    // the generation formed (when not job_finished)
   bool job_finished = false;  // some task already finished the job: nothing to rejoin

@@ -105,6 +105,34 @@ TEST(ElasticTest, ALostWorkerThatComesBackTakesItsRankBackAndTheBytesAreKept) {
   EXPECT_TRUE(got == want) << "worker:2 lost and back: the model differs from the uninterrupted run's";
 }
 
+// The chief lost for good: the first surviving task takes over the coordination service
+// at its own TF_CONFIG address, the others find it, and the chief's task (its backups,
+// history and model file) is hosted in that process.
+TEST(ElasticTest, TheChiefLostForGoodIsSucceededAndTheBytesAreKept) {
+  TempDir tmp;
+  const std::string want = Uninterrupted(tmp.path() + "/whole", 3, 2);
+  ASSERT_FALSE(want.empty());
+  std::string output;
+  const std::string got = Interrupted(tmp.path() + "/lost", 3, 2, {0}, /*comes_back=*/false, &output);
+  ASSERT_FALSE(got.empty()) << output;
+  EXPECT_NE(output.find("worker:1 takes it over at 127.0.0.1:"), std::string::npos) << output;
+  EXPECT_NE(output.find("worker:2: the coordination service continues at worker:1"), std::string::npos) << output;
+  EXPECT_TRUE(got == want) << "the chief lost for good: the model differs from the uninterrupted run's";
+}
+
+// The former chief comes back: it joins the service at its successor, as a task like any
+// other, and takes its rank back.
+TEST(ElasticTest, AReturningFormerChiefJoinsItsSuccessorAndTheBytesAreKept) {
+  TempDir tmp;
+  const std::string want = Uninterrupted(tmp.path() + "/whole", 3, 2);
+  ASSERT_FALSE(want.empty());
+  std::string output;
+  const std::string got = Interrupted(tmp.path() + "/back", 3, 2, {0}, /*comes_back=*/true, &output);
+  ASSERT_FALSE(got.empty()) << output;
+  EXPECT_NE(output.find("worker:0 joins the coordination service at worker:1"), std::string::npos) << output;
+  EXPECT_TRUE(got == want) << "the chief lost and back: the model differs from the uninterrupted run's";
+}
+
 // BackupAndRestore across an elastic run: worker:2 is lost and hosted, then every
 // process is killed; all three started again resume from the backups the elastic run
 // wrote (the chief's, every 10 steps) and end with the uninterrupted run's bytes.
