@@ -18,9 +18,9 @@
 //                      the kernel puts it. With more workers than CPUs nobody is bound
 //   --grace_s S        after a worker fails for good, how long the others get to
 //                      end on their own before SIGTERM, 1..3600 (default 30)
-//   (A job with "elastic" goes on without a worker other than the chief that was
-//   killed or failed with a restartable code and is not restarted: the others host its
-//   tasks, and it does not count in launch's exit code.)
+//   (A job with "elastic" goes on without a worker, the chief included, that was killed
+//   or failed with a restartable code and is not restarted: the others host its tasks,
+//   and it counts in launch's exit code only if no worker finished the job.)
 //   --max_restarts K   restart a worker that was killed or exited with 1, 4, 5 or 7
 //                      (internal, rendezvous, peer failure, preempted) at once, with
 //                      the same TF_CONFIG, up to K times per worker, 0..1000 (default

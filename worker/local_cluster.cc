@@ -349,6 +349,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   int first_failure = 0;
   std::vector<int> failures;  // final exit codes, in the order the children exited
   std::vector<int> stopped;   // those of children this function stopped with SIGTERM/SIGKILL
+  std::vector<int> lost;      // elastic: those of children the others went on without
+  int succeeded = 0;
   Clock::time_point failed_at{}, term_sent_at{};
   bool term_sent = false, kill_sent = false;
   size_t running = children.size();
@@ -375,7 +377,10 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
       --running;
       c.signaled = WIFSIGNALED(status);
       c.code = c.signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-      if (c.code == 0) continue;
+      if (c.code == 0) {
+        ++succeeded;
+        continue;
+      }
       // Once the cluster is ending (a final failure, or our own SIGINT/SIGTERM),
       // children exit because of it: restarting them would fight the shutdown.
       bool ending = first_failure != 0 || term_sent || FirstForwardedSignal() != 0;
@@ -384,7 +389,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
         ++running;
         continue;
       }
-      if (o.elastic && c.index != 0 && !ending && IsRestartableExit(c.code)) {
+      if (o.elastic && !ending && IsRestartableExit(c.code)) {
+        lost.push_back(c.code);
         Report(out, o.label + ": " + c.name + " exited with code " + std::to_string(c.code) +
                         "; the job is elastic: the others go on and host its tasks\n");
         continue;
@@ -436,6 +442,8 @@ StatusOr<int> RunLocalCluster(const LocalClusterOptions& o) {
   }
   out.console->ClearBar();
   if (FirstForwardedSignal() != 0 && first_failure == 0) return ExitCodeOfSignal(FirstForwardedSignal());
+  // Elastic: the job went on without the lost ones; it did not if nobody finished it.
+  if (failures.empty() && succeeded == 0 && !lost.empty()) return RootCauseExit(lost);
   return failures.empty() ? RootCauseExit(stopped) : RootCauseExit(failures);
 }
 

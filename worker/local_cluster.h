@@ -53,9 +53,10 @@ struct LocalClusterOptions {
   // How many times each task may be restarted after a restartable failure
   // (common/exit_policy.h IsRestartableExit); 0 = never, the first failure ends the cluster.
   int max_restarts = 0;
-  // The job is elastic (job field "elastic"): a worker process other than the chief's that
+  // The job is elastic (job field "elastic"): a worker process (the chief's included) that
   // fails with a restartable code and is not restarted is lost, not a failure: the others
-  // go on (they host its tasks) and it does not count in the exit code.
+  // go on (they host its tasks) and it counts in the exit code only if no process
+  // finished the job.
   bool elastic = false;
   // kCore: worker i runs on its own share of the CPUs this process may use
   // (common/cpu_binding.h), kept across restarts; nobody is bound when there are more

@@ -315,6 +315,19 @@ int RunWorker(const std::vector<std::string>& args) {
   if (!job.ok()) return Fail(job.status().About(Subject::kConfig));
   auto impl = collective::ParseImplementation(job->communication.implementation);
   if (!impl.ok()) return Fail(impl.status().WithContext("job: communication.implementation").About(Subject::kConfig));
+  // Elastic keeps the bytes through the RING's fixed order of additions (collective/sum_order.h);
+  // NCCL's order depends on its topology, and a hosted task would need a GPU of its own.
+  if (job->elastic.enabled && *impl == collective::Implementation::kNccl) {
+    return Fail(InvalidArgumentError("job: 'elastic' needs the RING all-reduce (communication.implementation \"RING\" "
+                                     "or \"AUTO\"): NCCL's order of additions depends on its topology, so the "
+                                     "bytes would not be kept, and a hosted task would need a GPU of its own")
+                    .About(Subject::kConfig));
+  }
+  if (job->elastic.enabled && *impl == collective::Implementation::kAuto) {
+    RT_LOG(INFO) << "elastic job: communication AUTO -> RING (its fixed order of additions keeps the bytes when "
+                    "tasks move between processes)";
+    impl = collective::Implementation::kRing;
+  }
   if (job->elastic.enabled && job->elastic.min_workers > spec->num_workers()) {
     return Fail(InvalidArgumentError("job: elastic.min_workers is " + std::to_string(job->elastic.min_workers) +
                                      " but TF_CONFIG has " + std::to_string(spec->num_workers()) +

@@ -222,6 +222,7 @@ TEST(ElasticTest, AnElasticJobThatCannotBeIsRefusedWithExit2) {
     nlohmann::json elastic;
     std::string recovery;
     std::string says;
+    std::string implementation = "AUTO";
   };
   const std::vector<Case> cases = {
       {{{"min_workers", 2}}, "restart", "'elastic' needs \"recovery\": \"in_place\""},
@@ -229,11 +230,13 @@ TEST(ElasticTest, AnElasticJobThatCannotBeIsRefusedWithExit2) {
       {{{"wait_s", -1}}, "in_place", "'elastic.wait_s' must be a number of seconds"},
       {{{"min_wokers", 2}}, "in_place", "min_wokers"},
       {{{"min_workers", 5}}, "in_place", "elastic.min_workers is 5 but TF_CONFIG has 2 training tasks"},
+      {{{"min_workers", 1}}, "in_place", "'elastic' needs the RING all-reduce", "NCCL"},
   };
   for (const Case& c : cases) {
     auto job = RecoveryJob(tmp.path(), 10);
     job["elastic"] = c.elastic;
     job["recovery"] = c.recovery;
+    job["communication"] = {{"implementation", c.implementation}};
     WriteFile(tmp.path() + "/job.json", job.dump());
     Process p(RingtrainBinary(), {"worker", "--job", tmp.path() + "/job.json"},
               LoopbackWorkerEnv(FreePorts(2), 0));
