@@ -125,6 +125,7 @@ struct ProcessContext {
   // Elastic: where this process's tasks find the coordination service after the chief's
   // is gone for good (shared by the tasks it hosts).
   std::shared_ptr<cluster::CoordinatorAddress> coordinator;
+  std::string process_host;  // this process's own task's TF_CONFIG host
 };
 
 // One training task, from its rendezvous to its model file: the whole of `worker` for a
@@ -139,7 +140,10 @@ int RunTask(const ProcessContext& ctx, const config::ClusterSpec& spec, TaskMetr
     RT_LOG(WARNING) << "stopped hosting " << spec.task().ToString() << ": " << s.message();
     return ExitCodeFor(s);
   };
-  const config::Settings& settings = ctx.settings;
+  config::Settings settings = ctx.settings;
+  // A task hosted for an absent process on another machine listens for its ring peers on
+  // this machine's address, not on its own TF_CONFIG host's.
+  if (adopted && settings.data_host.empty()) settings.data_host = ctx.process_host;
   const config::JobConfig& job = ctx.job;
   const int rank = spec.rank();
   const int n = spec.num_workers();
@@ -357,7 +361,8 @@ int RunWorker(const std::vector<std::string>& args) {
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());
   const ProcessContext ctx{*flags,       *settings, *job,  *impl,   *security,
-                          *device_kind, *stop,     alone, nullptr, std::make_shared<cluster::CoordinatorAddress>()};
+                          *device_kind, *stop,     alone, nullptr, std::make_shared<cluster::CoordinatorAddress>(),
+                          spec->address(spec->task()).host};
   // An elastic job may hand this process absent tasks to host: its tasks run on threads.
   if (*hosted == 1 && !(job->elastic.enabled && !alone)) return RunTask(ctx, *spec, metrics->get(), stdout, false);
   return RunHostedTasks(ctx, *spec, *hosted, metrics->get());

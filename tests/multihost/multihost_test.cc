@@ -284,5 +284,58 @@ TEST_F(MultiHostTest, LinkCutMidRunIsDetectedAndTheJobRecovers) {
       << "the recovered run's model differs from the uninterrupted run's" << all;
 }
 
+// Elastic across hosts: host `cut` loses its link for good mid-run. With min_workers 2 (a
+// majority of 3) the two connected hosts go on: they host the cut-off task's rank (for
+// the chief's host, the first surviving task takes over the coordination service at its
+// own address), and the job ends with the uninterrupted run's model bytes. The cut-off
+// task, alone below min_workers, hosts nothing; it is stopped at the end.
+void CutOffForGood(NetHosts* hosts, int cut, const Trained& reference) {
+  TempDir tmp;
+  auto job = Job(tmp.path());
+  job["elastic"] = {{"min_workers", 2}, {"wait_s", 0}};
+  WriteFile(tmp.path() + "/job.json", job.dump());
+  auto start = std::chrono::steady_clock::now();
+  Cluster c(hosts, tmp.path() + "/job.json");
+  ASSERT_TRUE(c[cut].WaitForOutput("Epoch 1/", 60)) << "worker " << cut << " never finished its first epoch";
+  ASSERT_TRUE(hosts->SetLink(cut, false).ok());
+  std::fprintf(stderr, "[multihost] link of %s down for good at %.1f s\n", hosts->ns(cut).c_str(), SecondsSince(start));
+  std::vector<ProcessResult> results(kWorkers);
+  std::string all;
+  for (int i = 0; i < kWorkers; ++i) {
+    if (i == cut) continue;
+    results[i] = c[i].Wait(kRunTimeoutS);
+    all += "\n--- worker " + std::to_string(i) + " (exit " + std::to_string(results[i].exit_code) + ")\n" +
+           results[i].output;
+  }
+  c[cut].Kill(SIGKILL);
+  all += "\n--- worker " + std::to_string(cut) + " (cut off, killed)\n" + c[cut].Wait(10).output;
+  std::fprintf(stderr, "[multihost] elastic run without %s: %.1f s\n", hosts->ns(cut).c_str(), SecondsSince(start));
+  if (std::getenv("MULTIHOST_TEST_VERBOSE")) std::fputs(all.c_str(), stderr);
+  for (int i = 0; i < kWorkers; ++i) {
+    if (i == cut) continue;
+    EXPECT_FALSE(results[i].timed_out) << "worker " << i << all;
+    EXPECT_EQ(results[i].exit_code, 0) << "worker " << i << all;
+  }
+  const int host = cut == 0 ? 1 : cut - 1;  // the nearest connected task before it (the first, for the chief)
+  EXPECT_NE(results[host].output.find("hosting training task " + std::to_string(cut)), std::string::npos) << all;
+  if (cut == 0) {
+    EXPECT_NE(results[1].output.find("worker:1 takes it over at " + hosts->address(1)), std::string::npos) << all;
+  }
+  EXPECT_EQ(ReadFileOrEmpty(tmp.path() + "/model.safetensors"), reference.model)
+      << "the elastic run's model differs from the uninterrupted run's" << all;
+}
+
+TEST_F(MultiHostTest, ElasticGoesOnWithoutAWorkersHostCutOffForGood) {
+  const Trained reference = Uninterrupted(/*reuse=*/true);
+  ASSERT_FALSE(::testing::Test::HasFailure()) << "the uninterrupted run failed";
+  CutOffForGood(hosts_.get(), 2, reference);
+}
+
+TEST_F(MultiHostTest, ElasticGoesOnWithoutTheChiefsHostCutOffForGood) {
+  const Trained reference = Uninterrupted(/*reuse=*/true);
+  ASSERT_FALSE(::testing::Test::HasFailure()) << "the uninterrupted run failed";
+  CutOffForGood(hosts_.get(), 0, reference);
+}
+
 }  // namespace
 }  // namespace ringtrain::testing
