@@ -110,8 +110,9 @@ StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Join(const config::Clu
       const std::string own = spec.address(spec.task()).ToString();
       RT_LOG(WARNING) << "the chief's coordination service is gone: " << spec.task().ToString()
                       << " takes it over at " << own << " (elastic chief succession)";
-      RT_ASSIGN_OR_RETURN(raw->server_, coordination::CoordinationServer::Start(ServiceOptions(
-                                            spec, settings, job_json, security, status_extras, elastic, own)));
+      auto sopts = ServiceOptions(spec, settings, job_json, security, status_extras, elastic, own);
+      sopts.elastic_lost = {spec.chief().ToString()};  // its rank is hosted without the start-up grace
+      RT_ASSIGN_OR_RETURN(raw->server_, coordination::CoordinationServer::Start(sopts));
       return Status::Ok();
     };
     copts.on_coordinator = [ref = elastic.coordinator](const std::string& address) { ref->Set(address); };

@@ -75,7 +75,8 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
   guard.cluster_hosts = options.cluster_hosts;
   guard.check_peer_address = options.check_peer_address;
   ServiceState state(options.expected_tasks, options.reference_job_json, options.heartbeat_timeout);
-  if (options.elastic.enabled) state.SetElastic(options.elastic, options.expected_tasks, std::chrono::steady_clock::now());
+  if (options.elastic.enabled) state.SetElastic(options.elastic, options.expected_tasks, std::chrono::steady_clock::now(),
+                                               options.elastic_lost);
   impl.service = std::make_unique<CoordinationServiceImpl>(
       std::move(state), options.heartbeat_timeout, StatusBoard(options.expected_tasks, options.task_hosts, options.stragglers),
       options.status_extras);

@@ -68,6 +68,8 @@ struct ServerOptions {
   // Elastic membership (service_state.h): heartbeats tell a present task which absent
   // tasks its process should host. expected_tasks gives the rank order.
   ElasticPolicy elastic;
+  // Tasks known to be gone when the service starts (a successor's: the chief's task).
+  std::vector<std::string> elastic_lost;
 };
 
 class CoordinationServer {

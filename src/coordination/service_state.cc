@@ -150,7 +150,7 @@ std::vector<FailedTaskInfo> ServiceState::DetectFailures(Clock::time_point now) 
 }
 
 void ServiceState::SetElastic(const ElasticPolicy& policy, const std::vector<std::string>& rank_order,
-                              Clock::time_point now) {
+                              Clock::time_point now, const std::vector<std::string>& lost) {
   elastic_ = policy;
   rank_order_.clear();
   for (const auto& t : rank_order) {
@@ -162,7 +162,9 @@ void ServiceState::SetElastic(const ElasticPolicy& policy, const std::vector<std
   // one heartbeat timeout to start up (the time a failure would take to be noticed).
   const auto grace = std::max<Clock::duration>(heartbeat_timeout_ - elastic_.wait, Clock::duration::zero());
   for (auto& [name, s] : tasks_) {
-    if (!s.registered) s.absent_since = now + grace;
+    if (s.registered) continue;
+    const bool gone = std::find(lost.begin(), lost.end(), name) != lost.end();
+    s.absent_since = gone ? now : now + grace;
   }
 }
 

@@ -84,7 +84,10 @@ class ServiceState {
   // Elastic membership. `rank_order`: the training tasks in rank order (the order that
   // decides who hosts whom). A task not registered yet is hosted after the policy's wait,
   // but not before one heartbeat timeout from `now` (its time to start up).
-  void SetElastic(const ElasticPolicy& policy, const std::vector<std::string>& rank_order, Clock::time_point now);
+  // `lost`: tasks known to be gone already (a successor's service: the chief), hosted
+  // after the policy's wait from `now` without the start-up grace.
+  void SetElastic(const ElasticPolicy& policy, const std::vector<std::string>& rank_order, Clock::time_point now,
+                  const std::vector<std::string>& lost = {});
   // The absent tasks `host`'s process should start hosting now: those absent for at least
   // the policy's wait whose nearest present task before them in rank order (the first
   // present task, for those before it) is `host`, when at least min_present tasks run in

@@ -389,6 +389,11 @@ TEST(ServiceStateTest, ElasticGivesAStartingTaskOneHeartbeatTimeoutToRegister) {
   ASSERT_TRUE(s.Register("worker:0", 1, kJob).ok());
   EXPECT_TRUE(s.AdoptionsFor("worker:0", t0 + milliseconds(150)).empty());
   EXPECT_EQ(s.AdoptionsFor("worker:0", t0 + milliseconds(200)), (std::vector<std::string>{"worker:1"}));
+  // A successor's service knows the chief is gone: its rank is handed out at once.
+  ServiceState successor(tasks, kJob, milliseconds(200));
+  successor.SetElastic({true, 1, milliseconds(0)}, tasks, t0, {"worker:0"});
+  ASSERT_TRUE(successor.Register("worker:1", 1, kJob).ok());
+  EXPECT_EQ(successor.AdoptionsFor("worker:1", t0), (std::vector<std::string>{"worker:0"}));
   // Without a policy nobody is handed anything.
   ServiceState plain(tasks, kJob, milliseconds(200));
   ASSERT_TRUE(plain.Register("worker:0", 1, kJob).ok());
