@@ -360,8 +360,8 @@ int RunWorker(const std::vector<std::string>& args) {
   // before training starts they end the process at once (preempt/stop_signals.h).
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());
-  const ProcessContext ctx{*flags,       *settings, *job,  *impl,   *security,
-                          *device_kind, *stop,     alone, nullptr, std::make_shared<cluster::CoordinatorAddress>(),
+  const ProcessContext ctx{*flags, *settings, *job, *impl, *security, *device_kind, *stop, alone,
+                          /*host=*/nullptr, std::make_shared<cluster::CoordinatorAddress>(),
                           spec->address(spec->task()).host};
   // An elastic job may hand this process absent tasks to host: its tasks run on threads.
   if (*hosted == 1 && !(job->elastic.enabled && !alone)) return RunTask(ctx, *spec, metrics->get(), stdout, false);

@@ -61,7 +61,8 @@ struct CoordinationClient::Impl {
   }
   // Elastic succession, after the chief's service was lost: the address of the first
   // successor (ClientOptions::successors) whose service answers, this task's own once it
-  // started one (become_coordinator); "" if none. Blocks up to `per_candidate` for each.
+  // started one (become_coordinator); "" if none or the heartbeat is being stopped.
+  // Blocks up to `per_candidate` for each. Call without hb_mu.
   std::string FindSuccessor(std::chrono::milliseconds per_candidate);
   // The RPC deadline for one long poll that the server may hold for `wait`.
   Deadline PollDeadline(std::chrono::milliseconds wait) const {

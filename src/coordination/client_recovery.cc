@@ -130,6 +130,10 @@ std::string CoordinationClient::Impl::FindSuccessor(milliseconds per_candidate) 
     }
     const Clock::time_point until = Clock::now() + per_candidate;
     while (Clock::now() < until) {
+      {
+        std::lock_guard<std::mutex> lock(hb_mu);
+        if (hb_stop) return "";  // the task is leaving: StopHeartbeat must not wait out the probes
+      }
       if (ServiceAnswersAt(options, candidate, milliseconds(300))) {
         RT_LOG(WARNING) << options.task << ": the coordination service continues at " << task << " (" << candidate
                         << ")";

@@ -124,22 +124,6 @@ TEST(ConsoleTest, BadOutputFlagIsOneClearLine) {
   EXPECT_NE(run.result.output.find("--output must be default"), std::string::npos) << run.result.output;
 }
 
-// The launcher's child running task `index` (its TF_CONFIG names it), waiting up to timeout_s.
-pid_t FindTask(pid_t launcher, int index, double timeout_s) {
-  const std::string needle = "\"index\":" + std::to_string(index) + ",";  // nlohmann sorts the keys
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::istringstream in(ReadFileOrEmpty("/proc/" + std::to_string(launcher) + "/task/" +
-                                          std::to_string(launcher) + "/children"));
-    for (pid_t c; in >> c;) {
-      std::string env = ReadFileOrEmpty("/proc/" + std::to_string(c) + "/environ");
-      if (env.find("TF_CONFIG=") != std::string::npos && env.find(needle) != std::string::npos) return c;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return -1;
-}
-
 TEST(ConsoleTest, AKilledWorkerGivesOneLostAndOneRecoveredLine) {
   TempDir tmp;
   auto job = RecoveryJob(tmp.path(), 10);
@@ -148,7 +132,7 @@ TEST(ConsoleTest, AKilledWorkerGivesOneLostAndOneRecoveredLine) {
   Process launch(RingtrainBinary(),
                  {"launch", "--workers", "2", "--max_restarts", "1", "--job", tmp.path() + "/job.json"}, kEnv);
   ASSERT_TRUE(launch.WaitForOutput("Epoch 2/40", 60)) << launch.Wait(1).output;
-  pid_t victim = FindTask(launch.pid(), 1, 10);
+  pid_t victim = FindLaunchedTask(launch.pid(), 1, 10);
   ASSERT_GT(victim, 0);
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
   ProcessResult r = launch.Wait(120);

@@ -8,12 +8,8 @@
 
 #include <signal.h>
 
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <sstream>
-#include <thread>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -161,21 +157,6 @@ TEST(ElasticTest, AFullRestartResumesFromTheElasticRunsBackups) {
       << "the run resumed from the elastic run's backups saved other bytes";
 }
 
-// The launcher's child whose TF_CONFIG names task `index`; -1 if none within timeout_s.
-pid_t LaunchedTask(pid_t launcher, int index, double timeout_s) {
-  const std::string task = "\"task\":{\"index\":" + std::to_string(index) + ",";
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::istringstream in(
-        ReadFileOrEmpty("/proc/" + std::to_string(launcher) + "/task/" + std::to_string(launcher) + "/children"));
-    for (pid_t c; in >> c;) {
-      if (ReadFileOrEmpty("/proc/" + std::to_string(c) + "/environ").find(task) != std::string::npos) return c;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return -1;
-}
-
 // Under launch (no --max_restarts) a lost worker of an elastic job does not end the
 // cluster: launch says so, the others host its task, and launch exits 0 with the bytes.
 TEST(ElasticTest, LaunchGoesOnWithoutALostWorker) {
@@ -187,7 +168,7 @@ TEST(ElasticTest, LaunchGoesOnWithoutALostWorker) {
                  {{"RINGTRAIN_NUM_THREADS", "1"}, {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
                   {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"}});
   ASSERT_TRUE(launch.WaitForOutput("[worker:0] Epoch 3/40", 120)) << launch.Wait(1).output;
-  const pid_t victim = LaunchedTask(launch.pid(), 2, 10);
+  const pid_t victim = FindLaunchedTask(launch.pid(), 2, 10);
   ASSERT_GT(victim, 0);
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
   ProcessResult r = launch.Wait(240);

@@ -6,14 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <tuple>
 
 #include "process.h"
@@ -88,32 +84,6 @@ INSTANTIATE_TEST_SUITE_P(Processes, HostedTasksTest,
                                   (std::get<1>(info.param) ? "Tcp" : "");
                          });
 
-// The launcher's direct children.
-std::vector<pid_t> Children(pid_t pid) {
-  std::istringstream in(ReadFileOrEmpty("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"));
-  std::vector<pid_t> out;
-  for (pid_t c; in >> c;) out.push_back(c);
-  return out;
-}
-
-// The launcher's child whose command line holds `--host_tasks 2` and whose TF_CONFIG names
-// task index `index`; -1 if none within timeout_s.
-pid_t FindHost(pid_t launcher, int index, double timeout_s) {
-  const std::string task = "\"task\":{\"index\":" + std::to_string(index) + ",";
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    for (pid_t c : Children(launcher)) {
-      std::string env = ReadFileOrEmpty("/proc/" + std::to_string(c) + "/environ");
-      std::string cmd = ReadFileOrEmpty("/proc/" + std::to_string(c) + "/cmdline");
-      if (env.find(task) != std::string::npos && cmd.find(std::string("--host_tasks\0002", 14)) != std::string::npos) {
-        return c;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return -1;
-}
-
 // Losing a process loses every task it hosts: the launcher restarts it, both tasks
 // rejoin, the cluster recovers in place, and the model is the uninterrupted run's.
 TEST(HostedTasksRecoveryTest, AKilledProcessHostingTwoTasksIsRestartedAndTheBytesAreKept) {
@@ -131,7 +101,7 @@ TEST(HostedTasksRecoveryTest, AKilledProcessHostingTwoTasksIsRestartedAndTheByte
     Process launch(RingtrainBinary(), args, kEnv);
     if (run == 1) {
       ASSERT_TRUE(launch.WaitForOutput("[worker:0..worker:1] Epoch 2/4", 120)) << launch.Wait(1).output;
-      const pid_t victim = FindHost(launch.pid(), 2, 10);
+      const pid_t victim = FindLaunchedTask(launch.pid(), 2, 10);  // the process hosting tasks 2 and 3
       ASSERT_GT(victim, 0) << "no child of the launcher hosts tasks 2 and 3";
       ASSERT_EQ(::kill(victim, SIGKILL), 0);
     }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace ringtrain::testing {
 
@@ -151,6 +152,21 @@ std::vector<int> FreePorts(int n) {
   }
   for (int fd : fds) ::close(fd);
   return ports;
+}
+
+pid_t FindLaunchedTask(pid_t launcher, int index, double timeout_s) {
+  const std::string needle = "\"index\":" + std::to_string(index) + ",";  // nlohmann sorts the keys
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::istringstream in(ReadFileOrEmpty("/proc/" + std::to_string(launcher) + "/task/" +
+                                          std::to_string(launcher) + "/children"));
+    for (pid_t c; in >> c;) {
+      std::string env = ReadFileOrEmpty("/proc/" + std::to_string(c) + "/environ");
+      if (env.find("TF_CONFIG=") != std::string::npos && env.find(needle) != std::string::npos) return c;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return -1;
 }
 
 }  // namespace ringtrain::testing

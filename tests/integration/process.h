@@ -54,5 +54,8 @@ std::vector<std::string> Lines(const std::string& text);
 size_t Count(const std::string& haystack, const std::string& needle);
 // Distinct free TCP ports on 127.0.0.1.
 std::vector<int> FreePorts(int n);
+// The launcher's child running task `index` (its TF_CONFIG names it; with `launch
+// --processes`, the process whose first task it is), waiting up to timeout_s; -1 if none.
+pid_t FindLaunchedTask(pid_t launcher, int index, double timeout_s);
 
 }  // namespace ringtrain::testing
