@@ -108,6 +108,30 @@ TEST(JobConfigTest, FaultToleranceFields) {
   ExpectBad(R"({"recovery": "elastic"})", "'recovery' must be");
 }
 
+TEST(JobConfigTest, ElasticField) {
+  auto plain = Patched("{}");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->elastic.enabled);
+  auto defaults = Patched(R"({"elastic": {}})");
+  ASSERT_TRUE(defaults.ok()) << defaults.status().ToString();
+  EXPECT_TRUE(defaults->elastic.enabled);
+  EXPECT_EQ(defaults->elastic.min_workers, 1);
+  EXPECT_EQ(defaults->elastic.wait_s, 0);
+  auto job = Patched(R"({"elastic": {"min_workers": 3, "wait_s": 2.5}})");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->elastic.min_workers, 3);
+  EXPECT_EQ(job->elastic.wait_s, 2.5);
+  ExpectBad(R"({"elastic": 2})", "'elastic' must be an object");
+  ExpectBad(R"({"elastic": {"min_workers": 0}})", "elastic.min_workers");
+  ExpectBad(R"({"elastic": {"min_workers": "2"}})", "elastic.min_workers");
+  ExpectBad(R"({"elastic": {"wait_s": -1}})", "'elastic.wait_s' must be a number of seconds in 0..86400");
+  ExpectBad(R"({"elastic": {"wait_s": "soon"}})", "'elastic.wait_s'");
+  ExpectBad(R"({"elastic": {"min": 2}})", "unknown field 'elastic.min'");
+  ExpectBad(R"({"elastic": {}, "recovery": "restart"})", "'elastic' needs \"recovery\": \"in_place\"");
+  // Where the ranks run does not change the trajectory: a backup moves between elastic and not.
+  EXPECT_EQ(job->TrajectoryFingerprint(), plain->TrajectoryFingerprint());
+}
+
 // Backups are matched by the fields that decide the trajectory, not by epochs or paths.
 TEST(JobConfigTest, TrajectoryFingerprint) {
   auto base = Patched("{}");
