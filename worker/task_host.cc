@@ -15,14 +15,12 @@ TaskHost::~TaskHost() {
 
 void TaskHost::Start(int rank, bool adopted) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (closed_ || running_.count(rank)) return;
+  if (closed_ || threads_.count(rank)) return;
   if (adopted) RT_LOG(WARNING) << "hosting training task " << rank << " (its virtual rank) for its absent process";
-  running_.insert(rank);
   if (!adopted) ++own_running_;
   std::thread t([this, rank, adopted] {
     const int code = run_(rank, adopted);
     std::lock_guard<std::mutex> lock(mu_);
-    running_.erase(rank);
     if (adopted) {
       RT_LOG(WARNING) << "no longer hosting training task " << rank << " (exit code " << code
                       << (code == 0 ? ")" : "; its own process took it back, or the job ended)");
@@ -48,8 +46,8 @@ int TaskHost::Wait() {
     lock.unlock();
     for (auto& t : ended) t.join();
     lock.lock();
-    if (running_.empty() && ended_.empty() && threads_.empty()) break;
-    changed_.wait(lock, [this] { return !ended_.empty() || (running_.empty() && threads_.empty()); });
+    if (ended_.empty() && threads_.empty()) break;
+    changed_.wait(lock, [this] { return !ended_.empty() || threads_.empty(); });
   }
   closed_ = true;
   std::vector<int> failures;

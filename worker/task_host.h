@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -33,8 +32,7 @@ class TaskHost {
   RunTask run_;
   std::mutex mu_;
   std::condition_variable changed_;
-  std::map<int, std::thread> threads_;  // by rank, while not joined
-  std::set<int> running_;               // ranks whose task has not ended
+  std::map<int, std::thread> threads_;  // by rank, while its task runs
   std::vector<int> own_codes_;
   int own_running_ = 0;
   bool closed_ = false;  // the own tasks ended: no new adoption

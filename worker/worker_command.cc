@@ -113,7 +113,6 @@ namespace {
 
 // What the tasks one process hosts share: everything read and checked before they start.
 struct ProcessContext {
-  const Flags& flags;
   const config::Settings& settings;
   const config::JobConfig& job;
   collective::Implementation impl;
@@ -360,7 +359,7 @@ int RunWorker(const std::vector<std::string>& args) {
   // before training starts they end the process at once (preempt/stop_signals.h).
   auto stop = preempt::InstallStopSignals(settings->preempt_grace_s);
   if (!stop.ok()) return Fail(stop.status());
-  const ProcessContext ctx{*flags, *settings, *job, *impl, *security, *device_kind, *stop, alone,
+  const ProcessContext ctx{*settings, *job, *impl, *security, *device_kind, *stop, alone,
                           /*host=*/nullptr, std::make_shared<cluster::CoordinatorAddress>(),
                           spec->address(spec->task()).host};
   // An elastic job may hand this process absent tasks to host: its tasks run on threads.

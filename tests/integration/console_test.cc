@@ -20,10 +20,7 @@
 namespace ringtrain::testing {
 namespace {
 
-const std::map<std::string, std::string> kEnv = {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
-                                                  {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
-                                                  {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"},
-                                                  {"RINGTRAIN_NUM_THREADS", "1"}};
+const std::map<std::string, std::string> kEnv = FastFailureEnv();
 
 // A glog INFO line ("I1124 12:00:00.000000 ..."), prefixed with a task or not.
 const std::regex kInfoLine(R"((^|\] )I\d{4} \d\d:\d\d:\d\d)");

@@ -18,10 +18,7 @@
 namespace ringtrain::testing {
 namespace {
 
-const std::map<std::string, std::string> kEnv = {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
-                                                  {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
-                                                  {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"},
-                                                  {"RINGTRAIN_NUM_THREADS", "1"}};
+const std::map<std::string, std::string> kEnv = FastFailureEnv();
 
 struct Trained {
   ProcessResult result;

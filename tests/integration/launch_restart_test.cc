@@ -31,10 +31,7 @@ std::string LongJob(const std::string& dir) {
   return dir + "/job.json";
 }
 
-const std::map<std::string, std::string> kEnv = {{"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
-                                                  {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
-                                                  {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"},
-                                                  {"RINGTRAIN_NUM_THREADS", "1"}};
+const std::map<std::string, std::string> kEnv = FastFailureEnv();
 
 // The direct children of `pid` (its main thread forks them all).
 std::vector<pid_t> Children(pid_t pid) {

@@ -16,13 +16,11 @@ namespace ringtrain::testing {
 
 // The environment of worker `index` of a loopback cluster on `ports`.
 inline std::map<std::string, std::string> LoopbackWorkerEnv(const std::vector<int>& ports, int index) {
-  return {{"TF_CONFIG", LoopbackTfConfig(ports, index)},
-          {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
-          {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
-          {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "2000"},
-          {"RINGTRAIN_COLLECTIVE_TIMEOUT_S", "60"},
-          {"RINGTRAIN_PROGRESS", "lines"},
-          {"RINGTRAIN_NUM_THREADS", "1"}};
+  auto env = FastFailureEnv();
+  env["TF_CONFIG"] = LoopbackTfConfig(ports, index);
+  env["RINGTRAIN_COLLECTIVE_TIMEOUT_S"] = "60";
+  env["RINGTRAIN_PROGRESS"] = "lines";
+  return env;
 }
 
 // `ringtrain worker --job JOB` for each of n tasks, started at once.
