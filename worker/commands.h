@@ -21,6 +21,14 @@ class Flags;
 int RunWorker(const std::vector<std::string>& args);
 // `ringtrain status`: the chief's GetStatus as a table or JSON (status_command.cc).
 int RunStatus(const std::vector<std::string>& args);
+// The chief's "host:port" for the commands that ask it (status, submit, jobs, logs,
+// cancel): --chief, else the chief of --tf_config or TF_CONFIG (which need not name the
+// caller's task).
+StatusOr<std::string> ChiefAddress(const Flags& flags);
+// `ringtrain serve` (serve_command.cc) and the commands that talk to its queue
+// (job_commands.cc): submit, jobs, logs, cancel.
+int RunServe(const std::vector<std::string>& args, const std::string& self_path);
+int RunJobCommand(const std::string& command, const std::vector<std::string>& args);
 // The evaluator task of `ringtrain worker` (TF_CONFIG task type "evaluator"): evaluates
 // every checkpoint training writes (worker/evaluator_command.cc). `flags` are the
 // worker's; --eval_timeout_s and --eval_history are the evaluator's own.

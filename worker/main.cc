@@ -36,6 +36,14 @@ const char kUsage[] =
     "  status [--tf_config FILE|JSON | --chief HOST:PORT] [--watch [--interval_s 2]] [--json]\n"
     "      how a running cluster is going, asked of its chief: every task (state, step, heartbeat,\n"
     "      step time split), the job's progress and ETA, stragglers and the last events\n"
+    "  serve [--tf_config FILE|JSON] [--work_dir DIR] [--max_restarts 3] [--tls_cert F --tls_key F --tls_ca F]\n"
+    "      a daemon of a standing cluster: join it and run the jobs submitted to the chief's daemon, one\n"
+    "      at a time on every daemon (each in DIR/jobs/job-ID/); the chief's keeps the queue\n"
+    "      (DIR/queue.json); SIGTERM: the running job saves its step, then the daemon leaves\n"
+    "  submit JOB.json [--name N] | jobs [--json] | logs [-f] ID | cancel ID\n"
+    "         [--chief HOST:PORT | --tf_config FILE|JSON]\n"
+    "      send a job to the daemons' queue (prints its id); list the jobs; the chief's output of\n"
+    "      one (-f: follow it to its end); cancel a queued or running job\n"
     "  bench allreduce [--workers N] [--backend auto|ring|tcp|nccl] [--min_bytes 4]\n"
     "                  [--max_bytes 67108864] [--iters 20] [--warmup 5] [--json] [--timeout_s 60]\n"
     "      all-reduce bandwidth and latency (nccl-tests' columns), every result checked: on N\n"
@@ -84,6 +92,10 @@ int main(int argc, char** argv) {
   if (command == "worker") return ringtrain::cli::RunWorker(args);
   if (command == "launch") return ringtrain::cli::RunLaunch(args, "/proc/self/exe");
   if (command == "status") return ringtrain::cli::RunStatus(args);
+  if (command == "serve") return ringtrain::cli::RunServe(args, "/proc/self/exe");
+  if (command == "submit" || command == "jobs" || command == "logs" || command == "cancel") {
+    return ringtrain::cli::RunJobCommand(command, args);
+  }
   if (command == "evaluate") return ringtrain::cli::RunEvaluate(args);
   if (command == "predict") return ringtrain::cli::RunPredict(args);
   if (command == "data") return ringtrain::cli::RunData(args);

@@ -136,6 +136,13 @@ std::string Table(const coordination::GetStatusResponse& r) {
   return out;
 }
 
+int StatusExit(const Status& s) {
+  PrintError(s.message().empty() ? s.ToString() : s.message());
+  return s.code() == Code::kUnavailable || s.code() == Code::kDeadlineExceeded ? kExitRendezvous : kExitBadConfig;
+}
+
+}  // namespace
+
 // The chief's address: --chief, else the chief of --tf_config / TF_CONFIG (which need
 // not name this caller's task).
 StatusOr<std::string> ChiefAddress(const Flags& flags) {
@@ -164,13 +171,6 @@ StatusOr<std::string> ChiefAddress(const Flags& flags) {
   RT_ASSIGN_OR_RETURN(config::ClusterSpec spec, config::ParseTfConfig(text));
   return spec.address(spec.chief()).ToString();
 }
-
-int StatusExit(const Status& s) {
-  PrintError(s.message().empty() ? s.ToString() : s.message());
-  return s.code() == Code::kUnavailable || s.code() == Code::kDeadlineExceeded ? kExitRendezvous : kExitBadConfig;
-}
-
-}  // namespace
 
 int RunStatus(const std::vector<std::string>& args) {
   auto flags = Flags::Parse(args, {"tf_config", "chief", "interval_s", "timeout_s", "tls_cert",

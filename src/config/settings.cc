@@ -74,6 +74,7 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_PREEMPT_GRACE_S", 0.1, kMaxSeconds, &s.preempt_grace_s));
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_EVALUATOR_TIMEOUT_S", 0.1, kMaxSeconds, &s.evaluator_timeout_s));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_NUM_THREADS", 0, 4096, &s.num_threads));
+  RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_JOB_PORT_SPAN", 1, 1000, &s.job_port_span));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_CHUNK_BYTES", 4096, 1 << 30, &s.chunk_bytes));
   RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_STRAGGLER_SHARE", 0.0, 1000.0, &s.straggler_share));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_STRAGGLER_STEPS", 1, 1000000, &s.straggler_steps));
@@ -138,6 +139,7 @@ std::string Describe(const Settings& s) {
                                      : std::string())
     << ", RINGTRAIN_ALLOW_INSECURE=" << s.allow_insecure << " (default 0), RINGTRAIN_BIND_ALL=" << s.bind_all
     << " (default 0), RINGTRAIN_CHECK_PEER_ADDRESS=" << s.check_peer_address << " (default 1)"
+    << ", RINGTRAIN_JOB_PORT_SPAN=" << s.job_port_span << " (default " << d.job_port_span << ")"
     << ", RINGTRAIN_EVALUATOR_TIMEOUT_S=" << s.evaluator_timeout_s << " (default " << d.evaluator_timeout_s << ")"
     << ", RINGTRAIN_MAX_MEMORY_MB=" << s.max_memory_mb << " (default: this machine's physical memory, "
     << PhysicalMemoryMiB() << ")";

@@ -63,6 +63,10 @@ struct Settings {
   // RINGTRAIN_CHECK_PEER_ADDRESS=0: the coordination service admits calls from any
   // address, not only the cluster's hosts (callers behind NAT); the secret still applies.
   bool check_peer_address = true;
+  // `ringtrain serve`: a job's tasks listen on their daemon's port moved by
+  // stride * (1 + job id mod RINGTRAIN_JOB_PORT_SPAN), stride the cluster's size
+  // (daemon/job_files.h), so consecutive jobs never share a port.
+  int job_port_span = 16;
 
   // RINGTRAIN_MAX_MEMORY_MB: the memory (MiB) a job may plan to use on this process --
   // weights, gradients, optimizer state, activations, input batches and the data set.

@@ -8,36 +8,12 @@
 #include "common/logging.h"
 #include "coordination/call_guard.h"
 #include "coordination/coordination_service.h"
+#include "coordination/generic_call.h"
 #include "coordination/job_diff.h"
 #include "coordination/service_front.h"
 #include "coordination/service_state.h"
 
 namespace ringtrain::coordination {
-namespace {
-
-// What gRPC 1.51 offers to bound what connections that are not (yet) members cost. It
-// has no cap on the number of connections (grpc.max_allowed_incoming_connections came
-// later); the descriptors are bounded by the process's RLIMIT_NOFILE, raised at start, and
-// output files have a reserve of their own (env/descriptors.h).
-void AddConnectionBounds(grpc::ServerBuilder* builder) {
-  // A connection that has not finished the HTTP/2 (and TLS) handshake after this is
-  // closed (gRPC's default is 120 s): a flood of silent TCP connections holds
-  // descriptors for seconds, not minutes.
-  builder->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10'000);
-  // A connection with no call in flight for this long is closed (a member always has a
-  // heartbeat or a long poll in flight, and reconnects at once if closed).
-  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, 60'000);
-  // Headers are what a call is judged on before its body is read: a few KB suffice
-  // (the proof is under 250 bytes).
-  builder->AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, 16 << 10);
-  // A member's client has a handful of calls in flight at once.
-  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 64);
-  // Not used: a ResourceQuota (grpc::ServerBuilder::SetResourceQuota). Under its
-  // pressure gRPC 1.51 closes connections ("destructive reclamation"), members' included,
-  // and what strangers could make it buffer is already bounded by the front.
-}
-
-}  // namespace
 
 struct CoordinationServer::Impl {
   std::string address;

@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include <grpcpp/support/status.h>
 
+#include "coordination/generic_call.h"
 #include "coordination/service_state.h"
 #include "coordination/status_board.h"
 #include "proto/coordination.pb.h"
@@ -37,16 +38,9 @@ inline constexpr std::chrono::milliseconds kMaxPollWait{2000};
 // before it is read in full.
 inline constexpr int kMaxMessageBytes = 32 << 20;
 
-// One call being served. The handler fills the response it was given and answers the
-// call exactly once, from any thread; the call (and its response) live until then.
-class PendingCall {
- public:
-  virtual void Answer(grpc::Status status) = 0;
-
- protected:
-  ~PendingCall() = default;
-};
-
+// Each handler fills the response it was given and answers the call
+// (generic_call.h's PendingCall) exactly once, from any thread; the call (and its
+// response) live until then.
 class CoordinationServiceImpl final {
  public:
   // Rows GetStatus adds after the training tasks' (tasks outside the ring: the evaluator).

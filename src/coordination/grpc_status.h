@@ -21,6 +21,8 @@ grpc::Status ToGrpcStatus(const Status& status);
 // ADDR ..."; errors the service chose itself (INVALID_ARGUMENT, PERMISSION_DENIED, ...)
 // keep their code and message; UNAUTHENTICATED (a cluster secret the chief does not
 // accept) becomes kPermissionDenied naming the cluster secret.
-Status FromGrpcStatus(const grpc::Status& status, const std::string& address, const std::string& rpc);
+// `service` names what was called ("the chief's daemon" for the daemons' service).
+Status FromGrpcStatus(const grpc::Status& status, const std::string& address, const std::string& rpc,
+                      const std::string& service = "the chief's coordination service");
 
 }  // namespace ringtrain::coordination

@@ -27,8 +27,6 @@
 
 namespace ringtrain::coordination {
 
-inline constexpr char kHealthCheckMethod[] = "/grpc.health.v1.Health/Check";
-
 class ServiceFront final : public grpc::CallbackGenericService {
  public:
   ServiceFront(CoordinationServiceImpl* service, CallGuardOptions guard)

@@ -13,7 +13,9 @@ constexpr int kVersion = 1;
 constexpr JobState kStates[] = {JobState::kQueued, JobState::kRunning, JobState::kFinished, JobState::kFailed,
                                 JobState::kCancelled};
 
-nlohmann::json ToJson(const JobRecord& j) {
+}  // namespace
+
+nlohmann::json RecordToJson(const JobRecord& j) {
   return {{"id", j.id},
           {"name", j.name},
           {"job", j.job_text},
@@ -26,6 +28,8 @@ nlohmann::json ToJson(const JobRecord& j) {
           {"error", j.error},
           {"final_metrics", j.final_metrics}};
 }
+
+namespace {
 
 // The record `v` (job number `k` in the file), or what is wrong with it.
 StatusOr<JobRecord> FromJson(const nlohmann::json& v, size_t k) {
@@ -139,7 +143,7 @@ StatusOr<std::unique_ptr<JobQueue>> JobQueue::Open(env::Env* env, const std::str
 
 Status JobQueue::PersistLocked() {
   nlohmann::json jobs = nlohmann::json::array();
-  for (const JobRecord& j : jobs_) jobs.push_back(ToJson(j));
+  for (const JobRecord& j : jobs_) jobs.push_back(RecordToJson(j));
   const nlohmann::json v = {{"format", kFormat}, {"version", kVersion}, {"next_id", next_id_}, {"jobs", jobs}};
   // Replaced invalid UTF-8 (a job file's bytes are the user's) rather than a throw.
   return env::WriteFileAtomically(env_, path_, v.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

@@ -65,6 +65,9 @@ struct JobRecord {
   std::string Label() const { return "job-" + std::to_string(id); }
 };
 
+// A record as the queue file holds it: {"id", "name", "job" (the text), "state", ...}.
+nlohmann::json RecordToJson(const JobRecord& record);
+
 class JobQueue {
  public:
   // Reads the queue at `path`, or starts an empty one when there is no file (writing it

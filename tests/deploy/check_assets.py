@@ -4,8 +4,8 @@
     check_assets.py REPO_ROOT OUT.json
 
 Parses every YAML asset, checks that the pieces which must agree do (names, counts, ports,
-the secret, the shared volume, restart policies, job files), runs the Kubernetes Jobs' shell
-snippet with a fake `ringtrain` for every completion index, and writes to OUT.json
+the secret, the shared volume, restart policies, job files), runs the Kubernetes Jobs' and the
+daemons' StatefulSet's shell snippets with a fake `ringtrain` for every index, and writes to OUT.json
     {"errors": [...], "tf_configs": [{"source", "text", "index", "workers", "environment"}],
      "job_files": [{"source", "path", "recovery"}]}
 for deploy_test, which parses every TF_CONFIG and job file with ringtrain's own parsers.
@@ -66,7 +66,8 @@ def check_job_file(source, image_path, recovery):
 
 
 def check_pod_secret_and_volume(source, pod, container, claim):
-    """The secret file comes from a mounted Secret; the shared volume is the PVC at SHARED."""
+    """The secret file comes from a mounted Secret; the shared volume is the PVC at SHARED
+    (claim None: the pod has no shared volume to check)."""
     env = env_of(container)
     secret_path = env.get(SECRET_ENV) or ""
     mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
@@ -77,7 +78,7 @@ def check_pod_secret_and_volume(source, pod, container, claim):
     elif secret_volume["secret"].get("defaultMode", 0o644) & 0o040 == 0:
         err(source, "the Secret's files are not readable by fsGroup (defaultMode)")
     shared = volumes.get(mounts.get(SHARED, ""), {})
-    if shared.get("persistentVolumeClaim", {}).get("claimName") != claim:
+    if claim is not None and shared.get("persistentVolumeClaim", {}).get("claimName") != claim:
         err(source, "%s is not the PersistentVolumeClaim %r" % (SHARED, claim))
     if env.get("RINGTRAIN_BIND_ALL") != "1":
         err(source, "RINGTRAIN_BIND_ALL=1 is missing (the pod's own DNS name may not resolve at start)")
@@ -236,6 +237,85 @@ def check_tfjob():
                            "environment": "cloud"})
 
 
+def check_serve(fake_bin, out_path):
+    """deploy/k8s/serve-statefulset.yaml: the daemons (`ringtrain serve`) as a StatefulSet."""
+    rel = "deploy/k8s/serve-statefulset.yaml"
+    docs = load_all(rel)
+    if [d.get("kind") for d in docs] != ["Service", "StatefulSet"]:
+        return err(rel, "is not a Service and a StatefulSet: %s" % [d.get("kind") for d in docs])
+    service, sts = docs
+    if sts.get("apiVersion") != "apps/v1":
+        err(rel, "the StatefulSet is not apps/v1")
+    if service["spec"].get("clusterIP") != "None":
+        err(rel, "the Service is not headless (clusterIP: None)")
+    if service["spec"].get("publishNotReadyAddresses") is not True:
+        err(rel, "publishNotReadyAddresses is not true: the daemons could not find each other while starting")
+    spec, pod = sts["spec"], sts["spec"]["template"]["spec"]
+    labels = sts["spec"]["template"].get("metadata", {}).get("labels", {})
+    selector = service["spec"].get("selector", {})
+    if not selector or any(labels.get(k) != v for k, v in selector.items()):
+        err(rel, "the pods' labels %s do not match the Service's selector %s" % (labels, selector))
+    if any(labels.get(k) != v for k, v in spec.get("selector", {}).get("matchLabels", {}).items()):
+        err(rel, "the pods' labels %s do not match the StatefulSet's selector" % labels)
+    containers = pod.get("containers", [])
+    if len(containers) != 1:
+        return err(rel, "the pod has %d containers, not 1" % len(containers))
+    container = containers[0]
+    env = env_of(container)
+    name = sts["metadata"]["name"]
+    if not (spec.get("serviceName") == env.get("SERVICE") == service["metadata"]["name"]):
+        err(rel, "serviceName %s, SERVICE %s and the Service's name %s differ" %
+            (spec.get("serviceName"), env.get("SERVICE"), service["metadata"]["name"]))
+    if env.get("STATEFULSET") != name:
+        err(rel, "STATEFULSET %s is not the StatefulSet's name %s" % (env.get("STATEFULSET"), name))
+    replicas = spec.get("replicas")
+    if not isinstance(replicas, int) or replicas < 1 or replicas != int(env.get("DAEMONS", -1)):
+        err(rel, "replicas %s and DAEMONS %s differ" % (replicas, env.get("DAEMONS")))
+        return
+    if spec.get("podManagementPolicy") != "Parallel":
+        err(rel, "podManagementPolicy is not Parallel: pod 1 would wait for pod 0 to be Ready")
+    ports = {p["containerPort"] for p in container.get("ports", [])}
+    service_ports = {p["port"] for p in service["spec"].get("ports", [])}
+    port = int(env.get("PORT", -1))
+    if port not in ports & service_ports:
+        err(rel, "PORT %s is not both a containerPort %s and a Service port %s" % (port, ports, service_ports))
+    # A job's tasks listen on PORT + stride * (1 + id mod span), stride = the TF_CONFIG's tasks.
+    span = int(env.get("RINGTRAIN_JOB_PORT_SPAN", 16))
+    job_ports = {port + replicas * (1 + k) for k in range(span)}
+    if not job_ports <= ports:
+        err(rel, "the jobs' ports %s are not containerPorts" % sorted(job_ports - ports))
+    check_preempt_grace(rel, pod.get("terminationGracePeriodSeconds"), env)
+    check_pod_secret_and_volume(rel, pod, container, None)
+    # The work directory is each pod's own volume: the queue and the jobs' backups survive the pod.
+    work_dir = env.get("WORK_DIR")
+    mounts = {m["mountPath"]: m["name"] for m in container.get("volumeMounts", [])}
+    claims = {t["metadata"]["name"] for t in spec.get("volumeClaimTemplates", [])}
+    if mounts.get(work_dir) not in claims:
+        err(rel, "WORK_DIR %s is not a volumeClaimTemplate's mount (%s)" % (work_dir, sorted(claims)))
+    # The snippet, for every ordinal, with a fake ringtrain.
+    command = container.get("command", []) + container.get("args", [])
+    if command[:2] != ["/bin/sh", "-c"] or len(command) != 3:
+        return err(rel, "the container command is not /bin/sh -c SCRIPT")
+    namespace = "ns1"
+    workers = ["%s-%d.%s.%s.svc:%d" % (name, i, env.get("SERVICE"), namespace, port) for i in range(replicas)]
+    for index in range(replicas):
+        run_env = {k: v for k, v in env.items() if v is not None}
+        run_env.update(PATH=fake_bin + ":/usr/bin:/bin", FAKE_OUT=out_path, POD_NAME="%s-%d" % (name, index),
+                       NAMESPACE=namespace, TF_CONFIG_FILE=out_path + ".client")
+        r = subprocess.run(["/bin/sh", "-c", command[2]], env=run_env, capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            return err(rel, "the snippet failed for ordinal %d (exit %d): %s" % (index, r.returncode, r.stderr))
+        with open(out_path) as f:
+            tf_config, args = f.read().split("\n", 1)
+        with open(out_path + ".client") as f:
+            if f.read().strip() != tf_config:
+                err(rel, "the clients' TF_CONFIG file is not the daemon's TF_CONFIG")
+        tf_configs.append({"source": "%s ordinal %d" % (rel, index), "text": tf_config, "index": index,
+                           "workers": workers, "environment": ""})
+        if shlex.split(args) != ["serve", "--work_dir", work_dir]:
+            err(rel, "the snippet runs ringtrain %s" % args.strip())
+
+
 def check_compose():
     rel = "deploy/docker/compose.yaml"
     compose = load_all(rel)[0]
@@ -331,6 +411,24 @@ def check_systemd_env():
         err("deploy/systemd/ringtrain-worker@.service", "does not prevent restarts on exits 2 and 3")
 
 
+def check_systemd_serve():
+    rel = "deploy/systemd/ringtrain-serve@.service"
+    with open(os.path.join(root, rel)) as f:
+        unit = f.read()
+    lines = unit.splitlines()
+    for line in ("EnvironmentFile=/etc/ringtrain/%i.env", "Restart=always", "KillSignal=SIGTERM", "KillMode=mixed",
+                 "LimitNOFILE=65536"):
+        if line not in lines:
+            err(rel, "has no line " + line)
+    if not re.search(r"^ExecStart=/usr/local/bin/ringtrain serve --work_dir /\S+$", unit, re.M):
+        err(rel, "does not run /usr/local/bin/ringtrain serve --work_dir DIR")
+    stop = re.search(r"^TimeoutStopSec=(\d+)s?$", unit, re.M)
+    check_preempt_grace(rel, int(stop.group(1)) if stop else None, {})
+    prevent = re.search(r"^RestartPreventExitStatus=(.*)$", unit, re.M)
+    if not prevent or "2" not in prevent.group(1).split():
+        err(rel, "does not prevent restarts on exit 2 (bad configuration, a second daemon on the work directory)")
+
+
 def check_sbatch():
     rel = "deploy/slurm/train.sbatch"
     with open(os.path.join(root, rel)) as f:
@@ -353,8 +451,11 @@ def main():
         os.chmod(fake, 0o755)
         def check_kubernetes():
             check_k8s(tmp, os.path.join(tmp, "out"))
-        for check in (check_kubernetes, check_tfjob, check_compose, check_dockerfile, check_systemd_env,
-                      check_sbatch):
+
+        def check_daemons():
+            check_serve(tmp, os.path.join(tmp, "out"))
+        for check in (check_kubernetes, check_tfjob, check_daemons, check_compose, check_dockerfile,
+                      check_systemd_env, check_systemd_serve, check_sbatch):
             try:
                 check()
             except (OSError, KeyError, IndexError, TypeError, ValueError, yaml.YAMLError) as e:

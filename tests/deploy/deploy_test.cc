@@ -92,8 +92,9 @@ TEST_F(DeployAssets, ManifestsParseAndAgree) {
 
 TEST_F(DeployAssets, EveryTfConfigParsesWithTheWorkersParser) {
   const auto& configs = report_->json["tf_configs"];
-  // compose (2), the two Indexed Jobs (2 indexes each), the TFJob (2), the systemd example (1).
-  ASSERT_EQ(configs.size(), 9u) << configs.dump(1);
+  // compose (2), the two Indexed Jobs (2 indexes each), the TFJob (2), the daemons'
+  // StatefulSet (2 ordinals), the systemd example (1).
+  ASSERT_EQ(configs.size(), 11u) << configs.dump(1);
   for (const auto& c : configs) {
     const std::string source = c["source"].get<std::string>();
     auto spec = config::ParseTfConfig(c["text"].get<std::string>());
@@ -124,7 +125,8 @@ TEST_F(DeployAssets, EveryJobFileLoadsWithBackupsAndItsRecoveryMode) {
 
 // The checker is not a test that cannot fail: a copy of deploy/ with the Indexed Job asking
 // for three workers but the snippet building two, the Dockerfile missing a package, a
-// systemd stop timeout shorter than the preemption grace and a unit that does not restart exit 7.
+// systemd stop timeout shorter than the preemption grace, a unit that does not restart exit 7,
+// and the daemons' StatefulSet asking for three replicas but the snippet building two.
 TEST(DeployAssetsChecker, FindsBrokenAssets) {
   TempDir dir;
   fs::copy(SourceDir() + "/deploy", dir.path() + "/deploy", fs::copy_options::recursive);
@@ -139,6 +141,7 @@ TEST(DeployAssetsChecker, FindsBrokenAssets) {
   // SIGKILL before the workers' own preemption grace (25 s) could end.
   edit("deploy/systemd/ringtrain-worker@.service", "TimeoutStopSec=40s", "TimeoutStopSec=20s");
   edit("deploy/systemd/ringtrain-worker@.service", "RestartForceExitStatus=7", "RestartForceExitStatus=5");
+  edit("deploy/k8s/serve-statefulset.yaml", "replicas: 2 ", "replicas: 3 ");
   Report report = CheckAssets(dir.path(), dir.path());
   if (!report.skip.empty()) GTEST_SKIP() << report.skip;
   const std::string errors = report.json["errors"].dump(1);
@@ -146,6 +149,7 @@ TEST(DeployAssetsChecker, FindsBrokenAssets) {
   EXPECT_NE(errors.find("Dockerfile: the build stage's packages"), std::string::npos) << errors;
   EXPECT_NE(errors.find("ringtrain-worker@.service: the SIGKILL grace 20 s"), std::string::npos) << errors;
   EXPECT_NE(errors.find("RestartForceExitStatus does not list 7"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("serve-statefulset.yaml: replicas 3 and DAEMONS 2 differ"), std::string::npos) << errors;
 }
 
 TEST(DeploySlurm, SbatchScriptIsValidBash) {
@@ -160,23 +164,31 @@ TEST(DeploySlurm, ShellcheckFindsNothing) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
-// systemd-analyze verify loads the unit as systemd would, offline. It needs an instance of
+// systemd-analyze verify loads a unit as systemd would, offline. It needs an instance of
 // the template and an ExecStart binary that exists: /bin/true stands in for the installed one.
-TEST(DeploySystemd, UnitVerifies) {
+void VerifyUnit(const std::string& name, const std::string& exec_start) {
   if (!Executable("/usr/bin/systemd-analyze")) GTEST_SKIP() << "/usr/bin/systemd-analyze is not installed";
   TempDir dir;
-  std::string unit = testing::ReadFileOrEmpty(SourceDir() + "/deploy/systemd/ringtrain-worker@.service");
-  ASSERT_NE(unit.find("ExecStart=/usr/local/bin/ringtrain worker"), std::string::npos);
-  const std::string path = dir.path() + "/ringtrain-worker@w0.service";
+  std::string unit = testing::ReadFileOrEmpty(SourceDir() + "/deploy/systemd/" + name + "@.service");
+  ASSERT_NE(unit.find(exec_start), std::string::npos) << name;
+  const std::string path = dir.path() + "/" + name + "@w0.service";
   testing::WriteFile(path, std::regex_replace(unit, std::regex("/usr/local/bin/ringtrain"), "/bin/true"));
   ProcessResult r = RunTool("/usr/bin/systemd-analyze", {"verify", "--man=no", path});
-  if (r.exit_code != 0 && r.output.find("ringtrain-worker@w0") == std::string::npos) {
+  if (r.exit_code != 0 && r.output.find(name + "@w0") == std::string::npos) {
     GTEST_SKIP() << "systemd-analyze verify cannot run here: " << r.output;
   }
   EXPECT_EQ(r.exit_code, 0) << r.output;
   // Unknown or misspelt settings are only warned about ("..., ignoring"): none may be.
   EXPECT_EQ(r.output.find("ignoring"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("nknown"), std::string::npos) << r.output;
+}
+
+TEST(DeploySystemd, UnitVerifies) {
+  VerifyUnit("ringtrain-worker", "ExecStart=/usr/local/bin/ringtrain worker");
+}
+
+TEST(DeploySystemd, DaemonUnitVerifies) {
+  VerifyUnit("ringtrain-serve", "ExecStart=/usr/local/bin/ringtrain serve");
 }
 
 TEST(DeployDocker, ComposeConfigIsValid) {
@@ -202,7 +214,7 @@ TEST(DeployKubernetes, ManifestsPassKubectlDryRun) {
     GTEST_SKIP() << "kubectl reaches no API server (needed even for --dry-run=client): " << versions.output;
   }
   const std::string k8s = SourceDir() + "/deploy/k8s/";
-  std::vector<std::string> files = {"service.yaml", "job-in-place.yaml", "job-restart.yaml"};
+  std::vector<std::string> files = {"service.yaml", "job-in-place.yaml", "job-restart.yaml", "serve-statefulset.yaml"};
   if (versions.output.find("kubeflow.org/v1") != std::string::npos) files.push_back("tfjob.yaml");
   for (const auto& f : files) {
     ProcessResult r = RunTool(kubectl, {"apply", "--dry-run=client", "-f", k8s + f});

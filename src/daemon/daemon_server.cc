@@ -1,0 +1,182 @@
+#include "daemon/daemon_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <nlohmann/json.hpp>
+
+#include "common/logging.h"
+#include "coordination/call_guard.h"
+#include "coordination/coordination_service.h"
+#include "coordination/generic_call.h"
+#include "coordination/grpc_status.h"
+#include "daemon/job_files.h"
+#include "env/env.h"
+#include "proto/daemon.pb.h"
+
+namespace ringtrain::daemon {
+namespace {
+
+using coordination::PendingCall;
+using coordination::ToGrpcStatus;
+using namespace daemonrpc;  // NOLINT: the service's messages
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The handlers: each answers at once.
+class DaemonServiceImpl {
+ public:
+  DaemonServiceImpl(JobBoard* board, std::string jobs_dir) : board_(board), jobs_dir_(std::move(jobs_dir)) {}
+
+  void Submit(const SubmitRequest& req, SubmitResponse* resp, PendingCall* call) {
+    auto id = board_->Submit(req.name(), req.job_text(), UnixNow());
+    if (id.ok()) resp->set_id(*id);
+    call->Answer(ToGrpcStatus(id.status()));
+  }
+
+  void ListJobs(const ListJobsRequest&, ListJobsResponse* resp, PendingCall* call) {
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const jobqueue::JobRecord& r : board_->List()) {
+      nlohmann::json j = jobqueue::RecordToJson(r);
+      j.erase("job");
+      jobs.push_back(std::move(j));
+    }
+    resp->set_jobs_json(nlohmann::json{{"jobs", jobs}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    call->Answer(grpc::Status::OK);
+  }
+
+  void Cancel(const CancelRequest& req, CancelResponse* resp, PendingCall* call) {
+    auto state = board_->Cancel(req.id(), UnixNow());
+    if (state.ok()) resp->set_state(jobqueue::JobStateName(*state));
+    call->Answer(ToGrpcStatus(state.status()));
+  }
+
+  void JobLog(const JobLogRequest& req, JobLogResponse* resp, PendingCall* call) {
+    std::optional<jobqueue::JobRecord> job = board_->Get(req.id());
+    if (!job) {
+      call->Answer(grpc::Status(grpc::StatusCode::NOT_FOUND, "there is no job-" + std::to_string(req.id())));
+      return;
+    }
+    resp->set_state(jobqueue::JobStateName(job->state));
+    auto text = env::Default()->ReadFile(JobOutputPath(jobs_dir_, req.id()));
+    if (text.ok()) {  // no file yet: the job has not started on this daemon
+      const int64_t size = static_cast<int64_t>(text->size());
+      const int64_t from = std::clamp<int64_t>(req.offset(), 0, size);
+      resp->set_size(size);
+      resp->set_data(text->substr(from, std::min<int64_t>(kMaxLogChunk, size - from)));
+    }
+    call->Answer(grpc::Status::OK);
+  }
+
+  void Poll(const PollRequest& req, PollResponse* resp, PendingCall* call) {
+    std::vector<ChildOutcome> outcomes;
+    for (const auto& o : req.outcomes()) {
+      outcomes.push_back({o.job_id(), o.exit_code(), o.error(), o.metrics_json()});
+    }
+    auto a = board_->Poll(req.task(), req.running_job(), outcomes, std::chrono::steady_clock::now(), UnixNow());
+    if (a.ok()) {
+      resp->set_job_id(a->job_id);
+      resp->set_job_text(a->job_text);
+      resp->set_attempt(a->attempt);
+      resp->set_stop(a->stop);
+    }
+    call->Answer(ToGrpcStatus(a.status()));
+  }
+
+ private:
+  JobBoard* const board_;
+  const std::string jobs_dir_;
+};
+
+class DaemonFront final : public grpc::CallbackGenericService {
+ public:
+  DaemonFront(DaemonServiceImpl* service, coordination::CallGuardOptions guard)
+      : service_(service), guard_(std::move(guard)) {}
+
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
+    using S = DaemonServiceImpl;
+    using coordination::MakeUnaryCall;
+    const std::string& m = ctx->method();
+    if (m == method::kSubmit) return MakeUnaryCall(ctx, method::kSubmit, &guard_, service_, &S::Submit);
+    if (m == method::kListJobs) return MakeUnaryCall(ctx, method::kListJobs, &guard_, service_, &S::ListJobs);
+    if (m == method::kCancel) return MakeUnaryCall(ctx, method::kCancel, &guard_, service_, &S::Cancel);
+    if (m == method::kJobLog) return MakeUnaryCall(ctx, method::kJobLog, &guard_, service_, &S::JobLog);
+    if (m == method::kPoll) return MakeUnaryCall(ctx, method::kPoll, &guard_, service_, &S::Poll);
+    if (m == coordination::kHealthCheckMethod) {
+      return new coordination::AnswerUnread(grpc::Status::OK, std::string("\x08\x01", 2));
+    }
+    return new coordination::AnswerUnread(
+        grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "the chief's daemon serves no method " + m));
+  }
+
+ private:
+  DaemonServiceImpl* const service_;
+  coordination::CallGuard guard_;
+};
+
+}  // namespace
+
+struct DaemonServer::Impl {
+  std::string address;
+  int port = 0;
+  std::unique_ptr<DaemonServiceImpl> service;
+  std::unique_ptr<DaemonFront> front;
+  std::unique_ptr<grpc::Server> server;
+  std::mutex stop_mu;
+  bool stopped = false;
+};
+
+DaemonServer::DaemonServer() : impl_(std::make_unique<Impl>()) {}
+
+DaemonServer::~DaemonServer() { Stop(); }
+
+StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(const DaemonServerOptions& options) {
+  if (options.board == nullptr) return InvalidArgumentError("the daemon server needs a job board");
+  std::unique_ptr<DaemonServer> server(new DaemonServer());
+  Impl& impl = *server->impl_;
+  coordination::CallGuardOptions guard;
+  guard.secret = options.cluster_secret;
+  guard.cluster_hosts = options.cluster_hosts;
+  guard.check_peer_address = options.check_peer_address;
+  impl.service = std::make_unique<DaemonServiceImpl>(options.board, options.jobs_dir);
+  impl.front = std::make_unique<DaemonFront>(impl.service.get(), std::move(guard));
+  std::string listen = options.address;
+  if (options.bind_all) listen = "[::]:" + options.address.substr(options.address.rfind(':') + 1);
+  grpc::EnableDefaultHealthCheckService(false);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, coordination::MakeServerCredentials(options.tls), &impl.port);
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(coordination::kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(coordination::kMaxMessageBytes);
+  coordination::AddConnectionBounds(&builder);
+  builder.RegisterCallbackGenericService(impl.front.get());
+  impl.server = builder.BuildAndStart();
+  if (!impl.server || impl.port == 0) {
+    impl.server.reset();
+    return UnavailableError("cannot listen on " + listen +
+                            ": address in use or not local; check that no other daemon runs there and that the "
+                            "chief's TF_CONFIG address names this machine");
+  }
+  impl.address = listen.substr(0, listen.rfind(':')) + ":" + std::to_string(impl.port);
+  RT_LOG(INFO) << "job queue service listening on " << impl.address
+               << (options.cluster_secret.configured() ? ", cluster secret " + options.cluster_secret.Fingerprint()
+                                                       : std::string(", no cluster secret"));
+  return server;
+}
+
+void DaemonServer::Stop() {
+  if (!impl_) return;
+  std::lock_guard<std::mutex> lock(impl_->stop_mu);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  if (impl_->server) impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+}
+
+int DaemonServer::port() const { return impl_->port; }
+
+}  // namespace ringtrain::daemon
