@@ -32,8 +32,6 @@ inline std::chrono::system_clock::time_point ToSystemDeadline(Deadline d) {
   return std::chrono::system_clock::now() + d.remaining();
 }
 
-// A channel to the chief with ringtrain's reconnect settings.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const TlsCredentials& tls);
 
 inline std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::string>& field) {
   return {field.begin(), field.end()};
@@ -44,7 +42,7 @@ inline std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrFiel
 struct CoordinationClient::Impl {
   explicit Impl(const ClientOptions& o)
       : options(o),
-        stub(CoordinationService::NewStub(client_internal::MakeChannel(o.service_address, o.tls))),
+        stub(CoordinationService::NewStub(MakeChannel(o.service_address, o.tls))),
         service_address(o.service_address) {}
 
   // Where the coordination service is: the chief's address, or its successor's (elastic).
@@ -54,7 +52,7 @@ struct CoordinationClient::Impl {
   }
   // From now on every call goes to the service at `address` (chief succession).
   void SwitchTo(const std::string& address) {
-    auto fresh = CoordinationService::NewStub(client_internal::MakeChannel(address, options.tls));
+    auto fresh = CoordinationService::NewStub(MakeChannel(address, options.tls));
     std::lock_guard<std::mutex> lock(stub_mu);
     service_address = address;
     stub = std::move(fresh);
@@ -86,7 +84,7 @@ struct CoordinationClient::Impl {
   // A fresh channel connects at once, instead of after the old one's reconnect backoff
   // (up to a second), which matters when the chief has just come (back) up.
   void ResetChannel() {
-    auto fresh = CoordinationService::NewStub(client_internal::MakeChannel(address(), options.tls));
+    auto fresh = CoordinationService::NewStub(MakeChannel(address(), options.tls));
     std::lock_guard<std::mutex> lock(stub_mu);
     stub = std::move(fresh);
   }

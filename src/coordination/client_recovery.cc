@@ -146,7 +146,7 @@ std::string CoordinationClient::Impl::FindSuccessor(milliseconds per_candidate) 
 }
 
 bool ServiceAnswersAt(const ClientOptions& options, const std::string& address, milliseconds timeout) {
-  auto stub = CoordinationService::NewStub(client_internal::MakeChannel(address, options.tls));
+  auto stub = CoordinationService::NewStub(MakeChannel(address, options.tls));
   HeartbeatRequest req;
   req.set_task(options.task);
   req.set_incarnation(options.incarnation);

@@ -13,8 +13,6 @@ namespace ringtrain::coordination {
 
 using namespace client_internal;  // NOLINT: this file's own helpers
 
-namespace client_internal {
-
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const TlsCredentials& tls) {
   grpc::ChannelArguments args;
   // A worker often starts before the chief; gRPC's default backoff (1 s growing to
@@ -30,8 +28,6 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const Tls
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   return grpc::CreateCustomChannel(address, MakeChannelCredentials(tls), args);
 }
-
-}  // namespace client_internal
 
 namespace {
 

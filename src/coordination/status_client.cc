@@ -7,7 +7,7 @@
 namespace ringtrain::coordination {
 
 StatusOr<GetStatusResponse> GetClusterStatus(const StatusClientOptions& options) {
-  auto stub = CoordinationService::NewStub(client_internal::MakeChannel(options.chief_address, options.tls));
+  auto stub = CoordinationService::NewStub(MakeChannel(options.chief_address, options.tls));
   GetStatusRequest req;
   GetStatusResponse resp;
   grpc::ClientContext ctx;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include <grpcpp/channel.h>
 #include <grpcpp/security/credentials.h>
 #include <grpcpp/security/server_credentials.h>
 
@@ -37,5 +38,9 @@ StatusOr<TlsCredentials> LoadTlsCredentials(const std::string& cert_file, const 
 // gRPC credentials: insecure when TLS is off.
 std::shared_ptr<grpc::ServerCredentials> MakeServerCredentials(const TlsCredentials& tls);
 std::shared_ptr<grpc::ChannelCredentials> MakeChannelCredentials(const TlsCredentials& tls);
+// A channel to a ringtrain service (the chief's coordination service, the chief's daemon)
+// with these credentials and ringtrain's reconnect settings, message limits and no proxy
+// (coordination_client.cc).
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address, const TlsCredentials& tls);
 
 }  // namespace ringtrain::coordination

@@ -5,7 +5,6 @@
 #include <grpcpp/grpcpp.h>
 
 #include "coordination/call_auth.h"
-#include "coordination/coordination_service.h"
 #include "coordination/grpc_status.h"
 #include "daemon/daemon_server.h"
 #include "proto/daemon.grpc.pb.h"
@@ -23,15 +22,7 @@ struct DaemonClient::Impl {
   // A fresh channel: a refused connection leaves gRPC's channel backing off for up to
   // its reconnect backoff, and a poll should reach a daemon that has just come up.
   void Reset() {
-    grpc::ChannelArguments args;
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 1000);
-    args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
-    args.SetMaxReceiveMessageSize(coordination::kMaxMessageBytes);
-    args.SetMaxSendMessageSize(coordination::kMaxMessageBytes);
-    auto fresh = DaemonService::NewStub(
-        grpc::CreateCustomChannel(options.address, coordination::MakeChannelCredentials(options.tls), args));
+    auto fresh = DaemonService::NewStub(coordination::MakeChannel(options.address, options.tls));
     std::lock_guard<std::mutex> lock(mu);
     stub = std::move(fresh);
   }

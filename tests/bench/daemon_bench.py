@@ -12,27 +12,13 @@ many: N small jobs submitted back to back, the chief daemon SIGKILLed and restar
 
 usage: daemon_bench.py --binary build2/bin/ringtrain [--trials 5] [--many 100 --kills 2]
 """
-import argparse, json, os, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, signal, statistics, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from recovery_bench import free_ports, tf_config  # noqa: E402  (the same loopback cluster helpers)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECRET = "daemon-bench-secret-0123456789abcdef"
-
-
-def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
-
-
-def tf_config(ports, i):
-    return json.dumps({"cluster": {"worker": [f"127.0.0.1:{p}" for p in ports]},
-                       "task": {"type": "worker", "index": i}})
 
 
 class Cluster:
