@@ -69,7 +69,7 @@ nlohmann::json InfoJson(const device::RuntimeInfo& rt, const StatusOr<device::Pl
   j["gpus_unavailable_reason"] = OrNull(rt.unavailable_reason);
   j["libraries"] = {{"cuda_runtime", OrNull(rt.cuda_runtime)},
                     {"cudnn", OrNull(rt.cudnn_runtime)},
-                    {"cublas", OrNull(rt.cublas_runtime)},
+                    {"cublas", OrNull(device::CublasRuntimeVersion())},
                     {"nccl", OrNull(rt.nccl_runtime)}};
   j["cuda_visible_devices"] = visible == nullptr ? nlohmann::json(nullptr) : nlohmann::json(visible);
   j["cpu"] = {{"kernels", kernels::Implementation()},
@@ -102,7 +102,7 @@ void PrintInfoText(const device::RuntimeInfo& rt, const StatusOr<device::Placeme
     return std::string(name) + " " + (v.empty() ? "absent" : v);
   };
   std::printf("libraries loaded: %s, %s, %s, %s\n", lib("CUDA runtime", rt.cuda_runtime).c_str(),
-              lib("cuDNN", rt.cudnn_runtime).c_str(), lib("cuBLAS", rt.cublas_runtime).c_str(),
+              lib("cuDNN", rt.cudnn_runtime).c_str(), lib("cuBLAS", device::CublasRuntimeVersion()).c_str(),
               lib("NCCL", rt.nccl_runtime).c_str());
   if (visible != nullptr) std::printf("CUDA_VISIBLE_DEVICES: \"%s\"\n", visible);
   std::printf("CPU: kernels %s, %u hardware threads\n", kernels::Implementation(),

@@ -40,10 +40,14 @@ struct RuntimeInfo {
   int driver_version = 0;           // CUDA's encoding (13000 = 13.0); 0: no driver
   std::vector<Gpu> gpus;            // usable GPUs; empty without a driver or a GPU build
   std::string unavailable_reason;   // why gpus is empty: "built without CUDA", "no CUDA driver is installed", ...
-  // Versions of the libraries loaded at run time ("" when not built in): cudart, cuDNN, cuBLAS, NCCL.
-  std::string cuda_runtime, cudnn_runtime, cublas_runtime, nccl_runtime;
+  // Versions of the libraries loaded at run time ("" when not built in): cudart, cuDNN, NCCL.
+  std::string cuda_runtime, cudnn_runtime, nccl_runtime;
 };
 const RuntimeInfo& Runtime();
+// The version of the cuBLAS library this process loads ("13.1.0"); "" when not built in or
+// not loadable. cuBLAS is loaded on first use (device/cublas_loader.h), so this loads it:
+// about 0.4 s, which Runtime() does not spend (every worker asks it).
+std::string CublasRuntimeVersion();
 // "13.0" for CUDA's driver/runtime encoding (major*1000 + minor*10); "none" for 0.
 std::string CudaVersionText(int encoded);
 

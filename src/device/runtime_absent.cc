@@ -12,4 +12,6 @@ const RuntimeInfo& Runtime() {
   return info;
 }
 
+std::string CublasRuntimeVersion() { return ""; }
+
 }  // namespace ringtrain::device

@@ -39,15 +39,6 @@ void ReadLibraryVersions(RuntimeInfo& info) {
       info.cudnn_runtime = Dotted(major, minor, patch);
     }
   }
-  {
-    // cublasGetVersion needs a handle, and a handle needs a GPU; the properties do not.
-    int major = 0, minor = 0, patch = 0;
-    if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
-        cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
-        cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS) {
-      info.cublas_runtime = Dotted(major, minor, patch);
-    }
-  }
 #endif
 #if defined(RINGTRAIN_DEVICE_WITH_NCCL)
   int nccl = 0;
@@ -131,6 +122,19 @@ RuntimeInfo Query() {
 const RuntimeInfo& Runtime() {
   static const RuntimeInfo info = Query();
   return info;
+}
+
+std::string CublasRuntimeVersion() {
+#if defined(RINGTRAIN_DEVICE_WITH_CUDNN)
+  // cublasGetVersion needs a handle, and a handle needs a GPU; the properties do not.
+  int major = 0, minor = 0, patch = 0;
+  if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+      cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+      cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS) {
+    return Dotted(major, minor, patch);
+  }
+#endif
+  return "";
 }
 
 }  // namespace ringtrain::device

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/logging.h"
+#include "device/cublas_loader.h"
 #include "gpu/cuda_status.h"
 
 namespace ringtrain::gpu {
@@ -45,6 +46,7 @@ StatusOr<std::unique_ptr<GpuContext>> GpuContext::Create(int ordinal) {
                                "cudaStreamCreateWithFlags(copy)", ordinal));
   RT_RETURN_IF_ERROR(ctx->sync_.Create(ordinal));
 
+  if (!device::CublasLoaded()) return FailedPreconditionError(device::CublasLoadError());
   RT_RETURN_IF_ERROR(CublasCheck(cublasCreate(&ctx->cublas_), "cublasCreate", ordinal));
   RT_RETURN_IF_ERROR(CublasCheck(cublasSetStream(ctx->cublas_, ctx->compute_), "cublasSetStream", ordinal));
   // DEFAULT keeps FP32 GEMMs off TF32; host scalars; no atomics (deterministic).
