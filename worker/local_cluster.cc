@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/child_env.h"
 #include "common/exit_policy.h"
 #include "signal_forwarding.h"
 
@@ -182,6 +183,7 @@ StatusOr<Child> Spawn(const LocalClusterOptions& o, const Output& output, int in
   }
   std::vector<std::pair<std::string, std::string>> env;
   if (o.task_env) env = o.task_env(index);
+  for (auto& kv : WorkerAllocatorEnv()) env.insert(env.begin(), std::move(kv));  // the task's own may override
   const bool split = echo == Echo::kStdout || echo == Echo::kConsole || echo == Echo::kStderrOnly;
   cpu_set_t cpu_set;
   CPU_ZERO(&cpu_set);

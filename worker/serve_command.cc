@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -155,6 +156,9 @@ int RunServe(const std::vector<std::string>& args, const std::string& self_path)
   lopts.port_span = settings->job_port_span;
   lopts.max_restarts = *max_restarts;
   lopts.preempt_grace = std::chrono::milliseconds(static_cast<int64_t>(settings->preempt_grace_s * 1000));
+  // Held polls count as the daemon's presence only when they return: well under the timeout.
+  lopts.idle_poll_wait = std::min(std::chrono::milliseconds(1000),
+                                  std::chrono::milliseconds(settings->heartbeat_timeout_ms / 4));
   lopts.client.address = chief_address;
   lopts.client.caller = task;
   lopts.client.cluster_secret = security->cluster_secret;

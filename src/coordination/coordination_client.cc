@@ -53,7 +53,9 @@ Status CoordinationClient::Impl::RegisterUntil(const std::string& job, Deadline 
   req.set_task(options.task);
   req.set_incarnation(options.incarnation);
   req.set_job_json(job);
-  milliseconds backoff(100);
+  // Short at first: the chief's service is usually a few milliseconds from listening
+  // (every task of a cluster starts together), and a refused connection costs nothing.
+  milliseconds backoff(10);
   Clock::time_point next_log = Clock::now();
   while (true) {
     grpc::ClientContext ctx;

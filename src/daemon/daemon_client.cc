@@ -94,10 +94,12 @@ StatusOr<LogChunk> DaemonClient::JobLog(int64_t id, int64_t offset) {
   return LogChunk{std::move(*resp.mutable_data()), resp.size(), resp.state()};
 }
 
-StatusOr<Assignment> DaemonClient::Poll(int64_t running_job, const std::vector<ChildOutcome>& outcomes) {
+StatusOr<Assignment> DaemonClient::Poll(int64_t running_job, const std::vector<ChildOutcome>& outcomes,
+                                        std::chrono::milliseconds wait) {
   PollRequest req;
   req.set_task(impl_->options.caller);
   req.set_running_job(running_job);
+  req.set_wait_ms(static_cast<uint32_t>(std::max<int64_t>(0, wait.count())));
   for (const ChildOutcome& o : outcomes) {
     auto* p = req.add_outcomes();
     p->set_job_id(o.job_id);
@@ -108,6 +110,7 @@ StatusOr<Assignment> DaemonClient::Poll(int64_t running_job, const std::vector<C
   PollResponse resp;
   grpc::ClientContext ctx;
   impl_->Prepare(&ctx, method::kPoll, req);
+  if (wait.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + impl_->options.timeout + wait);
   RT_RETURN_IF_ERROR(impl_->Convert(impl_->Stub()->Poll(&ctx, req, &resp), "Poll"));
   return Assignment{resp.job_id(), std::move(*resp.mutable_job_text()), resp.attempt(), resp.stop()};
 }

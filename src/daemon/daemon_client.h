@@ -48,8 +48,10 @@ class DaemonClient {
   // The job's state after the call: "cancelled" or "running" (being stopped).
   StatusOr<std::string> Cancel(int64_t id);
   StatusOr<LogChunk> JobLog(int64_t id, int64_t offset);
-  // The daemon `caller`'s poll.
-  StatusOr<Assignment> Poll(int64_t running_job, const std::vector<ChildOutcome>& outcomes);
+  // The daemon `caller`'s poll. With `wait` > 0 an idle daemon's poll may be held that
+  // long until there is work (PollRequest.wait_ms); the deadline grows by as much.
+  StatusOr<Assignment> Poll(int64_t running_job, const std::vector<ChildOutcome>& outcomes,
+                            std::chrono::milliseconds wait = std::chrono::milliseconds(0));
   // Drops the connection for a fresh one (after UNAVAILABLE: the next call does not wait
   // out gRPC's reconnect backoff).
   void Reconnect();

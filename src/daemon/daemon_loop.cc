@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/child_env.h"
 #include "common/exit_policy.h"
 #include "common/logging.h"
 #include "daemon/job_child.h"
@@ -20,6 +21,9 @@ namespace ringtrain::daemon {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Between an idle daemon's held polls.
+constexpr std::chrono::milliseconds kIdleRepoll{5};
 
 // The history file the child's job writes (job_files.h adds one when the job has none).
 std::string HistoryPath(const std::string& job_dir, const std::string& child_job_text) {
@@ -39,7 +43,8 @@ class Daemon {
     RT_RETURN_IF_ERROR(env_->CreateDirectories(o_.jobs_dir).About(Subject::kStorage));
     while (!leave.load()) {
       Reap();
-      auto a = client_.Poll(child_ ? job_id_ : 0, outcomes_);
+      const bool idle = !child_;
+      auto a = client_.Poll(child_ ? job_id_ : 0, outcomes_, idle ? o_.idle_poll_wait : std::chrono::milliseconds(0));
       if (!a.ok()) {
         if (!unreachable_ && !answered_) {
           RT_LOG(INFO) << "waiting for the chief's daemon at " << o_.client.address << " (" << a.status().message()
@@ -58,6 +63,12 @@ class Daemon {
         if (unreachable_) RT_LOG(INFO) << "the chief's daemon answers";
         unreachable_ = false;
         RT_RETURN_IF_ERROR(Follow(*a));
+        // An idle daemon's poll was held by the chief's daemon until there was work:
+        // poll again soon (not at once, should it answer at once).
+        if (idle && !child_ && o_.idle_poll_wait.count() > 0) {
+          std::this_thread::sleep_for(kIdleRepoll);
+          continue;
+        }
       }
       std::this_thread::sleep_for(o_.poll_interval);
     }
@@ -163,7 +174,8 @@ class Daemon {
     spec.exe = o_.exe;
     spec.args = {"worker", "--job", dir + "/job.json"};
     spec.args.insert(spec.args.end(), o_.worker_flags.begin(), o_.worker_flags.end());
-    spec.env = {{"TF_CONFIG", tf_config}};
+    spec.env = WorkerAllocatorEnv();
+    spec.env.emplace_back("TF_CONFIG", tf_config);
     spec.cwd = dir;
     spec.output_path = JobOutputPath(o_.jobs_dir, job_id_);
     RT_ASSIGN_OR_RETURN(child_, JobChild::Start(spec));

@@ -40,7 +40,12 @@ struct DaemonLoopOptions {
   int port_stride = 1;     // job_files.h JobPortOffset
   int port_span = 16;
   int max_restarts = 3;
-  std::chrono::milliseconds poll_interval{100};
+  std::chrono::milliseconds poll_interval{100};  // while a child runs, or the chief's daemon is unreachable
+  // How long an idle daemon asks the chief's daemon to hold its poll until there is
+  // work (daemon_server.h), so that a submitted job starts at once; 0: poll every
+  // poll_interval. Keep it well under the heartbeat timeout (the chief counts a daemon
+  // gone after that long without a poll).
+  std::chrono::milliseconds idle_poll_wait{1000};
   std::chrono::milliseconds preempt_grace{std::chrono::seconds(25)};
   DaemonClientOptions client;  // to the chief daemon; caller = task
 };

@@ -1,6 +1,7 @@
 #include "daemon/daemon_server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 
@@ -14,6 +15,7 @@
 #include "coordination/generic_call.h"
 #include "coordination/grpc_status.h"
 #include "daemon/job_files.h"
+#include "daemon/poll_parking.h"
 #include "env/env.h"
 #include "proto/daemon.pb.h"
 
@@ -28,7 +30,10 @@ double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// The handlers: each answers at once.
+// The longest a poll is held (PollRequest.wait_ms).
+constexpr std::chrono::milliseconds kMaxPollWait{2000};
+
+// The handlers: each answers at once, but an idle daemon's poll, which may be parked.
 class DaemonServiceImpl {
  public:
   DaemonServiceImpl(JobBoard* board, std::string jobs_dir) : board_(board), jobs_dir_(std::move(jobs_dir)) {}
@@ -37,7 +42,11 @@ class DaemonServiceImpl {
     auto id = board_->Submit(req.name(), req.job_text(), UnixNow());
     if (id.ok()) resp->set_id(*id);
     call->Answer(ToGrpcStatus(id.status()));
+    WakeIfChanged();
   }
+
+  // Answers the parked polls (before the server stops).
+  void StopParking() { parking_.Stop(); }
 
   void ListJobs(const ListJobsRequest&, ListJobsResponse* resp, PendingCall* call) {
     nlohmann::json jobs = nlohmann::json::array();
@@ -54,6 +63,7 @@ class DaemonServiceImpl {
     auto state = board_->Cancel(req.id(), UnixNow());
     if (state.ok()) resp->set_state(jobqueue::JobStateName(*state));
     call->Answer(ToGrpcStatus(state.status()));
+    WakeIfChanged();
   }
 
   void JobLog(const JobLogRequest& req, JobLogResponse* resp, PendingCall* call) {
@@ -79,18 +89,45 @@ class DaemonServiceImpl {
       outcomes.push_back({o.job_id(), o.exit_code(), o.error(), o.metrics_json()});
     }
     auto a = board_->Poll(req.task(), req.running_job(), outcomes, std::chrono::steady_clock::now(), UnixNow());
-    if (a.ok()) {
-      resp->set_job_id(a->job_id);
-      resp->set_job_text(a->job_text);
-      resp->set_attempt(a->attempt);
-      resp->set_stop(a->stop);
+    WakeIfChanged();
+    // Nothing new for a daemon without a child: no job, or one it has reported on.
+    const bool idle = a.ok() && req.running_job() == 0 &&
+                      (a->job_id == 0 || std::any_of(outcomes.begin(), outcomes.end(),
+                                                     [&](const ChildOutcome& o) { return o.job_id == a->job_id; }));
+    const auto wait = std::min(std::chrono::milliseconds(req.wait_ms()), kMaxPollWait);
+    if (idle && wait.count() > 0) {
+      // Polled again when woken: the outcomes were taken by this poll.
+      if (parking_.Park(wait, [this, task = req.task(), resp, call] {
+            auto again = board_->Poll(task, 0, {}, std::chrono::steady_clock::now(), UnixNow());
+            Fill(again, resp);
+            call->Answer(ToGrpcStatus(again.status()));
+          })) {
+        return;
+      }
     }
+    Fill(a, resp);
     call->Answer(ToGrpcStatus(a.status()));
   }
 
  private:
+  static void Fill(const StatusOr<Assignment>& a, PollResponse* resp) {
+    if (!a.ok()) return;
+    resp->set_job_id(a->job_id);
+    resp->set_job_text(a->job_text);
+    resp->set_attempt(a->attempt);
+    resp->set_stop(a->stop);
+  }
+
+  // Wakes the parked polls when the board moved (a job submitted, started or ended).
+  void WakeIfChanged() {
+    const uint64_t now = board_->changes();
+    if (seen_changes_.exchange(now) != now) parking_.Wake();
+  }
+
   JobBoard* const board_;
   const std::string jobs_dir_;
+  std::atomic<uint64_t> seen_changes_{0};
+  PollParking parking_;
 };
 
 class DaemonFront final : public grpc::CallbackGenericService {
@@ -174,6 +211,7 @@ void DaemonServer::Stop() {
   std::lock_guard<std::mutex> lock(impl_->stop_mu);
   if (impl_->stopped) return;
   impl_->stopped = true;
+  if (impl_->service) impl_->service->StopParking();
   if (impl_->server) impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
 }
 

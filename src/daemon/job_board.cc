@@ -36,6 +36,7 @@ StatusOr<int64_t> JobBoard::Submit(const std::string& name, const std::string& j
   std::lock_guard<std::mutex> lock(mu_);
   RT_ASSIGN_OR_RETURN(int64_t id, queue_->Submit(name, job_text, now_s));
   RT_LOG(INFO) << "job-" << id << " (" << name << ") queued";
+  ++changes_;
   return id;
 }
 
@@ -50,6 +51,11 @@ StatusOr<JobState> JobBoard::Cancel(int64_t id, double now_s) {
     RT_LOG(INFO) << "job-" << id << " cancelled before it started";
   }
   return state;
+}
+
+uint64_t JobBoard::changes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return changes_;
 }
 
 int64_t JobBoard::current_job() const {
@@ -95,6 +101,7 @@ Status JobBoard::AdvanceLocked(SteadyTime now, double now_s) {
       if (PresentLocked(d, now) || !(stopping_ || chief_ended)) return Status::Ok();  // still running
     }
     RT_RETURN_IF_ERROR(EndCurrentLocked(now_s));
+    ++changes_;
   }
   for (const auto& [task, d] : daemons_) {
     if (!PresentLocked(d, now) || d.running_job != 0) return Status::Ok();
@@ -104,6 +111,7 @@ Status JobBoard::AdvanceLocked(SteadyTime now, double now_s) {
     current_ = std::move(next);
     outcomes_.clear();
     stopping_ = false;
+    ++changes_;
     RT_LOG(INFO) << current_->Label() << " (" << current_->name << ") started on " << daemons_.size() << " daemons";
   }
   return Status::Ok();

@@ -79,6 +79,9 @@ class JobBoard {
 
   // The job being run, 0: none.
   int64_t current_job() const;
+  // Counts the changes an idle daemon may have to act on: a job submitted, started or
+  // ended (poll_parking.h wakes the held polls when it moves).
+  uint64_t changes() const;
 
  private:
   struct Daemon {
@@ -100,6 +103,7 @@ class JobBoard {
   std::optional<jobqueue::JobRecord> current_;           // guarded by mu_
   std::map<std::string, ChildOutcome> outcomes_;         // of current_, by task; guarded by mu_
   bool stopping_ = false;                                // guarded by mu_
+  uint64_t changes_ = 0;                                 // guarded by mu_
 };
 
 }  // namespace ringtrain::daemon

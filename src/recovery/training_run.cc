@@ -117,8 +117,9 @@ Status TrainingRun::RunGeneration(collective::Communicator* comm) {
     if (!st.ok()) return InternalError("restoring this task's own snapshot: " + st.message());
   }
   // The state comes from the task furthest along: a failure here is that exchange's.
-  RT_RETURN_IF_ERROR(trainer_->SyncState(comm).About(Subject::kPeers));
-  snapshot_ = trainer_->Snapshot();
+  StatusOr<bool> received = trainer_->SyncState(comm);
+  if (!received.ok()) return received.status().About(Subject::kPeers);
+  if (*received) snapshot_ = trainer_->Snapshot();  // else snapshot_ is still this state
   if (recovery_since_ >= 0) {
     const LogLevel level = session_->is_chief() ? LogLevel::kWarning : LogLevel::kInfo;
     LogMessage(level, __FILE__, __LINE__).stream()

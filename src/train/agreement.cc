@@ -5,13 +5,17 @@
 
 namespace ringtrain::train {
 
-StatusOr<FurthestWorker> FindFurthestWorker(collective::Communicator* comm, int64_t step) {
-  std::vector<int64_t> steps(static_cast<size_t>(comm->size()));
-  RT_RETURN_IF_ERROR(comm->AllGather(&step, 1, steps.data()).WithContext("comparing the workers' steps"));
+StatusOr<FurthestWorker> FindFurthestWorker(collective::Communicator* comm, int64_t step,
+                                            uint64_t state_fingerprint) {
+  const int64_t mine[2] = {step, static_cast<int64_t>(state_fingerprint)};
+  std::vector<int64_t> all(2 * static_cast<size_t>(comm->size()));
+  RT_RETURN_IF_ERROR(comm->AllGather(mine, 2, all.data()).WithContext("comparing the workers' steps"));
   FurthestWorker best;
+  best.all_same_state = true;
   for (int r = 0; r < comm->size(); ++r) {
-    const int64_t s = steps[static_cast<size_t>(r)];
-    if (r == 0 || s > best.step) best = {r, s};
+    const int64_t s = all[2 * static_cast<size_t>(r)];
+    if (r == 0 || s > best.step) best = {r, s, best.all_same_state};
+    if (s != all[0] || all[2 * static_cast<size_t>(r) + 1] != all[1]) best.all_same_state = false;
   }
   return best;
 }

@@ -17,12 +17,16 @@
 
 namespace ringtrain::train {
 
-// The lowest rank among those whose `step` is the highest, and that step.
+// The lowest rank among those whose `step` is the highest, and that step; and whether
+// every worker gave the same step and the same `state_fingerprint` (a fingerprint of
+// its whole training state), when the state need not be sent at all.
 struct FurthestWorker {
   int rank = 0;
   int64_t step = 0;
+  bool all_same_state = false;
 };
-StatusOr<FurthestWorker> FindFurthestWorker(collective::Communicator* comm, int64_t step);
+StatusOr<FurthestWorker> FindFurthestWorker(collective::Communicator* comm, int64_t step,
+                                            uint64_t state_fingerprint);
 
 // Preemption: the ranks whose `asked` is true (each worker's own stop request, e.g. a
 // SIGTERM), in rank order; empty when none asked. Every worker gets the same list, so a

@@ -157,8 +157,13 @@ class Trainer {
   // Collective: every worker takes the state of the one furthest along (the lowest rank
   // among those with the highest step), so a worker that restarted from an older backup
   // or from scratch catches up with the survivors. At the start this is TensorFlow's
-  // broadcast of the chief's initial weights.
-  Status SyncState(collective::Communicator* comm);
+  // broadcast of the chief's initial weights. When every worker's state fingerprint
+  // (StateFingerprint) and step are the same, as at a fresh start, nothing is sent.
+  // True when this worker's state was replaced by the one received.
+  StatusOr<bool> SyncState(collective::Communicator* comm);
+  // A fingerprint of everything Snapshot() holds (weights, optimizer slots and
+  // iterations, step, the epoch's sums, the history), without copying it.
+  uint64_t StateFingerprint() const;
 
   // Trains from the current step to the end of job.epochs over `comm` (not owned; its
   // rank/size must match the options). Call Prepare and SyncState first.

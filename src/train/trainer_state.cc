@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "common/fingerprint.h"
 #include "common/logging.h"
 #include "train/trainer.h"
 
@@ -128,9 +129,42 @@ Status Trainer::Restore(const backup::TrainState& s) {
   return Status::Ok();
 }
 
-Status Trainer::SyncState(collective::Communicator* comm) {
-  RT_ASSIGN_OR_RETURN(const FurthestWorker furthest, FindFurthestWorker(comm, global_step_));
+uint64_t Trainer::StateFingerprint() const {
+  optimizer_->Build(model_->num_trainable());  // as Snapshot() does
+  uint64_t h = FingerprintWords(model_->params(), model_->num_params() * sizeof(float));
+  for (const auto& [name, buffer] : optimizer_->state()) {
+    h = FingerprintWords(name.data(), name.size(), h);
+    h = FingerprintWords(buffer->data(), buffer->size() * sizeof(float), h);
+  }
+  MetricSums epoch = carried_;
+  epoch += pending_;
+  epoch.metric_sums.resize(static_cast<size_t>(objective_->num_sums()), 0.0);  // empty counts as zeros
+  const int64_t counts[3] = {global_step_, optimizer_->iterations(), epoch.examples};
+  h = FingerprintWords(counts, sizeof(counts), h);
+  h = FingerprintWords(&epoch.loss_sum, sizeof(epoch.loss_sum), h);
+  h = FingerprintWords(epoch.metric_sums.data(), epoch.metric_sums.size() * sizeof(double), h);
+  const std::string history = history_json_.dump();
+  return FingerprintWords(history.data(), history.size(), h);
+}
+
+StatusOr<bool> Trainer::SyncState(collective::Communicator* comm) {
+  const uint64_t fingerprint = StateFingerprint();
+  RT_ASSIGN_OR_RETURN(const FurthestWorker furthest, FindFurthestWorker(comm, global_step_, fingerprint));
   const int root = furthest.rank;
+  if (furthest.all_same_state) {
+    // Every worker already holds the same state (a fresh start: the same job and seed
+    // build the same initial model everywhere), so sending it would change no bit. Only
+    // what Restore does besides the state itself.
+    MetricSums epoch = carried_;
+    epoch += pending_;
+    epoch.metric_sums.resize(static_cast<size_t>(objective_->num_sums()), 0.0);
+    carried_ = epoch;
+    pending_ = MetricSums();
+    if (comm->rank() != root && history_file_) RT_RETURN_IF_ERROR(history_file_->Reset(history_json_));
+    RT_LOG(INFO) << "training state already the same on every worker at step " << furthest.step << " (fingerprint "
+                 << FingerprintHex(fingerprint) << "): nothing to send";
+    return false;
+  }
 
   // The root's state, encoded as a backup (checksummed), travels as raw bytes.
   backup::EncodedBackup enc;
@@ -157,7 +191,7 @@ Status Trainer::SyncState(collective::Communicator* comm) {
     RT_RETURN_IF_ERROR(Restore(*state));
   }
   RT_LOG(INFO) << "training state synchronised from rank " << root << " at step " << furthest.step;
-  return Status::Ok();
+  return comm->rank() != root;
 }
 
 }  // namespace ringtrain::train

@@ -1,9 +1,13 @@
 // The chief daemon's service over real gRPC on loopback (daemon/daemon_server.h): every
 // method is refused without the cluster secret or with another one, a daemon's poll is
-// refused when its proof names another task, and the secret's holder is served.
+// refused when its proof names another task, the secret's holder is served, and an idle
+// daemon's poll is held until a job is submitted.
 #include "daemon/daemon_server.h"
 
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 
 #include "daemon/daemon_client.h"
 #include "env/env.h"
@@ -86,6 +90,54 @@ TEST_F(DaemonServerTest, TheSecretsHolderIsServed) {
   EXPECT_EQ(poll->job_id, 0);  // worker:0 has not polled yet
   EXPECT_EQ(*c.Cancel(1), "cancelled");
   EXPECT_EQ(c.Cancel(1).status().code(), Code::kFailedPrecondition);
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// An idle daemon's poll with a wait is held: answered at the end of its wait when nothing
+// happens, at once when a job is submitted (with the job, started on every daemon).
+TEST_F(DaemonServerTest, AnIdleDaemonsPollIsHeldUntilAJobIsSubmitted) {
+  DaemonClient chief = Client(secret_, "worker:0");
+  DaemonClient other = Client(secret_, "worker:1");
+  ASSERT_TRUE(other.Poll(0, {}).ok());  // worker:1 is here and idle
+  auto t0 = std::chrono::steady_clock::now();
+  auto quiet = chief.Poll(0, {}, std::chrono::milliseconds(400));
+  ASSERT_TRUE(quiet.ok()) << quiet.status().ToString();
+  EXPECT_EQ(quiet->job_id, 0);
+  EXPECT_GE(SecondsSince(t0), 0.35) << "held for its wait";
+  EXPECT_LT(SecondsSince(t0), 2.0);
+
+  StatusOr<Assignment> woken = InternalError("not answered");
+  double answered_after = 0;
+  t0 = std::chrono::steady_clock::now();
+  std::thread poller([&] {
+    woken = chief.Poll(0, {}, std::chrono::milliseconds(1900));
+    answered_after = SecondsSince(t0);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double submitted_at = SecondsSince(t0);
+  ASSERT_TRUE(Client(secret_).Submit("next", R"({"epochs": 1})").ok());
+  poller.join();
+  ASSERT_TRUE(woken.ok()) << woken.status().ToString();
+  EXPECT_EQ(woken->job_id, 1) << "the job started on both daemons";
+  EXPECT_EQ(woken->job_text, R"({"epochs": 1})");
+  EXPECT_GE(answered_after, submitted_at);
+  EXPECT_LT(answered_after - submitted_at, 0.5) << "answered when the job was submitted, not after its wait";
+  EXPECT_EQ(board_->current_job(), 1);
+}
+
+// Stopping the server answers a held poll at once.
+TEST_F(DaemonServerTest, StoppingTheServerAnswersAHeldPoll) {
+  DaemonClient chief = Client(secret_, "worker:0");
+  StatusOr<Assignment> got = InternalError("not answered");
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread poller([&] { got = chief.Poll(0, {}, std::chrono::milliseconds(1900)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  server_->Stop();
+  poller.join();
+  EXPECT_LT(SecondsSince(t0), 1.5) << got.status().ToString();
 }
 
 TEST_F(DaemonServerTest, APollForATaskOutsideTheClusterIsRefused) {

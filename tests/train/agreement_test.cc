@@ -87,7 +87,7 @@ TEST(AgreementTest, FurthestWorkerComparesStepsPast2To24) {
   std::vector<FurthestWorker> got(3);
   std::vector<int64_t> steps = {k2To24 + 1, k2To24 + 2, k2To24 + 2};
   std::vector<Status> st = RunRanks(3, [&](int rank, collective::Communicator* comm) -> Status {
-    RT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], FindFurthestWorker(comm, steps[static_cast<size_t>(rank)]));
+    RT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], FindFurthestWorker(comm, steps[static_cast<size_t>(rank)], 7));
     return Status::Ok();
   });
   for (int r = 0; r < 3; ++r) {
@@ -98,13 +98,41 @@ TEST(AgreementTest, FurthestWorkerComparesStepsPast2To24) {
   // Far beyond 2^53 too.
   steps = {int64_t{1} << 60, (int64_t{1} << 60) + 1, 0};
   st = RunRanks(3, [&](int rank, collective::Communicator* comm) -> Status {
-    RT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], FindFurthestWorker(comm, steps[static_cast<size_t>(rank)]));
+    RT_ASSIGN_OR_RETURN(got[static_cast<size_t>(rank)], FindFurthestWorker(comm, steps[static_cast<size_t>(rank)], 7));
     return Status::Ok();
   });
   for (int r = 0; r < 3; ++r) {
     ASSERT_TRUE(st[static_cast<size_t>(r)].ok()) << st[static_cast<size_t>(r)].ToString();
     EXPECT_EQ(got[static_cast<size_t>(r)].rank, 1);
     EXPECT_EQ(got[static_cast<size_t>(r)].step, (int64_t{1} << 60) + 1);
+    EXPECT_FALSE(got[static_cast<size_t>(r)].all_same_state);
+  }
+}
+
+TEST(AgreementTest, FurthestWorkerSaysWhetherEveryStateIsTheSame) {
+  struct Case {
+    std::vector<int64_t> steps;
+    std::vector<uint64_t> fingerprints;
+    bool same;
+  };
+  const std::vector<Case> cases = {
+      {{0, 0, 0}, {0xabcdef0123456789ULL, 0xabcdef0123456789ULL, 0xabcdef0123456789ULL}, true},
+      {{0, 0, 0}, {5, 5, 6}, false},       // one state differs
+      {{3, 3, 4}, {5, 5, 5}, false},       // the same fingerprint at another step
+      {{9, 9, 9}, {1ULL << 63, 1ULL << 63, 1ULL << 63}, true},
+  };
+  for (const Case& c : cases) {
+    std::vector<FurthestWorker> got(3);
+    std::vector<Status> st = RunRanks(3, [&](int rank, collective::Communicator* comm) -> Status {
+      const auto r = static_cast<size_t>(rank);
+      RT_ASSIGN_OR_RETURN(got[r], FindFurthestWorker(comm, c.steps[r], c.fingerprints[r]));
+      return Status::Ok();
+    });
+    for (int r = 0; r < 3; ++r) {
+      ASSERT_TRUE(st[static_cast<size_t>(r)].ok()) << st[static_cast<size_t>(r)].ToString();
+      EXPECT_EQ(got[static_cast<size_t>(r)].all_same_state, c.same) << "rank " << r;
+      EXPECT_EQ(got[static_cast<size_t>(r)].step, *std::max_element(c.steps.begin(), c.steps.end()));
+    }
   }
 }
 

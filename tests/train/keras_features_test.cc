@@ -330,7 +330,7 @@ TEST(ValidationRanksTest, TwoRanksAgreeOnValidationMetrics) {
     auto t = Trainer::Create(Job(2, std::string(kSeedDecay) + R"(, "validation_freq": 1)"), o);
     Status st = t.ok() ? Status::Ok() : t.status();
     if (st.ok()) st = (*t)->Prepare(comm);
-    if (st.ok()) st = (*t)->SyncState(comm);
+    if (st.ok()) st = (*t)->SyncState(comm).status();
     if (st.ok()) st = (*t)->Fit(comm);
     if (t.ok()) {
       history[r] = (*t)->history();

@@ -2,6 +2,8 @@
 // where the uninterrupted run ends, in one process and across ranks.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "backup/backup.h"
 #include "rank_threads.h"
 #include "store/store.h"
@@ -167,13 +169,18 @@ TEST(ResumeTest, RestoreRefusesAStateOfAnotherShape) {
 TEST(ResumeTest, SyncStateCatchesUpARestartedRank) {
   const int n = 3;
   const auto job = Job(R"({"type": "adam", "learning_rate": 0.01})", 5);
+  std::vector<int> received(n, -1);
   auto run_ranks = [&](const backup::TrainState* from, std::vector<uint64_t>* fp, std::vector<int64_t>* start,
                        std::vector<backup::TrainState>* backups) {
     std::vector<Status> result = RunRanks(n, [&](int r, collective::Communicator* comm) {
       auto t = NewTrainer(job, r, n);
       Status st = t->Prepare(comm);
       if (st.ok() && from != nullptr && r != 2) st = t->Restore(*from);
-      if (st.ok()) st = t->SyncState(comm);
+      if (st.ok()) {
+        StatusOr<bool> got = t->SyncState(comm);
+        st = got.status();
+        if (got.ok()) received[static_cast<size_t>(r)] = *got ? 1 : 0;
+      }
       (*start)[r] = t->global_step();
       if (st.ok()) {
         st = t->Fit(comm, [&](const backup::TrainState& s) {
@@ -190,6 +197,8 @@ TEST(ResumeTest, SyncStateCatchesUpARestartedRank) {
   std::vector<int64_t> start(n);
   std::vector<backup::TrainState> backups;
   run_ranks(nullptr, &full, &start, &backups);
+  // A fresh start: every rank built the same state, so none was sent.
+  EXPECT_EQ(received, (std::vector<int>{0, 0, 0}));
   ASSERT_GE(backups.size(), 2u);
   EXPECT_EQ(full[0], full[1]);
   EXPECT_EQ(full[0], full[2]);
@@ -198,6 +207,39 @@ TEST(ResumeTest, SyncStateCatchesUpARestartedRank) {
   for (int r = 0; r < n; ++r) {
     EXPECT_EQ(start[r], mid.global_step) << "rank " << r;
     EXPECT_EQ(resumed[r], full[0]) << "rank " << r;
+  }
+  // Rank 0 is the root (the lowest of the furthest); a state that is sent replaces every other's.
+  EXPECT_EQ(received, (std::vector<int>{0, 1, 1}));
+}
+
+// At step 0 a rank whose state differs in one bit (of a weight, of an optimizer slot)
+// is sent rank 0's: the fingerprints differ, so the state is not taken as the same.
+TEST(ResumeTest, SyncStateSendsAStateThatDiffersInOneBitAtTheStart) {
+  const int n = 2;
+  const auto job = Job(R"({"type": "sgd", "learning_rate": 0.01, "momentum": 0.9})", 5);
+  for (const bool in_slot : {false, true}) {
+    std::vector<int> received(n, -1);
+    std::vector<uint64_t> fp(n);
+    std::vector<Status> result = RunRanks(n, [&](int r, collective::Communicator* comm) {
+      auto t = NewTrainer(job, r, n);
+      RT_RETURN_IF_ERROR(t->Prepare(comm));
+      if (r == 1) {
+        backup::TrainState s = t->Snapshot();
+        std::vector<float>& v = in_slot ? s.optimizer_slots[0].second : s.params;
+        uint32_t bits;
+        std::memcpy(&bits, &v[v.size() / 2], 4);
+        bits ^= 1u;
+        std::memcpy(&v[v.size() / 2], &bits, 4);
+        RT_RETURN_IF_ERROR(t->Restore(s));
+      }
+      RT_ASSIGN_OR_RETURN(const bool got, t->SyncState(comm));
+      received[static_cast<size_t>(r)] = got ? 1 : 0;
+      fp[static_cast<size_t>(r)] = t->StateFingerprint();
+      return Status::Ok();
+    });
+    for (int r = 0; r < n; ++r) ASSERT_TRUE(result[r].ok()) << "rank " << r << ": " << result[r].ToString();
+    EXPECT_EQ(received, (std::vector<int>{0, 1})) << (in_slot ? "slot" : "weight");
+    EXPECT_EQ(fp[0], fp[1]) << "rank 1 holds rank 0's state afterwards";
   }
 }
 

@@ -32,7 +32,7 @@ config::JobConfig SyntheticJob(int epochs, const std::string& optimizer) {
 // What the recovery driver does on a fresh communicator: agree, align, train.
 Status Train(Trainer* t, collective::Communicator* comm) {
   RT_RETURN_IF_ERROR(t->Prepare(comm));
-  RT_RETURN_IF_ERROR(t->SyncState(comm));
+  RT_RETURN_IF_ERROR(t->SyncState(comm).status());
   return t->Fit(comm);
 }
 
