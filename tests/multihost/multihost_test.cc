@@ -217,10 +217,19 @@ class MultiHostTest : public ::testing::Test {
                                  hosts_->address(0) + ":" + std::to_string(kPort)}) {
       argv.push_back(a);
     }
-    ProcessResult r = Process(ip, argv, Env(*hosts_, 1)).Wait(30);
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto j = nlohmann::json::parse(r.output, nullptr, /*allow_exceptions=*/false);
-    ASSERT_TRUE(j.is_object()) << r.output;
+    // The tasks' progress rides on their heartbeats (every 300 ms here): the epoch line
+    // may come before the chief's first heartbeat with a step. Asked again until it has
+    // one (the run has most of its epochs ahead).
+    ProcessResult r;
+    nlohmann::json j;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      r = Process(ip, argv, Env(*hosts_, 1)).Wait(30);
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+      j = nlohmann::json::parse(r.output, nullptr, /*allow_exceptions=*/false);
+      ASSERT_TRUE(j.is_object()) << r.output;
+      if (j["tasks"].size() > 0 && j["tasks"][0]["state"] == "running") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     ASSERT_EQ(j["tasks"].size(), static_cast<size_t>(kWorkers)) << r.output;
     for (int i = 0; i < kWorkers; ++i) {
       EXPECT_EQ(j["tasks"][i]["host"], hosts_->address(i) + ":" + std::to_string(kPort)) << r.output;
