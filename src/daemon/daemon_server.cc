@@ -88,6 +88,7 @@ class DaemonServiceImpl {
     for (const auto& o : req.outcomes()) {
       outcomes.push_back({o.job_id(), o.exit_code(), o.error(), o.metrics_json()});
     }
+    const uint64_t before = board_->changes();
     auto a = board_->Poll(req.task(), req.running_job(), outcomes, std::chrono::steady_clock::now(), UnixNow());
     WakeIfChanged();
     // Nothing new for a daemon without a child: no job, or one it has reported on.
@@ -102,6 +103,8 @@ class DaemonServiceImpl {
             Fill(again, resp);
             call->Answer(ToGrpcStatus(again.status()));
           })) {
+        // A change between the board's answer and the parking woke nobody: wake now.
+        if (board_->changes() != before) parking_.Wake();
         return;
       }
     }
