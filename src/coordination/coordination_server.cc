@@ -3,7 +3,6 @@
 #include <mutex>
 
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 
 #include "common/logging.h"
 #include "coordination/call_guard.h"
@@ -58,41 +57,23 @@ StatusOr<std::unique_ptr<CoordinationServer>> CoordinationServer::Start(const Se
       options.status_extras);
   impl.front = std::make_unique<ServiceFront>(impl.service.get(), std::move(guard));
 
-  // Only the given address unless asked: a chief whose TF_CONFIG names one interface
-  // must not be reachable through the others.
-  std::string listen = options.address;
   if (options.bind_all) {
-    listen = "[::]:" + options.address.substr(options.address.rfind(':') + 1);
-    RT_LOG(INFO) << "RINGTRAIN_BIND_ALL: the coordination service listens on every interface (" << listen
-                 << "), not only on " << options.address;
+    RT_LOG(INFO) << "RINGTRAIN_BIND_ALL: the coordination service listens on every interface, not only on "
+                 << options.address;
   }
-
-  // grpc.health.v1.Health/Check is answered by the front (service_front.h) without
-  // reading its request; gRPC's own health service would read any request in full.
-  grpc::EnableDefaultHealthCheckService(false);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, MakeServerCredentials(options.tls), &impl.port);
-  // gRPC sets SO_REUSEPORT by default, which would let a second chief bind the same
-  // port silently; we want "address in use" instead.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
-  AddConnectionBounds(&builder);
-  builder.RegisterCallbackGenericService(impl.front.get());
-  impl.server = builder.BuildAndStart();
-  if (!impl.server || impl.port == 0) {
-    impl.server.reset();
-    return UnavailableError("cannot listen on " + listen +
+  ListeningServer listening = StartGenericServer(options.address, options.bind_all, options.tls, impl.front.get());
+  if (!listening.server) {
+    return UnavailableError("cannot listen on " + listening.address +
                             ": address in use or not local; check that no other chief runs there and that the "
                             "chief's TF_CONFIG address names this machine" +
                             (options.tls.enabled() ? std::string(" (or that --tls_cert and --tls_key are a matching "
                                                                  "certificate and private key)")
                                                    : std::string()));
   }
+  impl.server = std::move(listening.server);
+  impl.port = listening.port;
   impl.service->StartTimer();
-  // With port 0 the kernel picked one; name the real address in the logs.
-  std::string host = listen.substr(0, listen.rfind(':'));
-  impl.address = host + ":" + std::to_string(impl.port);
+  impl.address = listening.address;  // with port 0, the port the kernel picked
   RT_LOG(INFO) << "coordination service listening on " << impl.address << " for " << options.expected_tasks.size()
                << " tasks" << (options.tls.enabled() ? ", mutual TLS" : "")
                << (options.cluster_secret.configured() ? ", cluster secret " + options.cluster_secret.Fingerprint()

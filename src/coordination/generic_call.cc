@@ -2,7 +2,13 @@
 
 #include <vector>
 
+#include <grpcpp/health_check_service_interface.h>
+
+#include "coordination/coordination_service.h"  // kMaxMessageBytes
+
 namespace ringtrain::coordination {
+
+namespace {
 
 void AddConnectionBounds(grpc::ServerBuilder* builder) {
   // A connection that has not finished the HTTP/2 (and TLS) handshake after this is
@@ -20,6 +26,40 @@ void AddConnectionBounds(grpc::ServerBuilder* builder) {
   // Not used: a ResourceQuota (grpc::ServerBuilder::SetResourceQuota). Under its
   // pressure gRPC 1.51 closes connections ("destructive reclamation"), members' included,
   // and what strangers could make it buffer is already bounded by the front.
+}
+
+}  // namespace
+
+ListeningServer StartGenericServer(const std::string& address, bool bind_all, const TlsCredentials& tls,
+                                   grpc::CallbackGenericService* front) {
+  ListeningServer out;
+  // Only the given address unless asked: a server whose TF_CONFIG address names one
+  // interface must not be reachable through the others.
+  out.address = bind_all ? "[::]:" + address.substr(address.rfind(':') + 1) : address;
+  // grpc.health.v1.Health/Check is answered by the front without reading its request;
+  // gRPC's own health service would read any request in full.
+  grpc::EnableDefaultHealthCheckService(false);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(out.address, MakeServerCredentials(tls), &out.port);
+  // gRPC sets SO_REUSEPORT by default, which would let a second server bind the same
+  // port silently; we want "address in use" instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  AddConnectionBounds(&builder);
+  builder.RegisterCallbackGenericService(front);
+  out.server = builder.BuildAndStart();
+  if (!out.server || out.port == 0) {
+    out.server.reset();
+    return out;
+  }
+  out.address = out.address.substr(0, out.address.rfind(':')) + ":" + std::to_string(out.port);
+  return out;
+}
+
+grpc::ServerGenericBidiReactor* AnswerServing() {
+  // grpc.health.v1.HealthCheckResponse{status: SERVING}: field 1, varint 1.
+  return new AnswerUnread(grpc::Status::OK, std::string("\x08\x01", 2));
 }
 
 std::string ByteBufferToString(const grpc::ByteBuffer& buffer) {

@@ -8,6 +8,7 @@
 // thread-safe and outlive the calls.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 
 #include "coordination/call_auth.h"
 #include "coordination/call_guard.h"
+#include "coordination/tls.h"
 
 namespace ringtrain::coordination {
 
@@ -32,9 +34,23 @@ class PendingCall {
   ~PendingCall() = default;
 };
 
-// What bounds the cost of connections that are not (yet) members (coordination_server.cc
-// says what each setting does).
-void AddConnectionBounds(grpc::ServerBuilder* builder);
+// A gRPC server for one generic callback service `front`, listening on `address`
+// ("host:port"; with bind_all, every interface at that port) with the settings both
+// fronts share: SO_REUSEPORT off (a second server on the port gets "address in use"),
+// gRPC's own health service off (the front answers kHealthCheckMethod unread), the
+// message limits and the bounds on connections that are not (yet) members. `server` is
+// null when it cannot listen; `address` is then what it tried, else the address with the
+// real port (port 0 asks the kernel for one).
+struct ListeningServer {
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+  std::string address;
+};
+ListeningServer StartGenericServer(const std::string& address, bool bind_all, const TlsCredentials& tls,
+                                   grpc::CallbackGenericService* front);
+
+// grpc.health.v1.Health/Check answered SERVING, its request unread.
+grpc::ServerGenericBidiReactor* AnswerServing();
 
 // The bytes of a received message.
 std::string ByteBufferToString(const grpc::ByteBuffer& buffer);

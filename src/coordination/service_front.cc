@@ -18,10 +18,7 @@ grpc::ServerGenericBidiReactor* ServiceFront::CreateReactor(grpc::GenericCallbac
   if (m == method::kShutdown) return MakeUnaryCall(ctx, method::kShutdown, &guard_, service_, &S::Shutdown);
   if (m == method::kRendezvous) return MakeUnaryCall(ctx, method::kRendezvous, &guard_, service_, &S::Rendezvous);
   if (m == method::kGetStatus) return MakeUnaryCall(ctx, method::kGetStatus, &guard_, service_, &S::GetStatus);
-  if (m == kHealthCheckMethod) {
-    // grpc.health.v1.HealthCheckResponse{status: SERVING}: field 1, varint 1.
-    return new AnswerUnread(grpc::Status::OK, std::string("\x08\x01", 2));
-  }
+  if (m == kHealthCheckMethod) return AnswerServing();
   return new AnswerUnread(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "the chief serves no method " + m));
 }
 

@@ -6,12 +6,10 @@
 #include <mutex>
 
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <nlohmann/json.hpp>
 
 #include "common/logging.h"
 #include "coordination/call_guard.h"
-#include "coordination/coordination_service.h"
 #include "coordination/generic_call.h"
 #include "coordination/grpc_status.h"
 #include "daemon/job_files.h"
@@ -147,9 +145,7 @@ class DaemonFront final : public grpc::CallbackGenericService {
     if (m == method::kCancel) return MakeUnaryCall(ctx, method::kCancel, &guard_, service_, &S::Cancel);
     if (m == method::kJobLog) return MakeUnaryCall(ctx, method::kJobLog, &guard_, service_, &S::JobLog);
     if (m == method::kPoll) return MakeUnaryCall(ctx, method::kPoll, &guard_, service_, &S::Poll);
-    if (m == coordination::kHealthCheckMethod) {
-      return new coordination::AnswerUnread(grpc::Status::OK, std::string("\x08\x01", 2));
-    }
+    if (m == coordination::kHealthCheckMethod) return coordination::AnswerServing();
     return new coordination::AnswerUnread(
         grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "the chief's daemon serves no method " + m));
   }
@@ -185,24 +181,16 @@ StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(const DaemonServerOp
   guard.check_peer_address = options.check_peer_address;
   impl.service = std::make_unique<DaemonServiceImpl>(options.board, options.jobs_dir);
   impl.front = std::make_unique<DaemonFront>(impl.service.get(), std::move(guard));
-  std::string listen = options.address;
-  if (options.bind_all) listen = "[::]:" + options.address.substr(options.address.rfind(':') + 1);
-  grpc::EnableDefaultHealthCheckService(false);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, coordination::MakeServerCredentials(options.tls), &impl.port);
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(coordination::kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(coordination::kMaxMessageBytes);
-  coordination::AddConnectionBounds(&builder);
-  builder.RegisterCallbackGenericService(impl.front.get());
-  impl.server = builder.BuildAndStart();
-  if (!impl.server || impl.port == 0) {
-    impl.server.reset();
-    return UnavailableError("cannot listen on " + listen +
+  coordination::ListeningServer listening =
+      coordination::StartGenericServer(options.address, options.bind_all, options.tls, impl.front.get());
+  if (!listening.server) {
+    return UnavailableError("cannot listen on " + listening.address +
                             ": address in use or not local; check that no other daemon runs there and that the "
                             "chief's TF_CONFIG address names this machine");
   }
-  impl.address = listen.substr(0, listen.rfind(':')) + ":" + std::to_string(impl.port);
+  impl.server = std::move(listening.server);
+  impl.port = listening.port;
+  impl.address = listening.address;
   RT_LOG(INFO) << "job queue service listening on " << impl.address
                << (options.cluster_secret.configured() ? ", cluster secret " + options.cluster_secret.Fingerprint()
                                                        : std::string(", no cluster secret"));

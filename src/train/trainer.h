@@ -269,6 +269,8 @@ class Trainer {
   // `pending_` this worker's since then. At a backup point pending_ is all zero.
   MetricSums carried_;
   MetricSums pending_;
+  // carried_ + pending_, with a sum for every metric: what Snapshot() records.
+  MetricSums EpochSums() const;
   double backup_seconds_ = 0, fit_seconds_ = 0;
   Preemption preemption_;
 };

@@ -36,12 +36,10 @@ backup::TrainState Trainer::Snapshot() const {
     s.optimizer_slots.emplace_back(name, std::move(slot));
   }
   s.optimizer_iterations = optimizer_->iterations();
-  MetricSums epoch = carried_;
-  epoch += pending_;
+  const MetricSums epoch = EpochSums();
   s.epoch_loss_sum = epoch.loss_sum;
   s.epoch_examples = epoch.examples;
   s.epoch_metric_sums = epoch.metric_sums;
-  s.epoch_metric_sums.resize(static_cast<size_t>(objective_->num_sums()), 0.0);
   // The field older backups had: the first argmax accuracy's hits.
   for (size_t m = 0; m < objective_->metrics().size(); ++m) {
     if (objective_->argmax_accuracy(m)) {
@@ -129,6 +127,13 @@ Status Trainer::Restore(const backup::TrainState& s) {
   return Status::Ok();
 }
 
+MetricSums Trainer::EpochSums() const {
+  MetricSums epoch = carried_;
+  epoch += pending_;
+  epoch.metric_sums.resize(static_cast<size_t>(objective_->num_sums()), 0.0);  // empty counts as zeros
+  return epoch;
+}
+
 uint64_t Trainer::StateFingerprint() const {
   optimizer_->Build(model_->num_trainable());  // as Snapshot() does
   uint64_t h = FingerprintWords(model_->params(), model_->num_params() * sizeof(float));
@@ -136,9 +141,7 @@ uint64_t Trainer::StateFingerprint() const {
     h = FingerprintWords(name.data(), name.size(), h);
     h = FingerprintWords(buffer->data(), buffer->size() * sizeof(float), h);
   }
-  MetricSums epoch = carried_;
-  epoch += pending_;
-  epoch.metric_sums.resize(static_cast<size_t>(objective_->num_sums()), 0.0);  // empty counts as zeros
+  const MetricSums epoch = EpochSums();
   const int64_t counts[3] = {global_step_, optimizer_->iterations(), epoch.examples};
   h = FingerprintWords(counts, sizeof(counts), h);
   h = FingerprintWords(&epoch.loss_sum, sizeof(epoch.loss_sum), h);
@@ -155,10 +158,7 @@ StatusOr<bool> Trainer::SyncState(collective::Communicator* comm) {
     // Every worker already holds the same state (a fresh start: the same job and seed
     // build the same initial model everywhere), so sending it would change no bit. Only
     // what Restore does besides the state itself.
-    MetricSums epoch = carried_;
-    epoch += pending_;
-    epoch.metric_sums.resize(static_cast<size_t>(objective_->num_sums()), 0.0);
-    carried_ = epoch;
+    carried_ = EpochSums();
     pending_ = MetricSums();
     if (comm->rank() != root && history_file_) RT_RETURN_IF_ERROR(history_file_->Reset(history_json_));
     RT_LOG(INFO) << "training state already the same on every worker at step " << furthest.step << " (fingerprint "
