@@ -92,11 +92,12 @@ void WithMode(const ReluOutput& y, const Fn& fn) {
 }
 
 // Sums over the rows of the group of NV vectors from k0: sum0 += a, sum1 += a * b per
-// channel, with a and b what load(v, element index, &a, &b) gives for the row's vector v.
-// Named accumulators (two double vectors per float vector), not arrays: GCC 12 keeps
+// channel, with a and b what load(v, element index, &a, &b) gives for the row's vector v;
+// the arrays `s` are fetched ahead (FetchAhead). Named accumulators (two double vectors per float vector), not arrays: GCC 12 keeps
 // arrays of vectors on the stack.
 template <int NV, typename Load>
-void GroupSums(size_t rows, int c, int k0, const __mmask16* m, const Load& load, double* sum0, double* sum1) {
+void GroupSums(size_t rows, int c, int k0, const __mmask16* m, const Streams& s, const Load& load, double* sum0,
+               double* sum1) {
   static_assert(NV >= 1 && NV <= 4, "up to 64 channels at once");
   const size_t n = static_cast<size_t>(c);
   const __m512d z = _mm512_setzero_pd();
@@ -106,6 +107,7 @@ void GroupSums(size_t rows, int c, int k0, const __mmask16* m, const Load& load,
 #define RT_VEC(v)                                                   \
   if constexpr (NV > v) {                                           \
     __m512 a, b;                                                    \
+    FetchAhead(s, i + 16 * v);                                      \
     load(v, i + 16 * v, &a, &b);                                    \
     const __m512d alo = Low(a), ahi = High(a);                      \
     s##v##0 = _mm512_add_pd(s##v##0, alo);                          \
@@ -125,12 +127,16 @@ void GroupSums(size_t rows, int c, int k0, const __mmask16* m, const Load& load,
 #undef RT_STORE
 }
 
-// fn(v, element index) for the group's NV vectors of every row, rows in order.
+// fn(v, element index) for the group's NV vectors of every row, rows in order, fetching
+// the arrays `s` ahead.
 template <int NV, typename Fn>
-void GroupRows(size_t rows, int c, int k0, const Fn& fn) {
+void GroupRows(size_t rows, int c, int k0, const Streams& s, const Fn& fn) {
   const size_t n = static_cast<size_t>(c);
   for (size_t r = 0, i = static_cast<size_t>(k0); r < rows; ++r, i += n) {
-    for (int v = 0; v < NV; ++v) fn(v, i + 16 * static_cast<size_t>(v));
+    for (int v = 0; v < NV; ++v) {
+      FetchAhead(s, i + 16 * static_cast<size_t>(v));
+      fn(v, i + 16 * static_cast<size_t>(v));
+    }
   }
 }
 
@@ -142,7 +148,7 @@ void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq
     __mmask16 m[kNv];
     GroupMasks<kNv>(k0, c, m);
     GroupSums<kNv>(
-        rows, c, k0, m, [=](int v, size_t i, __m512* a, __m512* b) { *a = *b = _mm512_maskz_loadu_ps(m[v], x + i); },
+        rows, c, k0, m, Streams{{x}}, [=](int v, size_t i, __m512* a, __m512* b) { *a = *b = _mm512_maskz_loadu_ps(m[v], x + i); },
         sum, sum_sq);
   });
 }
@@ -156,7 +162,7 @@ void ChannelAffine(const float* x, size_t rows, int c, const float* a, const flo
     GroupMasks<kNv>(k0, c, m);
     GroupLoad<kNv>(a, k0, m, va);
     GroupLoad<kNv>(b, k0, m, vb);
-    GroupRows<kNv>(rows, c, k0, [=](int v, size_t i) {
+    GroupRows<kNv>(rows, c, k0, Streams{{x, add, out}}, [=](int v, size_t i) {
       __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m[v], x + i), va[v]), vb[v]);
       if (add != nullptr) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m[v], add + i));
       if (relu) t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_GT_OQ), t);
@@ -178,7 +184,7 @@ void ChannelGradSums(const float* dy, const ReluOutput& y, const float* x, size_
       GroupLoad<kNv>(y.b, k0, m, rb);
       const float* yv = y.y;
       GroupSums<kNv>(
-          rows, c, k0, m,
+          rows, c, k0, m, Streams{{dy, x, yv}},
           [=](int v, size_t i, __m512* g, __m512* xv) {
             *xv = _mm512_maskz_loadu_ps(m[v], x + i);
             *g = Gate<kMode>(_mm512_maskz_loadu_ps(m[v], dy + i), yv, *xv, ra[v], rb[v], i, m[v]);
@@ -204,7 +210,7 @@ void ChannelInputGrad(const float* dy, const ReluOutput& y, const float* x, size
       GroupLoad<kNv>(b, k0, m, vb);
       GroupLoad<kNv>(mean, k0, m, vmean);
       const float* yv = y.y;
-      GroupRows<kNv>(rows, c, k0, [=](int v, size_t i) {
+      GroupRows<kNv>(rows, c, k0, Streams{{dy, x, yv, din}}, [=](int v, size_t i) {
         const __m512 xv = _mm512_maskz_loadu_ps(m[v], x + i);
         const __m512 g = Gate<kMode>(_mm512_maskz_loadu_ps(m[v], dy + i), yv, xv, ra[v], rb[v], i, m[v]);
         const __m512 xc = _mm512_sub_ps(xv, vmean[v]);
@@ -226,7 +232,7 @@ void ChannelScaleGrad(const float* dy, const float* y, size_t rows, int c, const
       __m512 va[kNv];
       GroupMasks<kNv>(k0, c, m);
       GroupLoad<kNv>(a, k0, m, va);
-      GroupRows<kNv>(rows, c, k0, [=](int v, size_t i) {
+      GroupRows<kNv>(rows, c, k0, Streams{{dy, y, din}}, [=](int v, size_t i) {
         const __m512 none = _mm512_setzero_ps();
         const __m512 g = Gate<kMode>(_mm512_maskz_loadu_ps(m[v], dy + i), y, none, none, none, i, m[v]);
         _mm512_mask_storeu_ps(din + i, m[v], _mm512_mul_ps(g, va[v]));

