@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/avx512_util.h"
 
@@ -24,6 +25,16 @@ struct Six {
 };
 
 inline __m512 Set(float s) { return _mm512_set1_ps(s); }
+
+// Fetches element `at` of row `row` of an example whose rows start at `base` (row_floats
+// each). Rows past the example's last are the next example's first ones (the batch is one
+// array), which the next tiles read: the fetches run on across examples instead of stopping
+// at each example's end (on 8x8 images they would otherwise never run). The address is
+// formed as an integer: it may lie past the batch (a prefetch never faults).
+inline void FetchRow(const float* base, int row, size_t row_floats, size_t at) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(base) + (static_cast<size_t>(row) * row_floats + at) * sizeof(float);
+  _mm_prefetch(reinterpret_cast<const char*>(a), _MM_HINT_T0);
+}
 
 // B^T e for one 6-vector.
 inline Six InputRow(const __m512 e[6]) {
@@ -125,11 +136,10 @@ void TransformInput(const Window& g, const WinogradPlan& p, const float* xn, int
         // 10..13 from here (two tile rows ahead; each input row gets fetched once).
         for (int r = 10; r < 14; ++r) {
           const int ih = ih0 + r;
-          if (ih < 0 || ih >= g.h) continue;
-          const float* row = xn + static_cast<size_t>(ih) * g.w * c + c0;
+          if (ih < 0) continue;
           for (int j = k == 0 ? 0 : 2; j < 6; ++j) {
             const int iw = iw0 + 4 * k + j;
-            if (iw >= 0 && iw < g.w) _mm_prefetch(reinterpret_cast<const char*>(row + static_cast<size_t>(iw) * c), _MM_HINT_T0);
+            if (iw >= 0 && iw < g.w) FetchRow(xn, ih, static_cast<size_t>(g.w) * c, static_cast<size_t>(iw) * c + c0);
           }
         }
         col[0] = col[4];
@@ -182,9 +192,10 @@ void TransformOutput(const Window& g, const WinogradPlan& p, int filters, const 
         for (int a = 0; a < 4; ++a) q[a][s] = o[a];
       }
       // Fetch the lines of this tile's columns two tile rows ahead, which get written soon.
-      for (int a = 8; a < 12 && oh + a < g.out_h; ++a) {
-        const size_t o = (static_cast<size_t>(oh + a) * g.out_w + ow) * filters + f0;
-        for (int b = 0; b < cols; ++b) _mm_prefetch(reinterpret_cast<const char*>(yn + o + b * filters), _MM_HINT_T0);
+      for (int a = 8; a < 12; ++a) {
+        for (int b = 0; b < cols; ++b) {
+          FetchRow(yn, oh + a, static_cast<size_t>(g.out_w) * filters, static_cast<size_t>(ow + b) * filters + f0);
+        }
       }
       const __m512 bv = bias == nullptr ? z : _mm512_maskz_loadu_ps(m, bias + f0);
       for (int a = 0; a < rows; ++a) {
@@ -211,11 +222,11 @@ void TransformGradient(const Window& g, const WinogradPlan& p, int filters, cons
     for (int f0 = 0; f0 < filters; f0 += 16) {
       const __mmask16 m = TailMask(filters - f0);
       // dy (and y) are read once, from memory: fetch this tile's columns two tile rows ahead.
-      for (int a = 8; a < 12 && oh + a < g.out_h; ++a) {
-        const size_t o = (static_cast<size_t>(oh + a) * g.out_w + ow) * filters + f0;
+      for (int a = 8; a < 12; ++a) {
         for (int b = 0; b < cols; ++b) {
-          _mm_prefetch(reinterpret_cast<const char*>(dyn + o + b * filters), _MM_HINT_T0);
-          if (relu) _mm_prefetch(reinterpret_cast<const char*>(yn + o + b * filters), _MM_HINT_T0);
+          const size_t row_floats = static_cast<size_t>(g.out_w) * filters, at = static_cast<size_t>(ow + b) * filters + f0;
+          FetchRow(dyn, oh + a, row_floats, at);
+          if (relu) FetchRow(yn, oh + a, row_floats, at);
         }
       }
       __m512 d[4][4];
