@@ -248,7 +248,8 @@ inline void SlotUnits(const WinogradPlan& p, int s, int* begin, int* end) {
 
 // dM[xi][t][f] = A dpre A^T for the tiles [t0, t0 + nt) of one example (dpre = dy masked
 // by y > 0 with relu; zero outside the output), writing dpre where asked and adding it
-// to db in tile order.
+// to db in tile order where db is not null (a convolution without a bias has none: the
+// sum is one long chain of dependent adds, a third of this pass's time).
 void TransformGradient(const Window& g, const WinogradPlan& p, int filters, const float* dyn, const float* yn,
                        bool relu, float* dpren, int t0, int nt, float* dm, float* db) {
   const size_t plane = p.m_plane;
@@ -259,18 +260,18 @@ void TransformGradient(const Window& g, const WinogradPlan& p, int filters, cons
     for (int f0 = 0; f0 < filters; f0 += 16) {
       const __mmask16 m = TailMask(filters - f0);
       __m512 d[4] = {z, z, z, z};  // [a][b]
-      __m512 dbv = _mm512_maskz_loadu_ps(m, db + f0);
+      __m512 dbv = db == nullptr ? z : _mm512_maskz_loadu_ps(m, db + f0);
       for (int a = 0; a < (two_rows ? 2 : 1); ++a) {
         for (int b = 0; b < (two_cols ? 2 : 1); ++b) {
           const size_t o = (static_cast<size_t>(at.oh + a) * g.out_w + at.ow + b) * filters + f0;
           __m512 v = _mm512_maskz_loadu_ps(m, dyn + o);
           if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, yn + o), z, _CMP_GT_OQ), v);
           if (dpren != nullptr) _mm512_mask_storeu_ps(dpren + o, m, v);
-          dbv = _mm512_add_ps(dbv, v);
+          if (db != nullptr) dbv = _mm512_add_ps(dbv, v);
           d[2 * a + b] = v;
         }
       }
-      _mm512_mask_storeu_ps(db + f0, m, dbv);
+      if (db != nullptr) _mm512_mask_storeu_ps(db + f0, m, dbv);
       __m512 q[8];  // A dpre: 4 rows x 2 columns
       for (int b = 0; b < 2; ++b) {
         q[b] = d[b];
@@ -399,6 +400,7 @@ void WinogradFilterGrad(const Window& g, int filters, const float* x, const floa
       float* du = scratch + s * slot_floats + p.v_floats + p.m_floats;
       float* dbs = du + du_floats;
       std::fill(dbs, dbs + filters, 0.0f);  // the slot's first block writes dU, the others add to it
+      float* dbn = db == nullptr ? nullptr : dbs;  // no bias: no sum
       int u0, u1;
       SlotUnits(p, static_cast<int>(s), &u0, &u1);
       if (u0 == u1) std::fill(du, du + du_floats, 0.0f);  // no blocks (batch 0)
@@ -410,10 +412,10 @@ void WinogradFilterGrad(const Window& g, int filters, const float* x, const floa
           float* dpren = dpre == nullptr ? nullptr : dpre + n * out_example;
           if (four) {
             wino4::TransformInput(g, p, x + n * in_example, t0, nt, vo);
-            wino4::TransformGradient(g, p, filters, dy + n * out_example, yn, masked, dpren, t0, nt, dmo, dbs);
+            wino4::TransformGradient(g, p, filters, dy + n * out_example, yn, masked, dpren, t0, nt, dmo, dbn);
           } else {
             TransformInput(g, p, x + n * in_example, t0, nt, vo);
-            TransformGradient(g, p, filters, dy + n * out_example, yn, masked, dpren, t0, nt, dmo, dbs);
+            TransformGradient(g, p, filters, dy + n * out_example, yn, masked, dpren, t0, nt, dmo, dbn);
           }
         });
         // dU[xi] (c x f) += V[xi]^T (c x rows) dM[xi] (rows x f)

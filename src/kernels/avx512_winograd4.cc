@@ -230,7 +230,7 @@ void TransformGradient(const Window& g, const WinogradPlan& p, int filters, cons
         }
       }
       __m512 d[4][4];
-      __m512 dbv = _mm512_maskz_loadu_ps(m, db + f0);
+      __m512 dbv = db == nullptr ? z : _mm512_maskz_loadu_ps(m, db + f0);
       for (int a = 0; a < 4; ++a) {
         for (int b = 0; b < 4; ++b) {
           d[a][b] = z;
@@ -239,11 +239,11 @@ void TransformGradient(const Window& g, const WinogradPlan& p, int filters, cons
           __m512 v = _mm512_maskz_loadu_ps(m, dyn + o);
           if (relu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, yn + o), z, _CMP_GT_OQ), v);
           if (dpren != nullptr) _mm512_mask_storeu_ps(dpren + o, m, v);
-          dbv = _mm512_add_ps(dbv, v);
+          if (db != nullptr) dbv = _mm512_add_ps(dbv, v);
           d[a][b] = v;
         }
       }
-      _mm512_mask_storeu_ps(db + f0, m, dbv);
+      if (db != nullptr) _mm512_mask_storeu_ps(db + f0, m, dbv);
       Six q[4];  // A dpre, column b
       for (int b = 0; b < 4; ++b) q[b] = GradientRow(d[0][b], d[1][b], d[2][b], d[3][b]);
       float* dst = dm + static_cast<size_t>(t) * filters + f0;

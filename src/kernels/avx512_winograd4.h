@@ -16,7 +16,7 @@ void TransformKernel(const float* w, int c, int f, float* u);
 void TransformOutput(const Window& g, const WinogradPlan& p, int filters, const float* mm, int t0, int nt,
                      const float* bias, bool relu, float* yn);
 // dM = A dpre A^T (dpre = dy masked by y > 0 with relu, zero outside the output), writing
-// dpre where asked and adding it to db in tile order.
+// dpre where asked and adding it to db in tile order where db is not null.
 void TransformGradient(const Window& g, const WinogradPlan& p, int filters, const float* dyn, const float* yn,
                        bool relu, float* dpren, int t0, int nt, float* dm, float* db);
 // dw = G^T dU G.

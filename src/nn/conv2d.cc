@@ -158,31 +158,29 @@ const float* Conv2D::Backward(const float* dout, bool need_din) {
     dout = dact;
   }
   if (general()) return BackwardGeneral(dout, need_din);
-  float* dpre = need_din ? EnsureSize(dpre_, outputs) : nullptr;
+  // The gradient before the activation: masked into dpre_ by the relu, or dout itself
+  // when linear (no copy: one write of the output's size saved).
+  const bool relu = act_ == Activation::kRelu;
+  float* dpre = need_din && relu ? EnsureSize(dpre_, outputs) : nullptr;
   float* scratch = nullptr;
   if (dkernel_ != nullptr) {
     scratch = EnsureSize(scratch_, kernels::ConvFilterGradScratch(kg_, filters_, batch_));
     const auto filter_grad = forward_scratch_ ? kernels::ConvFilterGradAfterForward : kernels::ConvFilterGrad;
-    filter_grad(kg_, filters_, x_, out_.data(), dout, batch_, act_ == Activation::kRelu, dkernel_,
-                use_bias_ ? dbias_ : nullptr, dpre, scratch);
+    filter_grad(kg_, filters_, x_, out_.data(), dout, batch_, relu, dkernel_, use_bias_ ? dbias_ : nullptr, dpre,
+                scratch);
     forward_scratch_ = false;
-  } else if (need_din) {
-    // Frozen: no filter gradient, only the gradient through the activation.
+  } else if (dpre != nullptr) {
+    // Frozen: no filter gradient, only the gradient through the relu.
     const float* y = out_.data();
-    const bool relu = act_ == Activation::kRelu;
-    if (relu) {
-      for (size_t e = 0; e < outputs; ++e) {
-        const float d = dout[e];  // loaded unconditionally: the loop vectorises
-        dpre[e] = y[e] > 0.0f ? d : 0.0f;
-      }
-    } else {
-      std::copy(dout, dout + outputs, dpre);
+    for (size_t e = 0; e < outputs; ++e) {
+      const float d = dout[e];  // loaded unconditionally: the loop vectorises
+      dpre[e] = y[e] > 0.0f ? d : 0.0f;
     }
   }
   if (!need_din) return nullptr;
   float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
   scratch = EnsureSize(scratch_, kernels::ConvInputGradScratch(kg_, filters_, batch_));
-  kernels::ConvInputGrad(kg_, filters_, dpre, kernel_, batch_, din, scratch);
+  kernels::ConvInputGrad(kg_, filters_, relu ? dpre : dout, kernel_, batch_, din, scratch);
   return din;
 }
 
