@@ -94,8 +94,10 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   const bool kw3 = g.kw == 3 && (g.stride_w == 1 || g.stride_w == 2) && taps > kTapsPerPass;
   const int cc_most = filters > 16 ? 4 : 8;
   const bool one_pass = kw3 ? g.kh == 1 && g.c <= cc_most : taps <= tg;
-  // The masked gradient is kept only when a later pass or the caller reads it.
-  const bool keep_d = dpre != nullptr || !one_pass;
+  // The masked gradient is kept only when a later pass or the caller reads it; without a
+  // relu it is dy itself, which later passes then read.
+  const bool keep_d = dpre != nullptr || (!one_pass && relu);
+  const float* dread = dpre != nullptr || relu ? d : dy;
   // One partial sum per block of examples, reduced below in block order: the bits do
   // not depend on how the blocks are split over threads.
   ParallelFor(blocks, [&](int64_t begin, int64_t end) {
@@ -109,7 +111,7 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
       for (int f0 = 0; f0 < filters; f0 += kFilterGroup) {
         const FilterGroup fg = GroupAt(filters, f0);
         const GradIo io{dy + base + f0, y == nullptr ? nullptr : y + base + f0, keep_d ? d + base + f0 : nullptr,
-                        d + base + f0, part + static_cast<size_t>(taps) * filters + f0};
+                        dread + base + f0, part + static_cast<size_t>(taps) * filters + f0};
         if (kw3) {
           for (int i = 0; i < g.kh; ++i) {
             for (int c0 = 0; c0 < g.c; c0 += cc_most) {
