@@ -93,8 +93,8 @@ void WithMode(const ReluOutput& y, const Fn& fn) {
 
 // Sums over the rows of the group of NV vectors from k0: sum0 += a, sum1 += a * b per
 // channel, with a and b what load(v, element index, &a, &b) gives for the row's vector v;
-// the arrays `s` are fetched ahead (FetchAhead). Named accumulators (two double vectors per float vector), not arrays: GCC 12 keeps
-// arrays of vectors on the stack.
+// the arrays `s` are fetched ahead (FetchAhead). Named accumulators (two double vectors
+// per float vector), not arrays: GCC 12 keeps arrays of vectors on the stack.
 template <int NV, typename Load>
 void GroupSums(size_t rows, int c, int k0, const __mmask16* m, const Streams& s, const Load& load, double* sum0,
                double* sum1) {
@@ -148,8 +148,8 @@ void ChannelSums(const float* x, size_t rows, int c, double* sum, double* sum_sq
     __mmask16 m[kNv];
     GroupMasks<kNv>(k0, c, m);
     GroupSums<kNv>(
-        rows, c, k0, m, Streams{{x}}, [=](int v, size_t i, __m512* a, __m512* b) { *a = *b = _mm512_maskz_loadu_ps(m[v], x + i); },
-        sum, sum_sq);
+        rows, c, k0, m, Streams{{x}},
+        [=](int v, size_t i, __m512* a, __m512* b) { *a = *b = _mm512_maskz_loadu_ps(m[v], x + i); }, sum, sum_sq);
   });
 }
 

@@ -52,9 +52,9 @@ inline void BiasActivationRows(float* y, int rows, int ld, int n0, int cols, con
 // with it). FetchAhead(p) asks for the line kAheadBytes past p, which may lie past the
 // array's end (a prefetch never faults; the address is formed as an integer, not a pointer).
 constexpr uintptr_t kAheadBytes = 2048;
-inline void FetchAhead(const float* p) {
-  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + kAheadBytes), _MM_HINT_T0);
-}
+// Fetches the line at address a into all cache levels.
+inline void FetchAddress(uintptr_t a) { _mm_prefetch(reinterpret_cast<const char*>(a), _MM_HINT_T0); }
+inline void FetchAhead(const float* p) { FetchAddress(reinterpret_cast<uintptr_t>(p) + kAheadBytes); }
 
 // The arrays one streaming pass reads or writes (null entries skipped).
 struct Streams {

@@ -32,8 +32,7 @@ inline __m512 Set(float s) { return _mm512_set1_ps(s); }
 // at each example's end (on 8x8 images they would otherwise never run). The address is
 // formed as an integer: it may lie past the batch (a prefetch never faults).
 inline void FetchRow(const float* base, int row, size_t row_floats, size_t at) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(base) + (static_cast<size_t>(row) * row_floats + at) * sizeof(float);
-  _mm_prefetch(reinterpret_cast<const char*>(a), _MM_HINT_T0);
+  FetchAddress(reinterpret_cast<uintptr_t>(base) + (static_cast<size_t>(row) * row_floats + at) * sizeof(float));
 }
 
 // B^T e for one 6-vector.
@@ -224,7 +223,8 @@ void TransformGradient(const Window& g, const WinogradPlan& p, int filters, cons
       // dy (and y) are read once, from memory: fetch this tile's columns two tile rows ahead.
       for (int a = 8; a < 12; ++a) {
         for (int b = 0; b < cols; ++b) {
-          const size_t row_floats = static_cast<size_t>(g.out_w) * filters, at = static_cast<size_t>(ow + b) * filters + f0;
+          const size_t row_floats = static_cast<size_t>(g.out_w) * filters;
+          const size_t at = static_cast<size_t>(ow + b) * filters + f0;
           FetchRow(dyn, oh + a, row_floats, at);
           if (relu) FetchRow(yn, oh + a, row_floats, at);
         }
