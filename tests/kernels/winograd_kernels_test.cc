@@ -13,6 +13,7 @@
 // product's own ~c*9 accumulated roundings; for |x|, |w| <= 1 and c <= 40 that stays
 // orders of magnitude under 1e-5 of the scale (fp32 ulp: 6e-8), as it does for the direct path.
 #include <algorithm>
+#include <sstream>
 
 #include "kernel_test_util.h"
 #include "kernels/winograd.h"
@@ -185,6 +186,51 @@ TEST_P(Winograd, FilterGradAfterForwardSameBits) {
       EXPECT_EQ(a.dw, b.dw) << "c" << s.c;
       EXPECT_EQ(a.db, b.db) << "c" << s.c;
       EXPECT_EQ(a.dpre, b.dpre) << "c" << s.c;
+    }
+  }
+}
+
+// A convolution without a bias passes no db, and one whose gradient the caller does not keep
+// passes no dpre: the Winograd gradient transform then sums no bias gradient, and the direct
+// tiles' later passes read dy itself where there is no relu. dw keeps its bits either way;
+// the direct tiles are checked on strided and 1x1 windows too (several passes over the taps).
+TEST_P(Winograd, FilterGradWithoutBiasOrDpreKeepsTheBits) {
+  struct Case {
+    Window g;
+    int f;
+  };
+  const std::vector<Case> cases = {{Of(Shape{32, 32, 16, 16, true}), 16},
+                                   {Of(Shape{8, 8, 17, 40, true}), 40},
+                                   {Of(Shape{7, 9, 17, 16, false}), 16},
+                                   {MakeTestWindow(16, 16, 16, 3, 3, 2, 2, true), 32},
+                                   {MakeTestWindow(16, 16, 16, 1, 1, 2, 2, true), 32}};
+  for (ConvAlgo algo : {GetParam(), ConvAlgo::kDirect}) {
+    SetConvAlgo(algo);
+    for (const Case& k : cases) {
+      const Window& g = k.g;
+      const int batch = 3;
+      const size_t outputs = static_cast<size_t>(batch) * g.out_h * g.out_w * k.f;
+      const auto x = Random(batch * g.in_size(), 51);
+      const auto dy = Random(outputs, 52);
+      auto y = Random(outputs, 53);  // a relu's output: about half of it zero
+      for (float& v : y) v = std::max(v, 0.0f);
+      for (bool relu : {false, true}) {
+        std::ostringstream what;
+        what << (algo == ConvAlgo::kDirect ? "direct" : "winograd") << " c" << g.c << " f" << k.f << " stride "
+             << g.stride_h << " k" << g.kh << (relu ? " relu" : "");
+        const size_t taps = static_cast<size_t>(g.kh) * g.kw * g.c * k.f;
+        std::vector<float> dw_full(taps, 9.0f), db(k.f, 9.0f), dpre(outputs, 9.0f), dw_bare(taps, 8.0f);
+        std::vector<float> scratch(ConvFilterGradScratch(g, k.f, batch), 7.0f);
+        ConvFilterGrad(g, k.f, x.data(), relu ? y.data() : nullptr, dy.data(), batch, relu, dw_full.data(), db.data(),
+                       dpre.data(), scratch.data());
+        std::fill(scratch.begin(), scratch.end(), 6.0f);
+        ConvFilterGrad(g, k.f, x.data(), relu ? y.data() : nullptr, dy.data(), batch, relu, dw_bare.data(), nullptr,
+                       nullptr, scratch.data());
+        EXPECT_EQ(dw_full, dw_bare) << what.str();
+        if (!relu) {
+          EXPECT_EQ(dpre, dy) << what.str() << ": without a relu dpre is dy";
+        }
+      }
     }
   }
 }
