@@ -95,9 +95,9 @@ void ConvFilterGradImpl(const Window& g, int filters, const float* x, const floa
   const int cc_most = filters > 16 ? 4 : 8;
   const bool one_pass = kw3 ? g.kh == 1 && g.c <= cc_most : taps <= tg;
   // The masked gradient is kept only when a later pass or the caller reads it; without a
-  // relu it is dy itself, which later passes then read.
+  // relu it is dy itself, which later passes read instead.
   const bool keep_d = dpre != nullptr || (!one_pass && relu);
-  const float* dread = dpre != nullptr || relu ? d : dy;
+  const float* dread = relu ? d : dy;
   // One partial sum per block of examples, reduced below in block order: the bits do
   // not depend on how the blocks are split over threads.
   ParallelFor(blocks, [&](int64_t begin, int64_t end) {
