@@ -4,7 +4,7 @@
 # all four are found, OFF does not look. Found parts:
 #   - CUDA toolkit (with nvcc) + cuBLAS + cuDNN -> the GPU training engine (src/gpu):
 #     RINGTRAIN_HAVE_CUDA, the CUDA language enabled, RINGTRAIN_CUDNN_INCLUDE_DIR/_LIBRARY.
-#   - CUDA toolkit + NCCL -> the NCCL collective backend (src/collective):
+#   - CUDA toolkit + NCCL -> the NCCL collective backend (src/collective/nccl):
 #     RINGTRAIN_HAVE_NCCL, RINGTRAIN_NCCL_INCLUDE_DIR/_LIBRARY.
 # Versions for `ringtrain --version`: RINGTRAIN_CUDA_VERSION, RINGTRAIN_CUDNN_VERSION,
 # RINGTRAIN_NCCL_VERSION (empty when absent).

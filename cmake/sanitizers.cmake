@@ -1,5 +1,5 @@
-# Sanitizer and fuzzing builds (included from the top-level CMakeLists.txt); README.md,
-# "Fuzzing and sanitizers", has the commands.
+# Sanitizer and fuzzing builds (included from the top-level CMakeLists.txt);
+# docs/dev/fuzzing-and-sanitizers.md has the commands.
 #
 # RINGTRAIN_SANITIZE: a -fsanitize= list for every target, e.g. "address,undefined" or
 #   "thread" (they cannot be combined). Build it in its own directory (build-tsan;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs a built ringtrain for a GPU machine that has CUDA, cuDNN and NCCL (e.g. inside
-# its PyTorch) but not gRPC, Protobuf or OpenBLAS (issue 6's H200 machine).
+# its PyTorch) but not gRPC, Protobuf or OpenBLAS.
 #   deploy/gpu_bundle.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, build/gpu-bundle)
 # OUT_DIR receives:
 #   bin/   ringtrain and the GPU test binaries (gpu_parity_test, device_math_test, engine_test, nccl_test)

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Writes the issue-16 model jobs in deploy/jobs/ (compact form, Keras layer names):
+"""Writes the convolutional model jobs in deploy/jobs/ (compact form, Keras layer names):
   resnet20_cifar_shape.json  ResNet-20 (He et al. 2016, CIFAR variant; 1x1 projection shortcuts as
                              the Keras ResNet v1 example) on 32x32x3 synthetic data of CIFAR's shape
   vgg16_transfer.json        VGG16's include_top=False layout at 224x224x3, its first layers frozen,
                              Flatten and a Dense softmax head, categorical cross-entropy, Adam, on an
                              image folder (deploy/make_mnist_png_folder.py writes one)
-  vgg16_bench.json           issue 16's VGG16 speed workload: the same model with its first 10 layers
+  vgg16_bench.json           the VGG16 speed workload: the same model with its first 10 layers
                              (blocks 1-3) frozen, on synthetic data of the same shape, a few short epochs
                              (tests/bench/train_bench.sh WORKLOADS=vgg16)
 Run from anywhere: python3 deploy/make_model_jobs.py
@@ -97,7 +97,7 @@ def vgg16(frozen_layers=15):
 
 
 def vgg16_bench():
-    """VGG16 for `ringtrain bench train`: the first 10 of our layers frozen (the issue's "first 10 layers",
+    """VGG16 for `ringtrain bench train`: the first 10 of our layers frozen (VGG16's "first 10 layers",
     blocks 1-3), synthetic 224x224x3 data (integer labels, so the sparse form of the same cross-entropy),
     3 epochs of 2 steps (the first is warm-up): VGG16 costs ~15.5 GMAC forward per image."""
     job = vgg16(frozen_layers=11)

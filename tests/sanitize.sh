@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds ringtrain with sanitizers and runs tests there (README, "Fuzzing and sanitizers"):
+# Builds ringtrain with sanitizers and runs tests there (docs/dev/fuzzing-and-sanitizers.md):
 #   tests/sanitize.sh address,undefined [all|unit|inputs] [ctest args]  -> build-asan
 #   tests/sanitize.sh thread            [all|unit|inputs] [ctest args]  -> build-tsan
 # "all" (the default): every test but the multi-host one, whose fixed network-namespace

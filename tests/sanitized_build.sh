@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures and builds a sanitized build directory (README, "Fuzzing and sanitizers"):
+# Configures and builds a sanitized build directory (docs/dev/fuzzing-and-sanitizers.md):
 #   tests/sanitized_build.sh address,undefined [TARGET...]  -> build-asan
 #   tests/sanitized_build.sh thread            [TARGET...]  -> build-tsan
 # (no target: everything). build-asan is the one ASan+UBSan build: clang-14 with libFuzzer's

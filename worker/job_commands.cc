@@ -1,4 +1,4 @@
-// The commands that talk to a standing cluster's job queue (`ringtrain serve`, issue 19),
+// The commands that talk to a standing cluster's job queue (`ringtrain serve`),
 // asked of the chief's daemon (--chief host:port, else the chief of --tf_config or
 // TF_CONFIG), authenticated as every coordination call is (RINGTRAIN_CLUSTER_SECRET(_FILE),
 // --tls_cert/--tls_key/--tls_ca):
@@ -27,6 +27,7 @@
 #include "common/exit_codes.h"
 #include "common/file.h"
 #include "config/job_config.h"
+#include "config/settings.h"
 #include "coordination/tls.h"
 #include "daemon/daemon_client.h"
 #include "flags.h"
@@ -158,7 +159,8 @@ int RunJobCommand(const std::string& command, const std::vector<std::string>& ar
   if (!chief.ok()) return JobExit(chief.status());
   daemon::DaemonClientOptions opts;
   opts.address = *chief;
-  auto secret = security::ClusterSecret::FromEnvironment();
+  const config::ClusterSecretSource secret_source = config::LoadClusterSecretSource();
+  auto secret = security::ClusterSecret::FromSource(secret_source.value, secret_source.file);
   if (!secret.ok()) return JobExit(secret.status());
   opts.cluster_secret = *secret;
   auto tls = coordination::LoadTlsCredentials(flags->get("tls_cert"), flags->get("tls_key"), flags->get("tls_ca"));

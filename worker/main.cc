@@ -7,8 +7,23 @@
 
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "common/logging.h"
+#include "config/settings.h"
+#include "kernels/impl.h"
+#include "kernels/winograd.h"
 
 namespace {
+
+// The settings that hold for the whole process, whatever the command: the log level
+// and the CPU kernels' choices (config::LoadProcessSettings).
+void ApplyProcessSettings() {
+  std::vector<std::string> warnings;
+  const ringtrain::config::ProcessSettings p = ringtrain::config::LoadProcessSettings(&warnings);
+  ringtrain::SetMinLogLevel(ringtrain::ParseLogLevel(p.log_level));
+  if (p.kernels == "portable") ringtrain::kernels::SetForcePortable(true);
+  ringtrain::kernels::SetConvAlgo(ringtrain::kernels::ParseConvAlgo(p.conv_algo));
+  for (const std::string& w : warnings) RT_LOG(WARNING) << w;
+}
 
 const char kUsage[] =
     "usage: ringtrain <command> [flags]\n"
@@ -75,7 +90,7 @@ const char kUsage[] =
     "\n"
     "exit codes: 0 ok, 1 internal error, 2 bad configuration, 3 bad data, 4 rendezvous failed,\n"
     "            5 a peer failed during training, 6 model/backup file error, 7 preempted (SIGTERM:\n"
-    "            the step was saved; restart to resume) (README.md, \"Exit codes\")\n";
+    "            the step was saved; restart to resume) (docs/reference/exit-codes.md)\n";
 
 }  // namespace
 
@@ -87,6 +102,7 @@ int main(int argc, char** argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
+  ApplyProcessSettings();
   if (command == "version" || command == "--version") return ringtrain::cli::RunVersion(args);
   if (command == "info") return ringtrain::cli::RunInfo(args);
   if (command == "worker") return ringtrain::cli::RunWorker(args);

@@ -19,7 +19,8 @@ StatusOr<cluster::SessionSecurity> LoadSecurity(const config::Settings& settings
                                                 const std::string& tls_cert, const std::string& tls_key,
                                                 const std::string& tls_ca) {
   cluster::SessionSecurity out;
-  RT_ASSIGN_OR_RETURN(out.cluster_secret, security::ClusterSecret::FromEnvironment());
+  const config::ClusterSecretSource source = config::LoadClusterSecretSource();
+  RT_ASSIGN_OR_RETURN(out.cluster_secret, security::ClusterSecret::FromSource(source.value, source.file));
   RT_ASSIGN_OR_RETURN(
       out.tls, coordination::LoadTlsCredentials(tls_cert, tls_key, tls_ca));
   if (out.cluster_secret.configured()) {

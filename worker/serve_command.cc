@@ -1,6 +1,6 @@
 // `ringtrain serve [--tf_config FILE|JSON] [--work_dir DIR] [--max_restarts K]
 // [--tls_cert F --tls_key F --tls_ca F] [--log_file F [--verbose]]`: a daemon of a
-// standing cluster (issue 19). Every daemon runs the daemon loop (daemon/daemon_loop.h);
+// standing cluster. Every daemon runs the daemon loop (daemon/daemon_loop.h);
 // the chief's also keeps the job queue (<work dir>/queue.json) and serves it
 // (daemon/daemon_server.h) at its TF_CONFIG address. SIGTERM/SIGINT: the running job's
 // child is told to stop (it saves its step, exit 7), then the daemon leaves, exit 0.

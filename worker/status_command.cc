@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "config/settings.h"
 #include "config/tf_config.h"
 #include "coordination/status_client.h"
 #include "coordination/status_json.h"
@@ -181,7 +182,8 @@ int RunStatus(const std::vector<std::string>& args) {
   if (!chief.ok()) return StatusExit(chief.status());
   coordination::StatusClientOptions opts;
   opts.chief_address = *chief;
-  auto secret = security::ClusterSecret::FromEnvironment();
+  const config::ClusterSecretSource secret_source = config::LoadClusterSecretSource();
+  auto secret = security::ClusterSecret::FromSource(secret_source.value, secret_source.file);
   if (!secret.ok()) return StatusExit(secret.status());
   opts.cluster_secret = *secret;
   auto tls = coordination::LoadTlsCredentials(flags->get("tls_cert"), flags->get("tls_key"), flags->get("tls_ca"));

@@ -10,15 +10,15 @@
 
 namespace ringtrain::collective::internal {
 
-// RING over TCP between any hosts (ring_communicator.cc / ring_setup.cc).
+// RING over TCP between any hosts (ring/ring_communicator.cc / ring/ring_setup.cc).
 StatusOr<std::unique_ptr<Communicator>> CreateTcpRing(const CommunicatorOptions& options, int rank, int size,
                                                       store::Store* store);
-// All ranks on this host, through POSIX shared memory (shm_*.cc).
+// All ranks on this host, through POSIX shared memory (shm/shm_*.cc).
 StatusOr<std::unique_ptr<Communicator>> CreateShm(const CommunicatorOptions& options, int rank, int size,
                                                   store::Store* store);
-// NCCL between GPUs (nccl_backend.cc, or nccl_absent.cc in a build without NCCL).
+// NCCL between GPUs (nccl/nccl_backend.cc, or nccl/nccl_absent.cc in a build without NCCL).
 // Buffers passed to an NCCL communicator are device pointers on its GPU (host
-// pointers are staged through the GPU; nccl_communicator.h). Ranks on one machine
+// pointers are staged through the GPU; nccl/nccl_communicator.h). Ranks on one machine
 // take GPUs in rank order (CUDA_VISIBLE_DEVICES applies); one rank per GPU.
 bool NcclBuilt();
 // GPUs this process can use (CUDA_VISIBLE_DEVICES applies); 0 without a driver or

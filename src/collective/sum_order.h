@@ -11,7 +11,7 @@
 //     count / n elements plus one more for the first count % n segments, and element i
 //     of segment s is summed in ring order starting at rank s:
 //       ((x_s + x_{s+1}) + x_{s+2}) + ... + x_{s+n-1}     (ranks mod n)
-//     That is the TCP ring's reduce-scatter (ring_communicator.cc): segment s starts on
+//     That is the TCP ring's reduce-scatter (ring/ring_communicator.cc): segment s starts on
 //     rank s and collects ranks s+1, s+2, ... as it travels around the ring.
 //   - kMean divides the finished sum by n, once (floating-point types only).
 // IEEE-754 addition is commutative (a + b and b + a are the same bits), so only the
@@ -26,7 +26,7 @@
 // hosts several virtual ranks must add them in this order too.
 //
 // Which backend follows it: the TCP ring computes it by construction; shared memory
-// (shm_communicator.cc) has every rank's data and adds each element's sources in this
+// (shm/shm_communicator.cc) has every rank's data and adds each element's sources in this
 // order with ReduceRangeInSumOrder; the one-rank communicator copies. NCCL's order is
 // its own (it picks rings and trees by topology and version): NCCL results are
 // deterministic for one cluster shape, but not the bits of RING.
@@ -41,7 +41,7 @@
 namespace ringtrain::collective {
 
 // The small/large switch of the definition above, in bytes; depends on n only.
-// (Chosen for the TCP ring's speed: see ring_communicator.cc.)
+// (Chosen for the TCP ring's speed: see ring/ring_communicator.cc.)
 size_t SmallAllReduceBytes(int n);
 
 // Where each element's sum starts, for one all-reduce.

@@ -4,7 +4,7 @@
 // worker's threads do not migrate across cores (losing their L2, which the conv kernels'
 // blocking counts on). Unbound, `ps` showed both workers' compute threads on one CPU at
 // times (ResNet-20, 2 workers, 2 cores); the throughput difference was inside that
-// machine's run-to-run noise (README, "ResNet-20 and VGG16").
+// machine's run-to-run noise (docs/perf/training.md, "ResNet-20 and VGG16").
 //
 // With more workers than usable CPUs nothing is bound (the kernel's scheduler shares them).
 // Pure functions but AllowedCpus, which asks the kernel; all thread-safe.

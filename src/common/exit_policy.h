@@ -1,7 +1,7 @@
 // The one policy that turns a failure into the process's exit code, and what a
 // supervisor does with exit codes. Every command (worker, evaluate, predict, bench,
-// launch) uses it; tests/common/exit_policy_test.cc pins the whole table, and the
-// README's "Exit codes" section is its documentation.
+// launch) uses it; tests/common/exit_policy_test.cc pins the whole table, and
+// docs/reference/exit-codes.md is its documentation.
 //
 // The code follows from what the failure concerns (Status::subject(), set by the edge
 // that knows) and, where nothing set that, from the status code alone:

@@ -8,7 +8,7 @@
 // descriptor then decides (no race with a rename between a stat and the open).
 //
 // Every read has a size bound chosen by the caller for the kind of file (the bounds
-// ringtrain uses are listed in the README, "Bad input"): a longer file is refused
+// ringtrain uses are listed in docs/reference/bad-input.md): a longer file is refused
 // naming the bound, and a file that grows while it is read stops at the bound too.
 //
 // Blocking: disk I/O only. Threading: any thread.

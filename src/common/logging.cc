@@ -15,17 +15,8 @@
 namespace ringtrain {
 namespace {
 
-LogLevel LevelFromEnv() {
-  const char* v = std::getenv("RINGTRAIN_LOG_LEVEL");
-  if (v == nullptr) return LogLevel::kInfo;
-  if (std::strcmp(v, "DEBUG") == 0) return LogLevel::kDebug;
-  if (std::strcmp(v, "WARNING") == 0) return LogLevel::kWarning;
-  if (std::strcmp(v, "ERROR") == 0) return LogLevel::kError;
-  return LogLevel::kInfo;
-}
-
 std::atomic<int>& MinLevelStorage() {
-  static std::atomic<int> level{static_cast<int>(LevelFromEnv())};
+  static std::atomic<int> level{static_cast<int>(LogLevel::kInfo)};
   return level;
 }
 
@@ -59,6 +50,13 @@ void WriteFully(int fd, const std::string& s) {
 
 LogLevel MinLogLevel() { return static_cast<LogLevel>(MinLevelStorage().load(std::memory_order_relaxed)); }
 void SetMinLogLevel(LogLevel level) { MinLevelStorage().store(static_cast<int>(level)); }
+
+LogLevel ParseLogLevel(std::string_view name) {
+  if (name == "DEBUG") return LogLevel::kDebug;
+  if (name == "WARNING") return LogLevel::kWarning;
+  if (name == "ERROR") return LogLevel::kError;
+  return LogLevel::kInfo;
+}
 void SetLogTag(const std::string& tag) { Tag() = tag; }
 void SetThreadLogTag(const std::string& tag) { ThreadTag() = tag; }
 

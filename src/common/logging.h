@@ -4,14 +4,18 @@
 
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace ringtrain {
 
 enum class LogLevel { kDebug = 0, kInfo = 1, kWarning = 2, kError = 3 };
 
-// The minimum level printed; from RINGTRAIN_LOG_LEVEL (DEBUG|INFO|WARNING|ERROR), default INFO.
+// The minimum level printed; default INFO. The ringtrain executable sets it from
+// RINGTRAIN_LOG_LEVEL (config::LoadProcessSettings) before any command runs.
 LogLevel MinLogLevel();
 void SetMinLogLevel(LogLevel level);
+// "DEBUG", "INFO", "WARNING" or "ERROR" as a level; INFO for anything else.
+LogLevel ParseLogLevel(std::string_view name);
 // A tag printed in every line, e.g. "worker:1". Set once at start-up, before threads start.
 void SetLogTag(const std::string& tag);
 // The tag of the lines the calling thread writes, in place of the process's (a process

@@ -30,7 +30,7 @@ enum class Code {
 const char* CodeName(Code code);
 
 // What a failure concerns: together with the code it decides the process's exit code
-// (common/exit_policy.h, the README's "Exit codes"). The edge that knows sets it -- the
+// (common/exit_policy.h, docs/reference/exit-codes.md). The edge that knows sets it -- the
 // data reader kData, the file writer kStorage, the cluster session kCluster -- with
 // About(); WithContext keeps it, and About never replaces one already set, so the
 // innermost edge wins ("writing the history: <disk full>" stays kStorage).

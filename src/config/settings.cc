@@ -2,19 +2,61 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
 
 namespace ringtrain::config {
+
+const std::vector<SettingInfo>& SettingTable() {
+  static const std::vector<SettingInfo> table = {
+      {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "300"},
+      {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "1000"},
+      {"RINGTRAIN_HEARTBEAT_TIMEOUT_MS", "10000"},
+      {"RINGTRAIN_COLLECTIVE_TIMEOUT_S", "300"},
+      {"RINGTRAIN_SHUTDOWN_TIMEOUT_S", "60"},
+      {"RINGTRAIN_PREEMPT_GRACE_S", "25"},
+      {"RINGTRAIN_EVALUATOR_TIMEOUT_S", "3600"},
+      {"RINGTRAIN_NUM_THREADS", "0"},
+      {"RINGTRAIN_JOB_PORT_SPAN", "16"},
+      {"RINGTRAIN_CHUNK_BYTES", "262144"},
+      {"RINGTRAIN_STRAGGLER_SHARE", "0.2"},
+      {"RINGTRAIN_STRAGGLER_STEPS", "10"},
+      {"RINGTRAIN_FAULT_COMPUTE_DELAY_MS", "0"},
+      {"RINGTRAIN_METRICS_PORT", "0"},
+      {"RINGTRAIN_MAX_MEMORY_MB", "physical memory"},
+      {"RINGTRAIN_ALLOW_INSECURE", "0"},
+      {"RINGTRAIN_BIND_ALL", "0"},
+      {"RINGTRAIN_CHECK_PEER_ADDRESS", "1"},
+      {"RINGTRAIN_DATA_HOST", "the task's host"},
+      {"RINGTRAIN_PROGRESS", "auto"},
+      {"RINGTRAIN_TRANSPORT", "auto"},
+      {"RINGTRAIN_LOG_LEVEL", "INFO"},
+      {"RINGTRAIN_KERNELS", "auto"},
+      {"RINGTRAIN_CONV_ALGO", "auto"},
+      {"RINGTRAIN_CLUSTER_SECRET", "none"},
+      {"RINGTRAIN_CLUSTER_SECRET_FILE", "none"},
+  };
+  return table;
+}
+
 namespace {
+
+// The one reader of RINGTRAIN_* variables: only names in SettingTable() (nullptr for
+// any other, which tests/config/settings_table_test.cc keeps from happening).
+const char* Env(const char* name) {
+  const auto& t = SettingTable();
+  if (std::none_of(t.begin(), t.end(), [&](const SettingInfo& i) { return i.name == name; })) return nullptr;
+  return std::getenv(name);
+}
 
 // Durations beyond a year are no deadline at all, and would overflow the deadline
 // arithmetic (milliseconds in 64 bits) near 10^16 seconds.
 constexpr double kMaxSeconds = 365.0 * 24 * 3600;
 
 Status ReadDouble(const char* name, double min, double max, double* out) {
-  const char* v = std::getenv(name);
+  const char* v = Env(name);
   if (v == nullptr || *v == '\0') return Status::Ok();
   char* end = nullptr;
   double d = std::strtod(v, &end);
@@ -48,7 +90,7 @@ uint64_t PhysicalMemoryMiB() {
 }
 
 Status ReadBool(const char* name, bool* out) {
-  const char* v = std::getenv(name);
+  const char* v = Env(name);
   if (v == nullptr || *v == '\0') return Status::Ok();
   std::string t(v);
   if (t == "1" || t == "true") {
@@ -81,7 +123,7 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_FAULT_COMPUTE_DELAY_MS", 0, 3600 * 1000, &s.fault_compute_delay_ms));
   RT_RETURN_IF_ERROR(ReadInt("RINGTRAIN_METRICS_PORT", 0, 65535, &s.metrics_port));
   s.max_memory_mb = PhysicalMemoryMiB();
-  if (std::getenv("RINGTRAIN_MAX_MEMORY_MB") != nullptr && *std::getenv("RINGTRAIN_MAX_MEMORY_MB") != '\0') {
+  if (const char* v = Env("RINGTRAIN_MAX_MEMORY_MB"); v != nullptr && *v != '\0') {
     double mb = 0;
     RT_RETURN_IF_ERROR(ReadDouble("RINGTRAIN_MAX_MEMORY_MB", 1, 1e12, &mb));
     s.max_memory_mb = static_cast<uint64_t>(mb);
@@ -90,16 +132,16 @@ StatusOr<Settings> LoadSettings() {
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_ALLOW_INSECURE", &s.allow_insecure));
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_BIND_ALL", &s.bind_all));
   RT_RETURN_IF_ERROR(ReadBool("RINGTRAIN_CHECK_PEER_ADDRESS", &s.check_peer_address));
-  if (const char* v = std::getenv("RINGTRAIN_DATA_HOST")) s.data_host = v;
+  if (const char* v = Env("RINGTRAIN_DATA_HOST")) s.data_host = v;
   // "stream" (the bar as marked lines, train/progress.h) is what launch sets for its chief.
-  if (const char* v = std::getenv("RINGTRAIN_PROGRESS")) {
+  if (const char* v = Env("RINGTRAIN_PROGRESS")) {
     s.progress = v;
     if (s.progress != "auto" && s.progress != "bar" && s.progress != "lines" && s.progress != "stream") {
       return InvalidArgumentError("RINGTRAIN_PROGRESS must be auto, bar, lines or stream (set by launch), not '" + s.progress + "'")
           .About(Subject::kConfig);
     }
   }
-  if (const char* v = std::getenv("RINGTRAIN_TRANSPORT")) {
+  if (const char* v = Env("RINGTRAIN_TRANSPORT")) {
     s.transport = v;
     if (s.transport != "auto" && s.transport != "tcp") {
       return InvalidArgumentError("RINGTRAIN_TRANSPORT must be auto or tcp, not '" + s.transport + "'")
@@ -145,6 +187,43 @@ std::string Describe(const Settings& s) {
     << PhysicalMemoryMiB() << ")";
   o << ", RINGTRAIN_METRICS_PORT=" << s.metrics_port << " (default 0 = off)";
   return o.str();
+}
+
+namespace {
+
+// `name`'s value when it is one of `allowed`; otherwise `fallback`, and a warning
+// when the variable was set to something else.
+std::string OneOf(const char* name, std::initializer_list<const char*> allowed, const char* fallback,
+                  std::vector<std::string>* warnings) {
+  const char* v = Env(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  for (const char* a : allowed) {
+    if (std::string_view(v) == a) return v;
+  }
+  if (warnings != nullptr) {
+    std::string list;
+    for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    warnings->push_back(std::string(name) + "=" + v + " is not one of " + list + ": using " + fallback);
+  }
+  return fallback;
+}
+
+}  // namespace
+
+ProcessSettings LoadProcessSettings(std::vector<std::string>* warnings) {
+  ProcessSettings p;
+  p.log_level = OneOf("RINGTRAIN_LOG_LEVEL", {"DEBUG", "INFO", "WARNING", "ERROR"}, "INFO", warnings);
+  p.kernels = OneOf("RINGTRAIN_KERNELS", {"auto", "portable"}, "auto", warnings);
+  p.conv_algo =
+      OneOf("RINGTRAIN_CONV_ALGO", {"auto", "direct", "winograd", "winograd2", "winograd4"}, "auto", warnings);
+  return p;
+}
+
+ClusterSecretSource LoadClusterSecretSource() {
+  ClusterSecretSource s;
+  if (const char* v = Env("RINGTRAIN_CLUSTER_SECRET")) s.value = v;
+  if (const char* v = Env("RINGTRAIN_CLUSTER_SECRET_FILE")) s.file = v;
+  return s;
 }
 
 }  // namespace ringtrain::config

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/memory_bound.h"
 #include "common/status.h"
@@ -52,8 +55,8 @@ struct Settings {
   // the evaluator task waits for a new checkpoint before it gives up (exit 5).
   double evaluator_timeout_s = 3600;
 
-  // Who may join (README "Only members get in"). The cluster secret itself is not a
-  // setting: it is read by security::ClusterSecret::FromEnvironment and never logged.
+  // Who may join (docs/deploy/security.md). The cluster secret is read apart, by
+  // LoadClusterSecretSource below, and never logged.
   // RINGTRAIN_ALLOW_INSECURE=1: run without a cluster secret on a cluster that is not on
   // loopback (a trusted network only); without it such a worker refuses to start.
   bool allow_insecure = false;
@@ -77,6 +80,17 @@ struct Settings {
   bool max_memory_from_environment = false;  // set by RINGTRAIN_MAX_MEMORY_MB, not the default
 };
 
+// One row of the settings table: every RINGTRAIN_* environment variable that any part
+// of ringtrain reads, with its default as docs/reference/settings.md shows it. Every
+// read of such a variable goes through this file, and tests/config/settings_table_test.cc
+// checks that the documentation's table and this one name the same variables with the
+// same defaults, and that no other source file reads one.
+struct SettingInfo {
+  std::string_view name;
+  std::string_view default_text;
+};
+const std::vector<SettingInfo>& SettingTable();
+
 // Defaults overridden by the environment. INVALID_ARGUMENT about Subject::kConfig names
 // a malformed or out-of-range variable (NaN, inf and 1e400 are refused, as are
 // timeouts beyond a year).
@@ -85,5 +99,27 @@ StatusOr<Settings> LoadSettings();
 MemoryBound MemoryBoundOf(const Settings& s);
 // One line per knob: "NAME=value (default D)".
 std::string Describe(const Settings& s);
+
+// What the process as a whole applies before any command runs (worker/main.cc), each
+// as the variable spells it: RINGTRAIN_LOG_LEVEL (DEBUG, INFO, WARNING, ERROR),
+// RINGTRAIN_KERNELS (auto, portable) and RINGTRAIN_CONV_ALGO (auto, direct, winograd,
+// winograd2, winograd4). A value outside those is replaced by the default, and
+// `warnings` says so, one line each (the process keeps running, as it always has).
+struct ProcessSettings {
+  std::string log_level = "INFO";
+  std::string kernels = "auto";
+  std::string conv_algo = "auto";
+};
+ProcessSettings LoadProcessSettings(std::vector<std::string>* warnings);
+
+// Where the cluster secret comes from: RINGTRAIN_CLUSTER_SECRET (the value) or
+// RINGTRAIN_CLUSTER_SECRET_FILE (a file holding it); each unset when the variable is
+// unset. security::ClusterSecret::FromSource turns it into a secret. The value is
+// never logged.
+struct ClusterSecretSource {
+  std::optional<std::string> value;
+  std::optional<std::string> file;
+};
+ClusterSecretSource LoadClusterSecretSource();
 
 }  // namespace ringtrain::config

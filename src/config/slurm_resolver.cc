@@ -22,7 +22,7 @@ const char kRunHint[] =
 
 // Slurm writes these variables itself, so a bad value usually means one was set or
 // overridden by hand, or the worker was started outside the step it names.
-const char kValueHint[] = " (srun sets these for each job step; see README.md, \"Slurm\")";
+const char kValueHint[] = " (srun sets these for each job step; see docs/deploy/slurm.md)";
 
 Status Bad(const std::string& what, const std::string& text, const std::string& why) {
   return InvalidArgumentError(what + "='" + text + "' " + why + kValueHint);

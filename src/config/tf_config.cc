@@ -11,7 +11,7 @@
 namespace ringtrain::config {
 namespace {
 
-const char kHint[] = " (see README.md, \"TF_CONFIG\")";
+const char kHint[] = " (see docs/guide/running-workers.md)";
 
 Status Bad(const std::string& what) {
   return InvalidArgumentError("TF_CONFIG: " + what + kHint).About(Subject::kConfig);

@@ -7,7 +7,7 @@
 namespace ringtrain::coordination {
 namespace {
 
-// In the schema's order (README), not sorted: easier to read by eye.
+// In the schema's order (docs/guide/watching.md), not sorted: easier to read by eye.
 using json = nlohmann::ordered_json;
 
 json OrNull(bool known, json value) { return known ? std::move(value) : json(nullptr); }

@@ -1,5 +1,5 @@
 // The status of a run as one JSON object: what `ringtrain status --json` prints and the
-// chief's /status.json serves. The schema (README "ringtrain status"):
+// chief's /status.json serves. The schema (docs/guide/watching.md):
 //   {"job": {epoch, epochs, step, steps_per_epoch, global_step, total_steps,
 //            images_per_sec, eta_s, loss, accuracy, last_backup_step, last_backup_age_s,
 //            generation},

@@ -1,4 +1,4 @@
-// Names the ranks that compute slower than the others (README "Stragglers"). For each
+// Names the ranks that compute slower than the others (docs/guide/watching.md, "Stragglers"). For each
 // global step, once every task has reported its compute time for it (the time before
 // it waits for the all-reduce), each task is compared with the median over the tasks:
 // slower than the median by more than `share` (and by more than kNoiseFloorSeconds, so

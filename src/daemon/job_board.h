@@ -1,4 +1,4 @@
-// What the chief's daemon decides (issue 19): which job every daemon runs, when it has
+// What the chief's daemon decides: which job every daemon runs, when it has
 // ended and how. Jobs run one at a time, first in first out, on all the daemons; the
 // queue itself (durable, crash-safe) is jobqueue::JobQueue.
 //

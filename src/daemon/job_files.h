@@ -1,4 +1,4 @@
-// Where a daemon keeps a job (issue 19), under its work directory:
+// Where a daemon keeps a job, under its work directory:
 //
 //   <work_dir>/queue.json                  the chief daemon's queue (jobqueue::JobQueue)
 //   <work_dir>/jobs/job-<id>/job.json       the job as submitted, with a history file added

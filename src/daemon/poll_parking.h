@@ -1,5 +1,5 @@
 // Idle daemons' polls held by the chief's daemon until there may be work for them, so a
-// submitted job starts at once instead of at the daemons' next poll (issue 19's submit
+// submitted job starts at once instead of at the daemons' next poll (less time from submit
 // to first step). A parked poll is answered when Wake() is called (a job was submitted,
 // started or ended) or when its wait ends, whichever is first; Stop() answers them all.
 //

@@ -1,7 +1,7 @@
 // File descriptors, so that running out of them is not fatal: the process's open-file
 // limit, and a small reserve of descriptors that the Env's writers (backups,
 // checkpoints, the saved model, the history file) fall back on when every other
-// descriptor is taken, e.g. by a flood of connections to the chief (issue 14).
+// descriptor is taken, e.g. by a flood of connections to the chief.
 //
 // How the reserve works: ReserveDescriptors(n) opens /dev/null n times. When an open
 // through OpenWithReserve fails with EMFILE or ENFILE, one reserved descriptor is

@@ -1,4 +1,4 @@
-// The daemon's job queue (issue 19): jobs submitted to a standing cluster, run one at a
+// The daemon's job queue: jobs submitted to a standing cluster, run one at a
 // time, first in first out, with their states and times. Durable: every change is on disk
 // before the call returns (the whole queue rewritten with env::WriteFileAtomically: a
 // temporary file, fsync, rename, fsync of the directory), so a chief daemon killed at any

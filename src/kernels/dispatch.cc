@@ -1,5 +1,5 @@
 // Picks the implementation once per process: AVX-512 where the CPU has it, unless
-// RINGTRAIN_KERNELS=portable.
+// forced portable (SetForcePortable: the executable does so for RINGTRAIN_KERNELS=portable).
 #include <cblas.h>
 
 #include <atomic>
@@ -21,18 +21,13 @@ bool CpuHasAvx512() {
   return __builtin_cpu_supports("avx512f");
 }
 
-bool EnvWantsPortable() {
-  const char* v = std::getenv("RINGTRAIN_KERNELS");
-  return v != nullptr && std::strcmp(v, "portable") == 0;
-}
-
 std::mutex g_pool_mu;
 std::shared_ptr<ThreadPool> g_pool;  // guarded by g_pool_mu
 
 }  // namespace
 
 bool UseAvx512() {
-  static const bool available = CpuHasAvx512() && !EnvWantsPortable();
+  static const bool available = CpuHasAvx512();
   const int forced = g_force_portable.load(std::memory_order_relaxed);
   return forced == 1 ? false : available;
 }

@@ -65,7 +65,7 @@ StridedPadding StridedInputGradPadding(const Window& g);
 
 // True where the AVX-512 implementation runs (the CPU has it and it is not disabled).
 bool UseAvx512();
-// For tests: force the portable implementation on or off.
+// Forces the portable implementation on or off (the executable: RINGTRAIN_KERNELS=portable; tests).
 void SetForcePortable(bool force);
 
 }  // namespace ringtrain::kernels

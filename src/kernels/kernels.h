@@ -3,7 +3,8 @@
 //
 // Two implementations sit behind every function: hand-written AVX-512 kernels, chosen
 // at run time when the CPU has AVX-512F, and a portable one (OpenBLAS sgemm plus plain
-// loops) for every other CPU. RINGTRAIN_KERNELS=portable forces the portable one.
+// loops) for every other CPU. SetForcePortable forces the portable one
+// (the executable does for RINGTRAIN_KERNELS=portable).
 // Layouts are row-major and channels-last (NHWC), as everywhere in nn.
 //
 // Determinism: on one CPU kind, the same inputs give the same bits whatever the thread
@@ -84,7 +85,7 @@ void ConvFilterGradAfterForward(const Window& g, int filters, const float* x, co
 // F(4x4, 3x3) (kernels/winograd.h): all three passes, fewer multiply-adds, the same
 // contracts and determinism, results within float rounding of the direct tiles (not the
 // same bits; F(4,3) rounds about 10x more than F(2,3): ~5e-6 of the output's scale).
-// RINGTRAIN_CONV_ALGO (read once) picks the algorithm:
+// SetConvAlgo (the executable: RINGTRAIN_CONV_ALGO) picks the algorithm:
 //   auto (default): Winograd from 16 channels and 16 filters up to 256 x 256, where it
 //     measured faster; F(4,3) on planes of 8x8 outputs or more with channels x filters up to
 //     128 x 128 (64 x 64 in the filter gradient), F(2,3) elsewhere;

@@ -21,18 +21,22 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "kernels/kernels.h"
 
 namespace ringtrain::kernels {
 
-// RINGTRAIN_CONV_ALGO=direct|winograd|winograd2|winograd4|auto (read once; default auto).
+// The convolution algorithm, process-wide (default auto; the executable sets it from
+// RINGTRAIN_CONV_ALGO=direct|winograd|winograd2|winograd4|auto before any command runs).
 // winograd: Winograd wherever it applies, with the tile auto would pick (F(2,3) where auto
 // keeps the direct tiles); winograd2 / winograd4: F(2x2, 3x3) / F(4x4, 3x3) wherever
 // Winograd applies. Tests may override it.
 enum class ConvAlgo { kAuto, kDirect, kWinograd, kWinograd2, kWinograd4 };
-void SetConvAlgo(ConvAlgo algo);  // for tests; kAuto restores the environment's choice
+void SetConvAlgo(ConvAlgo algo);  // kAuto: the default again
 ConvAlgo CurrentConvAlgo();
+// "direct", "winograd", "winograd2", "winograd4" as an algorithm; kAuto for anything else.
+ConvAlgo ParseConvAlgo(std::string_view name);
 
 enum class ConvPass { kForward, kFilterGrad };
 

@@ -16,32 +16,25 @@ constexpr int kSlots = 16;                 // work partition, fixed whatever the
 constexpr size_t kBlockFloats = 96 * 1024;  // V and M of one block: 384 KB, inside the 1 MB L2
 constexpr size_t kPartialFloats = 4 << 20;  // the filter gradient's per-slot partial sums, all slots
 
-ConvAlgo EnvAlgo() {
-  const char* v = std::getenv("RINGTRAIN_CONV_ALGO");
-  if (v == nullptr) return ConvAlgo::kAuto;
-  if (std::strcmp(v, "direct") == 0) return ConvAlgo::kDirect;
-  if (std::strcmp(v, "winograd") == 0) return ConvAlgo::kWinograd;
-  if (std::strcmp(v, "winograd2") == 0) return ConvAlgo::kWinograd2;
-  if (std::strcmp(v, "winograd4") == 0) return ConvAlgo::kWinograd4;
-  if (*v != '\0' && std::strcmp(v, "auto") != 0) {
-    RT_LOG(WARNING) << "RINGTRAIN_CONV_ALGO=" << v
-                    << " is not one of auto, direct, winograd, winograd2, winograd4: using auto";
-  }
-  return ConvAlgo::kAuto;
-}
-
 std::atomic<int> g_algo_override{-1};
 
 }  // namespace
+
+ConvAlgo ParseConvAlgo(std::string_view name) {
+  if (name == "direct") return ConvAlgo::kDirect;
+  if (name == "winograd") return ConvAlgo::kWinograd;
+  if (name == "winograd2") return ConvAlgo::kWinograd2;
+  if (name == "winograd4") return ConvAlgo::kWinograd4;
+  return ConvAlgo::kAuto;
+}
 
 void SetConvAlgo(ConvAlgo algo) {
   g_algo_override.store(algo == ConvAlgo::kAuto ? -1 : static_cast<int>(algo), std::memory_order_relaxed);
 }
 
 ConvAlgo CurrentConvAlgo() {
-  static const ConvAlgo env = EnvAlgo();
   const int forced = g_algo_override.load(std::memory_order_relaxed);
-  return forced < 0 ? env : static_cast<ConvAlgo>(forced);
+  return forced < 0 ? ConvAlgo::kAuto : static_cast<ConvAlgo>(forced);
 }
 
 bool WinogradApplies(const Window& g) {

@@ -1,5 +1,5 @@
 // The status (the GetStatusResponse that /status.json and `ringtrain status --json` print
-// through coordination::StatusToJson: see the README's "ringtrain status") filled from
+// through coordination::StatusToJson: see docs/guide/watching.md) filled from
 // what this one process knows: the job's progress as its own steps show it, and its own
 // row in "tasks". The chief's page falls back to it when the coordination service's
 // GetStatus does not answer. Unknown values are null: the other tasks' rows (known from

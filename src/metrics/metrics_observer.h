@@ -1,8 +1,8 @@
 // Feeds one task's Prometheus metrics (every name prefixed "ringtrain_", every series
 // labelled task="worker:1"), and on the chief the page's history and local status,
 // from the training loop (a train::StepObserver) and from the recovery loop's hooks
-// (generations, recoveries). The metrics and their types are listed in the README
-// ("Metrics and the live page").
+// (generations, recoveries). The metrics and their types are listed in
+// docs/reference/prometheus-metrics.md.
 //
 // Threading: the StepObserver calls come from the training thread, the hooks from the
 // recovery loop's (the same thread), SetStragglerScore from any thread; each returns at

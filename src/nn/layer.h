@@ -1,5 +1,6 @@
-// The internal interface every layer implements. Not part of the public API: the
-// trainer and other libraries only see nn/model.h.
+// The internal interface every layer implements. Not part of the public API: other
+// libraries see nn/model.h (the trainer also this file's StepContext, which it hands
+// to Model::set_step_context).
 //
 // Memory: a layer owns its output and input-gradient buffers and grows them to the
 // largest batch seen, so Forward/Backward allocate nothing once a batch size has

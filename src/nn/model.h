@@ -1,6 +1,8 @@
-// A sequential model built from the job file's "model" section (Keras-like layers,
-// channels-last NHWC). Parameters live in one contiguous buffer and gradients in
-// another of the same layout, so a whole step's gradient is one all-reduce.
+// A model built from the job file's "model" section: a graph of Keras-like layers
+// (channels-last NHWC) in the compact form of Keras' Functional API, each layer taking
+// the layers it names in "inputs", by default the one before it, so a plain list is a
+// Sequential model (nn/model_build.h). Parameters live in one contiguous buffer and
+// gradients in another of the same layout, so a whole step's gradient is one all-reduce.
 //
 // Threading: a Model is used by one thread at a time. Forward/Backward allocate
 // nothing after the first call with a given batch size.
@@ -34,9 +36,10 @@ struct StepContext;  // defined in nn/layer.h
 
 class Model {
  public:
-  // Builds and initialises the model: Glorot-uniform kernels and zero biases, drawn
-  // deterministically from `seed` (same seed -> same bits). Errors name the bad
-  // layer and field, e.g. "model.layers[2] (dense): 'units' must be a positive integer".
+  // Builds and initialises the model: each weight by its layer's initializer (by default
+  // Glorot-uniform kernels and zero biases; nn/initializers.h), drawn deterministically
+  // from `seed` (same seed -> same bits). Errors name the bad layer and field, e.g.
+  // "model.layers[2] (dense): 'units' must be a positive integer".
   static StatusOr<std::unique_ptr<Model>> FromJson(const nlohmann::json& model_json, uint64_t seed);
   // Models built after SetReluFusion(false) run every relu and Add as its own pass (see
   // Layer::AbsorbRelu and Layer::DeferToAdd): for tests, which check that fusion keeps the
@@ -88,7 +91,8 @@ class Model {
   // offsets only decrease. on_ready must not touch the model.
   void Backward(const float* grad_logits, const std::function<void(size_t)>& on_ready);
 
-  // Every layer, in order, for backends that run the model on their own buffers.
+  // Every layer, in the graph's topological order (LayerDesc::inputs: each one's inputs),
+  // for backends that run the model on their own buffers.
   std::vector<LayerDesc> layers() const;
 
   // A Keras-like summary table (layer, output shape, parameter count).

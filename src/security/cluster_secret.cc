@@ -63,19 +63,18 @@ StatusOr<ClusterSecret> ClusterSecret::FromValue(std::string value) {
   return ClusterSecret(std::move(value));
 }
 
-StatusOr<ClusterSecret> ClusterSecret::FromEnvironment() {
-  const char* value = std::getenv("RINGTRAIN_CLUSTER_SECRET");
-  const char* file = std::getenv("RINGTRAIN_CLUSTER_SECRET_FILE");
-  if (value != nullptr && file != nullptr) {
+StatusOr<ClusterSecret> ClusterSecret::FromSource(const std::optional<std::string>& value,
+                                                  const std::optional<std::string>& file) {
+  if (value && file) {
     return InvalidArgumentError("both RINGTRAIN_CLUSTER_SECRET and RINGTRAIN_CLUSTER_SECRET_FILE are set; set one");
   }
-  if (value != nullptr) {
-    auto s = FromValue(value);
+  if (value) {
+    auto s = FromValue(*value);
     if (!s.ok()) return s.status().WithContext("RINGTRAIN_CLUSTER_SECRET");
     return s;
   }
-  if (file == nullptr) return ClusterSecret();
-  auto text = ReadFile(file, kMaxSecretFileBytes, "a cluster secret file");
+  if (!file) return ClusterSecret();
+  auto text = ReadFile(*file, kMaxSecretFileBytes, "a cluster secret file");
   if (!text.ok()) {
     return InvalidArgumentError(std::string("RINGTRAIN_CLUSTER_SECRET_FILE: cannot read it: ") +
                                 text.status().message())
@@ -85,7 +84,7 @@ StatusOr<ClusterSecret> ClusterSecret::FromEnvironment() {
   if (!secret.empty() && secret.back() == '\n') secret.pop_back();
   if (!secret.empty() && secret.back() == '\r') secret.pop_back();
   auto s = FromValue(std::move(secret));
-  if (!s.ok()) return s.status().WithContext(std::string("RINGTRAIN_CLUSTER_SECRET_FILE '") + file + "'");
+  if (!s.ok()) return s.status().WithContext("RINGTRAIN_CLUSTER_SECRET_FILE '" + *file + "'");
   return s;
 }
 

@@ -7,13 +7,15 @@
 //
 // Where it comes from: RINGTRAIN_CLUSTER_SECRET (the value), or
 // RINGTRAIN_CLUSTER_SECRET_FILE (a file holding it; one trailing newline is dropped,
-// as `echo` or a Kubernetes Secret volume leaves). Every task of a cluster must have
+// as `echo` or a Kubernetes Secret volume leaves), both read by
+// config::LoadClusterSecretSource. Every task of a cluster must have
 // the same one.
 //
 // Threading: a ClusterSecret is immutable; every method may be called from any thread.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,11 +40,13 @@ class ClusterSecret {
   // INVALID_ARGUMENT if shorter than kMinBytes (says how to make a good one).
   static StatusOr<ClusterSecret> FromValue(std::string value);
 
-  // The secret from the environment (see above). An empty ClusterSecret when neither
-  // variable is set. INVALID_ARGUMENT when both are set, the file cannot be read (names
+  // The secret from RINGTRAIN_CLUSTER_SECRET's `value` or RINGTRAIN_CLUSTER_SECRET_FILE's
+  // `file` (see above; each absent when its variable is unset). An empty ClusterSecret
+  // when neither is given. INVALID_ARGUMENT when both are, the file cannot be read (names
   // the path and the errno text, never the contents; only a regular file of at most
   // 64 KiB is read, never a FIFO or device) or the secret is too short.
-  static StatusOr<ClusterSecret> FromEnvironment();
+  static StatusOr<ClusterSecret> FromSource(const std::optional<std::string>& value,
+                                            const std::optional<std::string>& file);
 
   static constexpr size_t kMinBytes = 16;
 

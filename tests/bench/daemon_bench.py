@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`ringtrain serve` benchmarks (issue 19), two daemons on loopback.
+"""`ringtrain serve` benchmarks, two daemons on loopback.
 
 first-step: from `ringtrain submit` to the job's first completed training step on a warm
   2-daemon cluster, against `ringtrain launch --workers 2` of the same job from cold (exec

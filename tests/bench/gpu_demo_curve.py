@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Usage: python3 tests/bench/gpu_demo_curve.py [--ringtrain build/bin/ringtrain] [--job deploy/jobs/demo.json]
 #                                              [--workers 2] [--implementation RING] [--tolerance 0.01]
-# Not part of the test suite (it needs a GPU): issue 6's check that a job (by default the two-worker demo on one
+# Not part of the test suite (it needs a GPU): a check that a job (by default the two-worker demo on one
 # shared GPU over RING) follows the same curve on the GPU as on the CPU. It runs the job twice through `ringtrain
 # launch`, once with "device": "cpu" and once with "device": "gpu" (the GPU run with the given communication
 # implementation, the CPU run with RING), and compares the epochs' loss and accuracy from the two history files. Exit 0 when every epoch's loss agrees within the relative

@@ -8,7 +8,7 @@
 #
 # usage: tests/bench/input_wait.sh [BUILD_DIR (build)] [MNIST_DIR] [WORK_DIR (a temp dir)]
 # CACHE=1 adds "cache": true to data.pipeline (decoded examples kept after the first epoch).
-# The issue's goal: the PNG run's input_wait_share at most 5%, its images/s within 5% of
+# The goal: the PNG run's input_wait_share at most 5%, its images/s within 5% of
 # the mnist_idx run's. Not a ctest test: it times things.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Recovery-time benchmark (issue 4's target; a benchmark, not a test).
+"""Recovery-time benchmark (a benchmark, not a test).
 
 Starts N `ringtrain worker` processes on loopback with default settings, training
 the seed MNIST job (deploy/jobs/mnist_w1.json, made long) with BackupAndRestore.
@@ -11,7 +11,7 @@ after (re)joining is done). Prints each trial and the median.
   python3 tests/bench/recovery_bench.py --workers 2 --victim 1 --trials 10
   python3 tests/bench/recovery_bench.py --workers 2 --victim 0 --trials 10   # the chief
 
-With --elastic the job is elastic ({"min_workers": N-1, "wait_s": 0}, issue 18) and the
+With --elastic the job is elastic ({"min_workers": N-1, "wait_s": 0}) and the
 killed task is not restarted: the time is from the SIGKILL to the next completed step on
 every survivor, with the lost task's virtual rank hosted by one of them. Then the task is
 started again (it takes its rank back) before the next trial.

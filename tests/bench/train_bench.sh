@@ -1,16 +1,16 @@
 #!/bin/bash
-# Side-by-side training speed: `ringtrain bench train` against PyTorch DDP (gloo), issue 5's workloads.
+# Side-by-side training speed: `ringtrain bench train` against PyTorch DDP (gloo), workload by workload.
 #   tests/bench/train_bench.sh            (after building build/bin/ringtrain; Debian's python3-torch)
 # For each round, workload (w1, w2) and worker count (1, 2) it runs ringtrain's
 #   ringtrain bench train --job deploy/jobs/mnist_<w>.json --workers N
-# (issue 16's workloads: resnet20 -> deploy/jobs/resnet20_cifar_shape.json, vgg16 -> deploy/jobs/vgg16_bench.json,
+# (the convolutional workloads: resnet20 -> deploy/jobs/resnet20_cifar_shape.json, vgg16 -> deploy/jobs/vgg16_bench.json,
 # both on synthetic data; e.g. WORKLOADS="resnet20 vgg16" WORKERS=2)
 # and tests/peers/pytorch_train_bench.py --workload <w> --procs N, alternating which goes first from
 # round to round, takes images_per_sec from each one's `RESULT ...` line (first epoch excluded by both),
 # and prints a markdown table of the medians over the rounds and their ratio (ringtrain / PyTorch).
 # Environment: RINGTRAIN (default build/bin/ringtrain), PYTHON (default /usr/bin/python3), ROUNDS (3),
 # WORKLOADS ("w1 w2"), WORKERS ("1 2"), RUN_TIMEOUT (seconds per run, 900), DEVICE (cpu; gpu runs ringtrain
-# with --device gpu against the peer's --device cuda, PyTorch eager on the same GPU: issue 6), RT_BIND (ringtrain's
+# with --device gpu against the peer's --device cuda, PyTorch eager on the same GPU), RT_BIND (ringtrain's
 # --bind_to, default core as launch's) and PT_BIND (the peer's --bind, default none as torchrun's; core pins each
 # rank to its own CPUs by the same rule). The figures are wall times:
 # run it on a quiet machine; the load averages at the start and the end are printed to show how quiet.

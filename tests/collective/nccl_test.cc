@@ -10,7 +10,7 @@
 
 #include "collective/backends.h"
 #include "collective/communicator.h"
-#include "collective/nccl_info.h"
+#include "collective/nccl/nccl_info.h"
 #include "store/store.h"
 
 #ifdef RINGTRAIN_HAVE_NCCL

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "collective/communicator.h"
-#include "collective/ring_communicator.h"
+#include "collective/ring/ring_communicator.h"
 #include "ring_test_util.h"
 
 namespace ringtrain::collective {

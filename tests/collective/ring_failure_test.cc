@@ -9,7 +9,7 @@
 
 #include "collective/backends.h"
 #include "collective/communicator.h"
-#include "collective/socket.h"
+#include "collective/ring/socket.h"
 #include "ring_test_util.h"
 
 namespace ringtrain::collective {

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "collective/backends.h"
-#include "collective/handshake.h"
-#include "collective/handshake_wire.h"
-#include "collective/socket.h"
+#include "collective/ring/handshake.h"
+#include "collective/ring/handshake_wire.h"
+#include "collective/ring/socket.h"
 #include "ring_test_util.h"
 #include "security/cluster_secret.h"
 

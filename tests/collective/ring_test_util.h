@@ -12,8 +12,8 @@
 
 #include "collective/backends.h"
 #include "collective/communicator.h"
-#include "collective/ring_communicator.h"
-#include "collective/socket.h"
+#include "collective/ring/ring_communicator.h"
+#include "collective/ring/socket.h"
 #include "store/store.h"
 
 namespace ringtrain::collective {

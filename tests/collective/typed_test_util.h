@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "collective/communicator.h"
-#include "collective/ring_communicator.h"
+#include "collective/ring/ring_communicator.h"
 #include "ring_test_util.h"
 #include "shm_test_util.h"
 #include "store/store.h"

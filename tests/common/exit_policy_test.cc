@@ -1,6 +1,6 @@
 // Pins the one exit-code policy (common/exit_policy.h): every subject with every code,
 // what a supervisor restarts, and which of a cluster's exit codes names the root cause.
-// The README's "Exit codes" table documents exactly this.
+// docs/reference/exit-codes.md's table documents exactly this.
 #include "common/exit_policy.h"
 
 #include <csignal>

@@ -1,4 +1,4 @@
-// Calls that cannot be replayed or redirected (issue 14): a real client's calls are
+// Calls that cannot be replayed or redirected: a real client's calls are
 // captured on their way to a real chief (a forwarding gRPC proxy records the
 // ringtrain-auth header and the request's bytes, as an eavesdropper on the wire would),
 // then sent again -- as they were, with a changed body, or naming another task -- and the
@@ -305,7 +305,7 @@ TEST(ReplayEndToEndTest, CapturedRendezvousReplayedEightTimesBreaksNoGeneration)
   ASSERT_TRUE(rdv.has_value());
 
   // As captured (a no-op for the service even if it were accepted), and with its body
-  // altered to leave the generation worker:1 is in (which broke it before issue 14).
+  // altered to leave the generation worker:1 is in (which, accepted, would break it).
   RendezvousRequest leave;
   ASSERT_TRUE(leave.ParseFromString(rdv->body));
   leave.set_last_generation(0);

@@ -227,7 +227,7 @@ def check_tfjob():
         err(rel, "the container does not run ringtrain worker: %s" % command)
     check_pod_secret_and_volume(rel, pod, container, "ringtrain-shared")
     check_job_file(rel, job_arg, "in_place")
-    # TF_CONFIG as the operator writes it (issue 7): the replicas' Service names, in namespace ns.
+    # TF_CONFIG as the operator writes it: the replicas' Service names, in namespace ns.
     name, ns = job["metadata"]["name"], job["metadata"].get("namespace", "default")
     workers = ["%s-worker-%d.%s.svc:%d" % (name, i, ns, port or 2222) for i in range(replicas or 0)]
     for i in range(replicas or 0):

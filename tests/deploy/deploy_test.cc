@@ -197,7 +197,7 @@ TEST(DeployDocker, ComposeConfigIsValid) {
   if (RunTool(docker, {"compose", "version"}).exit_code != 0) {
     GTEST_SKIP() << "docker has no compose plugin here: `docker compose config` cannot check compose.yaml";
   }
-  // The secret file is made by hand before `up` (see the README); config only needs it to exist.
+  // The secret file is made by hand before `up` (see docs/deploy/docker.md); config only needs it to exist.
   TempDir dir;
   fs::copy(SourceDir() + "/deploy", dir.path() + "/deploy", fs::copy_options::recursive);
   testing::WriteFile(dir.path() + "/deploy/docker/cluster_secret", "0123456789abcdef0123456789abcdef\n");

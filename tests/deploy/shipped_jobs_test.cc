@@ -1,5 +1,5 @@
 // Every job file shipped in deploy/jobs/ loads with ringtrain's own parser and its model
-// builds; the issue-16 models have the published sizes (ResNet-20: 0.27 M parameters,
+// builds; the ResNet-20 and VGG16 models have the published sizes (ResNet-20: 0.27 M parameters,
 // He et al. 2016; VGG16 without its top: Keras' 14,714,688) and VGG16's frozen base
 // leaves only the head trainable.
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 """Writes the seed corpus of the fuzz targets (tests/fuzz/corpus/<target>/seed-*):
 valid inputs and near misses, small. Run it from anywhere; it rewrites only seed-*
 files. Crash reproducers found by the fuzzers are committed beside them as crash-*
-(see README, "Fuzzing and sanitizers"), and are never rewritten here."""
+(see docs/dev/fuzzing-and-sanitizers.md), and are never rewritten here."""
 import glob, gzip, json, os, struct, zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,7 +63,7 @@ def jobs():
         "train": {"format": "mnist_idx", "images": ["a.gz", "b.gz"], "labels": ["la.gz", "lb.gz"]},
         "auto_shard_policy": "FILE"})))
     text = json.dumps(small_job())
-    # The issue's table: numbers out of range, overlong integers, huge sizes.
+    # Malformed numbers: out of range, overlong integers, huge sizes.
     out('job_config', 'lr-1e400.json', text.replace('"learning_rate": 0.01', '"learning_rate": 1e400'))
     out('job_config', 'lr-neg-1e400.json', text.replace('"learning_rate": 0.01', '"learning_rate": -1e400'))
     out('job_config', 'seed-400-digits.json', text.replace('"seed": 5', '"seed": ' + '9' * 400))

@@ -1,4 +1,4 @@
-// `ringtrain serve` end to end (issue 19): two daemons on loopback take jobs from
+// `ringtrain serve` end to end: two daemons on loopback take jobs from
 // `ringtrain submit` and run them one at a time, each job with the model bytes `launch`
 // gives it; cancel, a failing job, a worker daemon and the chief daemon SIGKILLed and
 // restarted mid-job, strangers without the cluster secret, and SIGTERM.

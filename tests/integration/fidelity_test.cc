@@ -1,4 +1,4 @@
-// The seeds' results on the real MNIST data (issue 5's fidelity checks), 2 workers:
+// The seeds' results on the real MNIST data (the fidelity checks), 2 workers:
 // - W1 (deploy/jobs/mnist_w1.json, SGD 0.001): the mean loss curve over seeds 1..4
 //   stays as close to the seed tutorial's (2.2766, 2.2172, 2.1471) as PyTorch's does
 //   on the same data (2.285, 2.236, 2.182).

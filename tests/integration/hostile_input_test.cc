@@ -1,4 +1,4 @@
-// The table of malformed input, tried as a careless or hostile user would, end
+// A table of malformed input, tried as a careless or hostile user would, end
 // to end on the real binary: every case gives exactly one "error:" line and the
 // documented exit code (2 configuration, 3 data, 6 model file) -- never an abort, a
 // signal or a hang.

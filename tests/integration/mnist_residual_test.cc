@@ -1,4 +1,4 @@
-// Issue 16's MNIST bar: deploy/jobs/mnist_residual.json (BatchNormalization, Dropout,
+// The MNIST bar: deploy/jobs/mnist_residual.json (BatchNormalization, Dropout,
 // a residual block) as shipped, on 2 workers, reaches at least 0.985 evaluation
 // accuracy on examples 8000..9999 of the MNIST test set. Reads ../shared/data/mnist
 // beside the checkout, else data/mnist in it (deploy/get_mnist.sh); skipped without

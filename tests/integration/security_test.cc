@@ -185,10 +185,10 @@ grpc::Status SendUnauthenticated(int port, const grpc::Slice& body) {
   return done.get_future().get();  // bounded by the context's deadline
 }
 
-// Issue 14: one unauthenticated 1 GB message took the chief from 256 MB to 1,318 MB
-// (and left it at 611 MB). It is refused on its headers now, before its body is read:
-// the chief's peak memory does not move, and it goes on training. (The job is long and
-// stopped by the test: gzip-compressing the gigabyte takes the client seconds.)
+// One unauthenticated 1 GB message, were its body read, would take the chief from
+// 256 MB to 1,318 MB (and leave it at 611 MB). It is refused on its headers, before its
+// body is read: the chief's peak memory does not move, and it goes on training. (The job
+// is long and stopped by the test: gzip-compressing the gigabyte takes the client seconds.)
 TEST(SecurityTest, AnUnauthenticatedGigabyteCostsTheChiefNothing) {
   // ASan's quarantine and shadow memory move the chief's RSS by more than the bound.
   if (kAddressSanitizer) GTEST_SKIP() << "the RSS bound is for the normal build";

@@ -1,4 +1,4 @@
-// Every source trains, end to end, on two local workers (issue 15):
+// Every source trains, end to end, on two local workers:
 //   - the same MNIST examples in the same order give the same model bytes whatever the
 //     source: mnist_idx, an npz and a TFRecord of raw uint8 records;
 //   - a run resumed from a backup mid-pass (epoch 1 ends inside the first pass) ends with

@@ -5,7 +5,7 @@
 // job's gradients take the all-reduce's large path (src/collective/sum_order.h).
 //
 // Needs root; skipped with the reason where the machine does not allow namespaces.
-// Namespace names carry the pid (net_hosts.h), but the lead runs it alone with the other
+// Namespace names carry the pid (net_hosts.h), but it is best run alone with the other
 // multi-host tests.
 #include <gtest/gtest.h>
 

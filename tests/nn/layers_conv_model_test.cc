@@ -1,4 +1,4 @@
-// The convolution and pooling layers of issue 16 through their Keras JSON (written by
+// The convolution and pooling layers through their Keras JSON (written by
 // the tfjs oracle's "build", loaded with KerasJsonToCompact) against tfjs running that
 // JSON; GlobalPooling's keepdims; every bad argument refused with a message naming it.
 #include <algorithm>

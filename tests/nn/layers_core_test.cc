@@ -411,7 +411,7 @@ TEST(SimpleLayersTest, CompactFormFunctionalModel) {
   }
 }
 
-// The README's example: a residual connection from the model input.
+// docs/reference/layers.md's example: a residual connection from the model input.
 TEST(SimpleLayersTest, ResidualExampleTrains) {
   auto m = Build(json::parse(R"({"input_shape": [8, 8, 4], "layers": [
       {"type": "Conv2D", "name": "c1", "filters": 4, "kernel_size": 3, "padding": "same", "activation": "relu",

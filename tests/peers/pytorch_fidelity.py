@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Usage: /usr/bin/python3 tests/peers/pytorch_fidelity.py --workload w1|w2|w3 [--procs 2] [--seed 1]
 #            [--epochs E] [--threads 1]                             (Debian: apt-get install python3-torch)
-# Not part of the test suite: the PyTorch peer behind issue 5's fidelity figures.
+# Not part of the test suite: the PyTorch peer behind the fidelity figures.
 #
 # Trains the workload as `procs` synchronous workers would (data, models, shard streams and seeds from
 # pytorch_train_bench.py, so the same run as its DDP), but in one process: each step takes 64 examples

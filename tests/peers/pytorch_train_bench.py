@@ -2,19 +2,19 @@
 # Usage: /usr/bin/python3 tests/peers/pytorch_train_bench.py --workload w1|w2|w3|resnet20|vgg16 --procs 1|2
 #            [--epochs E] [--steps S] [--seed 1] [--threads 1] [--device cpu|cuda] [--bind none|core]
 #            (Debian: python3-torch)
-# Not part of the test suite: the PyTorch DDP peer of `ringtrain bench train` (issue 5's speed targets),
+# Not part of the test suite: the PyTorch DDP peer of `ringtrain bench train`,
 # driven side by side with it by tests/bench/train_bench.sh.
 #
-# N processes (torch.multiprocessing, fork) join a gloo process group on 127.0.0.1 and train the issue's
+# N processes (torch.multiprocessing, fork) join a gloo process group on 127.0.0.1 and train the chosen
 # workload with DistributedDataParallel, one intra-op thread each. Data as in ringtrain's jobs: MNIST test
 # set examples 0..7999 train, 8000..9999 eval, pixels / 255; AUTO sharding (example i goes to rank i % N);
 # each rank reads its shard as an endless stream, a fresh permutation from its own seeded generator per
 # pass (tf.data's shuffle().repeat().batch()), 64 examples per rank per step. Each epoch is timed from
 # barrier to barrier; rank 0 prints per-epoch images/s (global images / seconds) and a final line
 #   RESULT workload=w1 procs=2 images_per_sec=<mean over epochs 2..E> step_ms=<mean> ...
-# (the first epoch is warm-up and excluded, as in the issue).
+# (the first epoch is warm-up and excluded).
 #
-# resnet20 and vgg16 (issue 16's speed workloads) are the models of deploy/jobs/resnet20_cifar_shape.json
+# resnet20 and vgg16 (the convolutional speed workloads) are the models of deploy/jobs/resnet20_cifar_shape.json
 # and deploy/jobs/vgg16_bench.json (deploy/make_model_jobs.py writes both), layer for layer and with the
 # same parameter counts, on synthetic data of the job's shape (random pixels in [0, 1), random labels: the
 # speed does not depend on the values): ResNet-20 with 1x1 projection shortcuts, BatchNorm with Keras'
@@ -23,7 +23,7 @@
 # (blocks 1-3) frozen (requires_grad=False), Flatten, Dense 10 softmax (log-softmax + NLL, the same as
 # categorical cross-entropy on softmax outputs), Adam, 16 per rank.
 #
-# --device cuda (issue 6's GPU peer: PyTorch eager on the same GPU): the model and each rank's whole shard
+# --device cuda (the GPU peer: PyTorch eager on the same GPU): the model and each rank's whole shard
 # live on the GPU (so no per-step upload at all, the most favourable setting for PyTorch), processes > 1
 # use the nccl backend, and each epoch ends with torch.cuda.synchronize() before its time is taken.
 #

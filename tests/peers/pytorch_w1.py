@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Usage: python3 tests/peers/pytorch_w1.py glorot|torch 1,2,3 [threads]   (Debian: apt-get install python3-torch)
-# Not part of the test suite: the peer run behind the fidelity figures in the issue notes.
+# Not part of the test suite: a peer run behind the fidelity figures.
 # PyTorch peer for the seed tutorial's W1 job: same data split, model, SGD(0.001),
 # global batch 128 (= 2 workers x 64, gradients of the mean loss), 3 epochs x 70 steps.
 # init=glorot uses Keras' Glorot-uniform kernels and zero biases; init=torch, PyTorch's defaults.

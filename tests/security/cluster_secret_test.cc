@@ -55,34 +55,30 @@ TEST(ClusterSecretTest, TooShortIsRefusedWithoutShowingIt) {
   EXPECT_EQ(s.status().message().find("hunter2"), std::string::npos);
 }
 
-TEST(ClusterSecretTest, FromEnvironment) {
-  ::unsetenv("RINGTRAIN_CLUSTER_SECRET");
-  ::unsetenv("RINGTRAIN_CLUSTER_SECRET_FILE");
-  auto none = ClusterSecret::FromEnvironment();
+TEST(ClusterSecretTest, FromSource) {
+  auto none = ClusterSecret::FromSource(std::nullopt, std::nullopt);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->configured());
 
-  ::setenv("RINGTRAIN_CLUSTER_SECRET", "from-the-environment-1234", 1);
-  auto v = ClusterSecret::FromEnvironment();
+  auto v = ClusterSecret::FromSource(std::string("from-the-environment-1234"), std::nullopt);
   ASSERT_TRUE(v.ok());
   auto direct = ClusterSecret::FromValue("from-the-environment-1234");
   EXPECT_EQ(v->Fingerprint(), direct->Fingerprint());
 
   const std::string path = ::testing::TempDir() + "/secret";
   { std::ofstream(path) << "from-the-environment-1234\n"; }
-  ::setenv("RINGTRAIN_CLUSTER_SECRET_FILE", path.c_str(), 1);
-  auto both = ClusterSecret::FromEnvironment();
+  auto both = ClusterSecret::FromSource(std::string("from-the-environment-1234"), path);
   EXPECT_FALSE(both.ok());
-  ::unsetenv("RINGTRAIN_CLUSTER_SECRET");
-  auto f = ClusterSecret::FromEnvironment();
+  auto f = ClusterSecret::FromSource(std::nullopt, path);
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   EXPECT_EQ(f->Fingerprint(), direct->Fingerprint());  // the trailing newline is not part of it
 
-  ::setenv("RINGTRAIN_CLUSTER_SECRET_FILE", "/nonexistent/secret", 1);
-  auto missing = ClusterSecret::FromEnvironment();
+  auto missing = ClusterSecret::FromSource(std::nullopt, std::string("/nonexistent/secret"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/secret"), std::string::npos);
-  ::unsetenv("RINGTRAIN_CLUSTER_SECRET_FILE");
+  auto short_value = ClusterSecret::FromSource(std::string("short"), std::nullopt);
+  ASSERT_FALSE(short_value.ok());
+  EXPECT_NE(short_value.status().message().find("RINGTRAIN_CLUSTER_SECRET"), std::string::npos);
   std::remove(path.c_str());
 }
 

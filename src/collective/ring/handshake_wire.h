@@ -1,5 +1,5 @@
 // The bytes of the ring handshake (handshake.h describes the exchange). Internal to
-// collective/: pure functions, no I/O, callable from any thread.
+// collective/ring/: pure functions, no I/O, callable from any thread.
 //
 // A hello is 16 bytes: a 4-byte magic, then protocol version, sender's rank and ring
 // size as little-endian u32. The magic says whether the sender runs with a cluster

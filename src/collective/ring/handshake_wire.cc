@@ -1,4 +1,4 @@
-#include "collective/handshake_wire.h"
+#include "collective/ring/handshake_wire.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "collective/nccl_status.h"
+#include "collective/nccl/nccl_status.h"
 
 #include "device/cuda_error.h"
 

@@ -1,4 +1,4 @@
-#include "collective/shm_group.h"
+#include "collective/shm/shm_group.h"
 
 #include <linux/futex.h>
 #include <sched.h>

@@ -1,7 +1,7 @@
 // The acceptor's side of the ring handshake (see handshake.h for the exchange): one
 // poll loop over the listener, every connection still proving itself, and our own
 // outgoing handshake, so that no stranger and no peer can hold up the others.
-#include "collective/handshake.h"
+#include "collective/ring/handshake.h"
 
 #include <poll.h>
 #include <sys/socket.h>

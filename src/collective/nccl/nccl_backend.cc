@@ -3,9 +3,9 @@
 #include <thread>
 
 #include "collective/backends.h"
-#include "collective/nccl_communicator.h"
-#include "collective/nccl_info.h"
-#include "collective/nccl_status.h"
+#include "collective/nccl/nccl_communicator.h"
+#include "collective/nccl/nccl_info.h"
+#include "collective/nccl/nccl_status.h"
 #include "common/logging.h"
 #include "device/device.h"
 #include "security/cluster_secret.h"

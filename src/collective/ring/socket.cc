@@ -1,4 +1,4 @@
-#include "collective/socket.h"
+#include "collective/ring/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -34,8 +34,8 @@
 #include <cstdint>
 #include <string>
 
-#include "collective/handshake_wire.h"
-#include "collective/socket.h"
+#include "collective/ring/handshake_wire.h"
+#include "collective/ring/socket.h"
 #include "common/deadline.h"
 #include "common/status.h"
 #include "security/cluster_secret.h"

@@ -1,6 +1,6 @@
 // RingCommunicator's operations, each laid out as the pieces of one transfer
 // (ring_transfer.cc runs them).
-#include "collective/ring_communicator.h"
+#include "collective/ring/ring_communicator.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,10 +1,10 @@
-#include "collective/nccl_communicator.h"
+#include "collective/nccl/nccl_communicator.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <thread>
 
-#include "collective/nccl_status.h"
+#include "collective/nccl/nccl_status.h"
 #include "common/logging.h"
 
 namespace ringtrain::collective::internal {

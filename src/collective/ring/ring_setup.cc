@@ -3,8 +3,8 @@
 
 #include <cerrno>
 
-#include "collective/handshake.h"
-#include "collective/ring_communicator.h"
+#include "collective/ring/handshake.h"
+#include "collective/ring/ring_communicator.h"
 #include "collective/backends.h"
 #include "common/logging.h"
 

@@ -1,4 +1,4 @@
-#include "collective/shm_communicator.h"
+#include "collective/shm/shm_communicator.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,7 +1,7 @@
 // The NCCL entry points of a build without NCCL (CMake found no CUDA/NCCL, or
 // RINGTRAIN_CUDA=OFF): AUTO never picks NCCL, and asking for it says why.
 #include "collective/backends.h"
-#include "collective/nccl_info.h"
+#include "collective/nccl/nccl_info.h"
 
 namespace ringtrain::collective::internal {
 

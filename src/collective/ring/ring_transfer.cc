@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "collective/reduce.h"
-#include "collective/ring_communicator.h"
+#include "collective/ring/ring_communicator.h"
 
 namespace ringtrain::collective {
 namespace {

@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "collective/communicator_base.h"
-#include "collective/socket.h"
+#include "collective/ring/socket.h"
 #include "common/deadline.h"
 
 namespace ringtrain::collective {

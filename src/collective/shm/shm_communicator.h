@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "collective/communicator_base.h"
-#include "collective/shm_group.h"
+#include "collective/shm/shm_group.h"
 
 namespace ringtrain::collective {
 

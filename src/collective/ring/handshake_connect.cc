@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "collective/handshake.h"
+#include "collective/ring/handshake.h"
 
 namespace ringtrain::collective {
 namespace ci = internal;

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "collective/communicator_base.h"
-#include "collective/shm_segment.h"
+#include "collective/shm/shm_segment.h"
 #include "common/deadline.h"
 #include "common/status.h"
 

@@ -1,4 +1,4 @@
-#include "collective/shm_segment.h"
+#include "collective/shm/shm_segment.h"
 
 #include <fcntl.h>
 #include <signal.h>
