@@ -45,7 +45,7 @@ enum class Subject {
 
 const char* SubjectName(Subject subject);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   // A message is one line: control characters in it (a newline in a JSON key or a
@@ -92,7 +92,7 @@ inline Status InternalError(std::string m) { return {Code::kInternal, std::move(
 Status ErrnoError(const std::string& what, int err);
 
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(const Status& status) : v_(status) { assert(!status.ok()); }  // NOLINT: implicit by design
   StatusOr(Status&& status) : v_(std::move(status)) { assert(!std::get<Status>(v_).ok()); }  // NOLINT
