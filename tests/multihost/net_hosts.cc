@@ -108,8 +108,9 @@ StatusOr<std::unique_ptr<NetHosts>> NetHosts::Create(int n) {
   for (const auto& name : names) {
     Status st = hosts->Ip({"netns", "add", name});
     if (!st.ok() && st.message().find("exists") != std::string::npos) {
-      // Left by an earlier process with our pid that died before its teardown.
-      hosts->Ip({"netns", "del", name});
+      // Left by an earlier process with our pid that died before its teardown; if the
+      // delete fails, the add below says why.
+      static_cast<void>(hosts->Ip({"netns", "del", name}));
       st = hosts->Ip({"netns", "add", name});
     }
     if (!st.ok()) return FailedPreconditionError("this machine does not allow network namespaces: " + st.message());

@@ -58,8 +58,9 @@ class ShmCommunicator : public CommunicatorBase {
   Status DoAllGather(const void* in, size_t count, DataType type, void* out) override;
   Status DoBarrier() override;
   void OnAbort() override { group_.ShareAbort(); }
-  // Shares the failure with the other processes (a no-op when it came from them).
-  void OnBroken(const Status& first) override { group_.Fail(first); }
+  // Shares the failure with the other processes (a no-op when it came from them). What
+  // Fail returns is for a collective to return; the collective that broke already has it.
+  void OnBroken(const Status& first) override { static_cast<void>(group_.Fail(first)); }
 
  private:
   ShmCommunicator(std::unique_ptr<shm::Segment> segment, int rank, std::chrono::milliseconds timeout);
