@@ -40,7 +40,7 @@ std::vector<std::string> Differences(const std::set<std::string>& documented) {
 }
 
 TEST(ExitCodesDocTest, TheTableListsExactlyTheCodes) {
-  const std::string doc = ::ringtrain::testing::Slurp(::ringtrain::testing::TestSourceDir() + "/" + kDoc);
+  const std::string doc = ::ringtrain::testing::ReadSourceFile(kDoc);
   ASSERT_FALSE(doc.empty()) << kDoc << " is missing";
   for (const std::string& p : Differences(DocumentedCodes(doc))) ADD_FAILURE() << p;
 }

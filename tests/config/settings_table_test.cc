@@ -17,7 +17,7 @@
 namespace ringtrain::config {
 namespace {
 
-using ::ringtrain::testing::Slurp;
+using ::ringtrain::testing::ReadSourceFile;
 using ::ringtrain::testing::TableRows;
 using ::ringtrain::testing::Unquoted;
 
@@ -70,7 +70,7 @@ std::vector<std::string> UnknownVariables(const std::string& source) {
 }
 
 TEST(SettingsTableTest, TheDocumentationListsExactlyTheTable) {
-  const std::string doc = Slurp(::ringtrain::testing::TestSourceDir() + "/" + kDoc);
+  const std::string doc = ReadSourceFile(kDoc);
   ASSERT_FALSE(doc.empty()) << kDoc << " is missing";
   for (const std::string& p : Differences(DocumentedSettings(doc))) ADD_FAILURE() << p;
 }
@@ -103,13 +103,13 @@ TEST(SettingsTableTest, EverySourceNamesOnlyVariablesOfTheTable) {
   for (const char* dir : {"src", "worker"}) {
     for (const std::string& f : ::ringtrain::testing::SourceFiles(root, dir)) {
       ++files;
-      for (const std::string& v : UnknownVariables(Slurp(root + "/" + f))) {
+      for (const std::string& v : UnknownVariables(ReadSourceFile(f))) {
         ADD_FAILURE() << f << " names " << v << ", which is not in config::SettingTable() (src/config/settings.cc): "
                       << "read every RINGTRAIN_* variable there and document it in " << kDoc;
       }
       // Only config/settings.cc calls getenv on a RINGTRAIN_* name.
       if (f != "src/config/settings.cc") {
-        const std::string text = Slurp(root + "/" + f);
+        const std::string text = ReadSourceFile(f);
         EXPECT_FALSE(std::regex_search(text, std::regex(R"(getenv\s*\(\s*"RINGTRAIN_)"))) << f;
       }
     }

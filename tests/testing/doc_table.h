@@ -3,8 +3,6 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -111,13 +109,6 @@ inline std::vector<std::string> SourceFiles(const std::string& root, const std::
     }
   }
   return files;
-}
-
-inline std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace ringtrain::testing
