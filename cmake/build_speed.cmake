@@ -16,6 +16,14 @@
 option(RINGTRAIN_MOLD "Link with mold where it is installed" ON)
 option(RINGTRAIN_PCH "Precompile the common standard, nlohmann/json and GoogleTest headers" ON)
 
+# Every C++ file compiles with -pthread, as the targets that link gRPC already do: a
+# precompiled header is only valid where -pthread (the macro _REENTRANT it defines)
+# is the same, and gcc silently skipped it for those targets while clang refused to
+# compile. With glibc the macro changes nothing (_GNU_SOURCE already selects more).
+if(RINGTRAIN_PCH)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-pthread>)
+endif()
+
 if(RINGTRAIN_MOLD)
   find_program(RINGTRAIN_MOLD_PATH NAMES ld.mold mold)
   if(RINGTRAIN_MOLD_PATH)

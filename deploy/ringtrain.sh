@@ -109,47 +109,22 @@ case "$MODE" in
     # a. The TensorFlow.js oracle (@tensorflow/tfjs from npm, pure JavaScript) for the
     #    fidelity tests; without it (no registry) they skip, naming the reason.
     tests/oracle/install.sh || echo "the tfjs fidelity tests will skip (see the line above)" >&2
-    # b. The whole suite (the fuzz corpora replay in it as FuzzCorpus.*). Beside it, the
-    #    ASan+UBSan build of stages c and d (build-asan) at the lowest CPU priority
-    #    (nice 19): it takes only the CPU time the suite leaves idle -- many tests wait on
-    #    processes, sockets and deadlines -- and yields the rest to the tests at once.
+    # b. The whole suite (the fuzz corpora replay in it as FuzzCorpus.*).
+    t=$SECONDS
+    ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
+    say "suite: done in $(elapsed $t)"
     sanitize=${RINGTRAIN_CI_SANITIZE:-inputs}
     fuzz_seconds=${RINGTRAIN_FUZZ_SECONDS:-30}
-    asan_targets=()
-    [ "$fuzz_seconds" != 0 ] && asan_targets+=(fuzz_targets)
-    case "$sanitize" in inputs) asan_targets+=(input_tests) ;; unit) asan_targets+=(unit_tests) ;; esac
-    asan_pid=""
-    if [ "$fuzz_seconds" != 0 ] || [ "$sanitize" != 0 ]; then
-      say "the ASan+UBSan build runs beside the suite at nice 19; its output in build/asan-build.log"
-      setsid nice -n 19 tests/sanitized_build.sh address,undefined "${asan_targets[@]}" > build/asan-build.log 2>&1 &
-      asan_pid=$!
-    fi
-    t=$SECONDS
-    suite=0
-    ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900 || suite=$?
-    say "suite: done in $(elapsed $t)"
-    if [ $suite -ne 0 ]; then
-      [ -n "$asan_pid" ] && kill -- "-$asan_pid" 2>/dev/null || true
-      exit $suite
-    fi
-    if [ -n "$asan_pid" ]; then
-      t=$SECONDS
-      if ! wait "$asan_pid"; then
-        echo "ringtrain.sh test: the ASan+UBSan build failed; the last 40 lines of build/asan-build.log:" >&2
-        tail -n 40 build/asan-build.log >&2
-        exit 1
-      fi
-      say "ASan+UBSan build: done $(elapsed $t) after the suite"
-    fi
     # c. Every fuzz target for a bounded time, from the committed corpus, then d. the
     #    tests of the libraries that read outside input, and of the kernels, under
-    #    ASan+UBSan, both in that build (docs/dev/fuzzing-and-sanitizers.md;
+    #    ASan+UBSan: one clang build (build-asan) serves both, and the first of the two
+    #    builds it (docs/dev/fuzzing-and-sanitizers.md;
     #    RINGTRAIN_FUZZ_SECONDS=0 and RINGTRAIN_CI_SANITIZE=0 skip them,
     #    RINGTRAIN_CI_SANITIZE=unit or all run more tests there).
     if [ "$fuzz_seconds" != 0 ]; then
       t=$SECONDS
       tests/fuzz/run_fuzzers.sh "$fuzz_seconds"
-      say "fuzzing: done in $(elapsed $t)"
+      say "ASan+UBSan build and fuzzing: done in $(elapsed $t)"
     fi
     if [ "$sanitize" != 0 ]; then
       t=$SECONDS

@@ -98,7 +98,7 @@ std::string BenchJobJson(const BenchFlags& f) {
 
 int Fail(const std::string& task, const Status& s) { return cli::Fail(s.WithContext(task)); }
 
-int RunTask(const BenchFlags& f) {
+int RunBenchTask(const BenchFlags& f) {
   auto settings = config::LoadSettings();
   if (!settings.ok()) return Fail("bench", settings.status().About(Subject::kConfig));
   auto tf_text = config::ReadTfConfigText(f.tf_config);
@@ -181,7 +181,7 @@ int RunBench(const std::vector<std::string>& args, const std::string& self_path)
   }
   auto flags = ParseBenchFlags(std::vector<std::string>(args.begin() + 1, args.end()));
   if (!flags.ok()) return cli::Fail(flags.status().About(Subject::kConfig));
-  return flags->workers > 0 ? RunLocal(*flags, self_path) : RunTask(*flags);
+  return flags->workers > 0 ? RunLocal(*flags, self_path) : RunBenchTask(*flags);
 }
 
 }  // namespace ringtrain::cli

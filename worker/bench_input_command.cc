@@ -28,7 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Status BadFlag(const std::string& message) { return InvalidArgumentError(message).About(Subject::kConfig); }
 
 // Removes a temporary directory on every way out.
 struct TempTree {

@@ -19,7 +19,6 @@
 namespace ringtrain::cli {
 namespace {
 
-Status BadFlag(const std::string& message) { return InvalidArgumentError(message).About(Subject::kConfig); }
 
 // --eval_timeout_s overrides RINGTRAIN_EVALUATOR_TIMEOUT_S.
 StatusOr<double> TimeoutOf(const Flags& flags, const config::Settings& settings) {

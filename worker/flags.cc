@@ -57,4 +57,6 @@ StatusOr<int> Flags::get_int(const std::string& name, int fallback, int min, int
   }
 }
 
+Status BadFlag(const std::string& message) { return InvalidArgumentError(message).About(Subject::kConfig); }
+
 }  // namespace ringtrain::cli

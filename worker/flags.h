@@ -28,4 +28,7 @@ class Flags {
   std::vector<std::string> rest_;
 };
 
+// A bad flag or argument: INVALID_ARGUMENT about the configuration (exit 2).
+Status BadFlag(const std::string& message);
+
 }  // namespace ringtrain::cli

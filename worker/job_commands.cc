@@ -74,7 +74,7 @@ StatusOr<int64_t> ParseJobId(const std::string& s) {
   return std::stoll(digits);
 }
 
-std::string Clock(double unix_time) {
+std::string DateTime(double unix_time) {
   if (unix_time <= 0) return "-";
   std::time_t t = static_cast<std::time_t>(unix_time);
   std::tm tm{};
@@ -84,7 +84,7 @@ std::string Clock(double unix_time) {
   return buf;
 }
 
-std::string Pad(std::string s, size_t width) {
+std::string PadColumn(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s + " ";
 }
@@ -108,14 +108,14 @@ std::string Result(const nlohmann::json& j) {
 std::string JobsTable(const std::string& jobs_json) {
   auto v = nlohmann::json::parse(jobs_json, nullptr, /*allow_exceptions=*/false);
   if (v.is_discarded() || !v.contains("jobs")) return "the chief's daemon sent a list that does not read\n";
-  std::string out = Pad("ID", 7) + Pad("NAME", 24) + Pad("STATE", 10) + Pad("SUBMITTED", 15) + Pad("STARTED", 15) +
-                    Pad("ENDED", 15) + "RESULT\n";
+  std::string out = PadColumn("ID", 7) + PadColumn("NAME", 24) + PadColumn("STATE", 10) + PadColumn("SUBMITTED", 15) + PadColumn("STARTED", 15) +
+                    PadColumn("ENDED", 15) + "RESULT\n";
   for (const nlohmann::json& j : v["jobs"]) {
     std::string state = j.value("state", "?");
     if (state == "running" && j.value("cancel_requested", false)) state = "stopping";
-    out += Pad("job-" + std::to_string(j.value("id", 0)), 7) + Pad(j.value("name", ""), 24) + Pad(state, 10) +
-           Pad(Clock(j.value("submitted_s", 0.0)), 15) + Pad(Clock(j.value("started_s", 0.0)), 15) +
-           Pad(Clock(j.value("ended_s", 0.0)), 15) + Result(j) + "\n";
+    out += PadColumn("job-" + std::to_string(j.value("id", 0)), 7) + PadColumn(j.value("name", ""), 24) + PadColumn(state, 10) +
+           PadColumn(DateTime(j.value("submitted_s", 0.0)), 15) + PadColumn(DateTime(j.value("started_s", 0.0)), 15) +
+           PadColumn(DateTime(j.value("ended_s", 0.0)), 15) + Result(j) + "\n";
   }
   return out;
 }

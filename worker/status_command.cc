@@ -54,7 +54,7 @@ std::string Pad(std::string s, size_t width) {
   return s;
 }
 
-std::string Clock(double unix_time) {
+std::string TimeOfDay(double unix_time) {
   std::time_t t = static_cast<std::time_t>(unix_time);
   std::tm tm{};
   localtime_r(&t, &tm);
@@ -131,7 +131,7 @@ std::string Table(const coordination::GetStatusResponse& r) {
     const int first = std::max(0, r.events_size() - 10);
     for (int i = first; i < r.events_size(); ++i) {
       const coordination::StatusEvent& e = r.events(i);
-      out += "  " + Clock(e.unix_time()) + "  " + Pad(e.kind(), 12) + e.message() + "\n";
+      out += "  " + TimeOfDay(e.unix_time()) + "  " + Pad(e.kind(), 12) + e.message() + "\n";
     }
   }
   return out;

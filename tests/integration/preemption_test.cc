@@ -104,9 +104,15 @@ void PreemptTasks(const std::vector<int>& signalled) {
   }
   ASSERT_GT(step, 0);
   Note(step);
-  // The chief wrote the backup of the preempted step, even with save_freq "epoch".
+  // The chief wrote the backup of the preempted step, even with save_freq "epoch". When
+  // only a worker was signalled, the chief is still running and its background writer
+  // may finish the file after the worker has exited: wait for it, with a deadline.
   char name[64];
   std::snprintf(name, sizeof(name), "/backup/ckpt-%012lld.json", static_cast<long long>(step));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!std::filesystem::exists(tmp.path() + name) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   EXPECT_TRUE(std::filesystem::exists(tmp.path() + name)) << name;
   for (int i : signalled) c.Start(i);
   std::string chief_output;
