@@ -27,11 +27,11 @@
 #include "common/exit_codes.h"
 #include "common/file.h"
 #include "config/job_config.h"
-#include "config/settings.h"
 #include "coordination/tls.h"
 #include "daemon/daemon_client.h"
 #include "flags.h"
 #include "security/cluster_secret.h"
+#include "security_setup.h"
 
 namespace ringtrain::cli {
 namespace {
@@ -108,14 +108,15 @@ std::string Result(const nlohmann::json& j) {
 std::string JobsTable(const std::string& jobs_json) {
   auto v = nlohmann::json::parse(jobs_json, nullptr, /*allow_exceptions=*/false);
   if (v.is_discarded() || !v.contains("jobs")) return "the chief's daemon sent a list that does not read\n";
-  std::string out = PadColumn("ID", 7) + PadColumn("NAME", 24) + PadColumn("STATE", 10) + PadColumn("SUBMITTED", 15) + PadColumn("STARTED", 15) +
-                    PadColumn("ENDED", 15) + "RESULT\n";
+  std::string out = PadColumn("ID", 7) + PadColumn("NAME", 24) + PadColumn("STATE", 10) +
+                    PadColumn("SUBMITTED", 15) + PadColumn("STARTED", 15) + PadColumn("ENDED", 15) + "RESULT\n";
   for (const nlohmann::json& j : v["jobs"]) {
     std::string state = j.value("state", "?");
     if (state == "running" && j.value("cancel_requested", false)) state = "stopping";
-    out += PadColumn("job-" + std::to_string(j.value("id", 0)), 7) + PadColumn(j.value("name", ""), 24) + PadColumn(state, 10) +
-           PadColumn(DateTime(j.value("submitted_s", 0.0)), 15) + PadColumn(DateTime(j.value("started_s", 0.0)), 15) +
-           PadColumn(DateTime(j.value("ended_s", 0.0)), 15) + Result(j) + "\n";
+    out += PadColumn("job-" + std::to_string(j.value("id", 0)), 7) + PadColumn(j.value("name", ""), 24) +
+           PadColumn(state, 10) + PadColumn(DateTime(j.value("submitted_s", 0.0)), 15) +
+           PadColumn(DateTime(j.value("started_s", 0.0)), 15) + PadColumn(DateTime(j.value("ended_s", 0.0)), 15) +
+           Result(j) + "\n";
   }
   return out;
 }
@@ -159,8 +160,7 @@ int RunJobCommand(const std::string& command, const std::vector<std::string>& ar
   if (!chief.ok()) return JobExit(chief.status());
   daemon::DaemonClientOptions opts;
   opts.address = *chief;
-  const config::ClusterSecretSource secret_source = config::LoadClusterSecretSource();
-  auto secret = security::ClusterSecret::FromSource(secret_source.value, secret_source.file);
+  auto secret = LoadClusterSecret();
   if (!secret.ok()) return JobExit(secret.status());
   opts.cluster_secret = *secret;
   auto tls = coordination::LoadTlsCredentials(flags->get("tls_cert"), flags->get("tls_key"), flags->get("tls_ca"));

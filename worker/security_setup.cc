@@ -15,12 +15,16 @@ namespace ringtrain::cli {
 // itself to. INVALID_ARGUMENT (exit 2) for a bad secret, incomplete or unreadable TLS
 // files, or a cluster beyond loopback without a secret (unless RINGTRAIN_ALLOW_INSECURE).
 // Never puts the secret in a message; logs only its fingerprint.
+StatusOr<security::ClusterSecret> LoadClusterSecret() {
+  const config::ClusterSecretSource source = config::LoadClusterSecretSource();
+  return security::ClusterSecret::FromSource(source.value, source.file);
+}
+
 StatusOr<cluster::SessionSecurity> LoadSecurity(const config::Settings& settings, const config::ClusterSpec& spec,
                                                 const std::string& tls_cert, const std::string& tls_key,
                                                 const std::string& tls_ca) {
   cluster::SessionSecurity out;
-  const config::ClusterSecretSource source = config::LoadClusterSecretSource();
-  RT_ASSIGN_OR_RETURN(out.cluster_secret, security::ClusterSecret::FromSource(source.value, source.file));
+  RT_ASSIGN_OR_RETURN(out.cluster_secret, LoadClusterSecret());
   RT_ASSIGN_OR_RETURN(
       out.tls, coordination::LoadTlsCredentials(tls_cert, tls_key, tls_ca));
   if (out.cluster_secret.configured()) {

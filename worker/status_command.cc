@@ -18,13 +18,13 @@
 
 #include "commands.h"
 #include "common/exit_codes.h"
-#include "config/settings.h"
 #include "config/tf_config.h"
 #include "coordination/status_client.h"
 #include "coordination/status_json.h"
 #include "coordination/tls.h"
 #include "flags.h"
 #include "security/cluster_secret.h"
+#include "security_setup.h"
 
 namespace ringtrain::cli {
 namespace {
@@ -182,8 +182,7 @@ int RunStatus(const std::vector<std::string>& args) {
   if (!chief.ok()) return StatusExit(chief.status());
   coordination::StatusClientOptions opts;
   opts.chief_address = *chief;
-  const config::ClusterSecretSource secret_source = config::LoadClusterSecretSource();
-  auto secret = security::ClusterSecret::FromSource(secret_source.value, secret_source.file);
+  auto secret = LoadClusterSecret();
   if (!secret.ok()) return StatusExit(secret.status());
   opts.cluster_secret = *secret;
   auto tls = coordination::LoadTlsCredentials(flags->get("tls_cert"), flags->get("tls_key"), flags->get("tls_ca"));
