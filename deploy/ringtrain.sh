@@ -84,7 +84,7 @@ shown=0
 while kill -0 "$build_pid" 2>/dev/null; do
   sleep 3
   # Make prints "[ 42%] Building ...", Ninja "[123/626] Building ...".
-  pct=$(grep -aoE '^\[ *[0-9]+%\]|^\[[0-9]+/[0-9]+\]' "$LOG" | tail -n 1 |
+  pct=$(tail -n 200 "$LOG" | grep -aoE '^\[ *[0-9]+%\]|^\[[0-9]+/[0-9]+\]' | tail -n 1 |
         awk -F'[][/% ]+' '{ if (NF >= 4 && $3 != "") print int(100 * $2 / $3); else print $2 + 0 }' || true)
   if [ -n "$pct" ] && [ "$pct" -ge $(( shown + 10 )) ]; then
     shown=$(( pct / 10 * 10 ))
