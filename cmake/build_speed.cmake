@@ -13,8 +13,22 @@
 #   matching one (CMake's REUSE_FROM). A source with its own compile options (the
 #   AVX-512 kernels, the files with -ffp-contract=off) or in CUDA keeps its own
 #   headers: a precompiled header is only valid under the options it was made with.
+# RINGTRAIN_UNITY (ON): unity builds. CMake compiles each target's sources eight at a
+#   time as one translation unit, so the headers they share (gRPC, protobuf, the
+#   project's own) are parsed and their templates instantiated once per eight files,
+#   not once per file. Sources with their own compile options (the AVX-512 kernels,
+#   the -ffp-contract=off files) still compile alone, under those options. A file's
+#   file-local names (anonymous namespace, static) must therefore differ from those of
+#   the other files of its library. An edit recompiles its whole batch; for a day of
+#   edits to one library, -DRINGTRAIN_UNITY=OFF rebuilds only the file.
 option(RINGTRAIN_MOLD "Link with mold where it is installed" ON)
 option(RINGTRAIN_PCH "Precompile the common standard, nlohmann/json and GoogleTest headers" ON)
+option(RINGTRAIN_UNITY "Compile each target's sources eight at a time (unity builds)" ON)
+
+if(RINGTRAIN_UNITY)
+  set(CMAKE_UNITY_BUILD ON)
+  set(CMAKE_UNITY_BUILD_BATCH_SIZE 8)
+endif()
 
 # Every C++ file compiles with -pthread, as the targets that link gRPC already do: a
 # precompiled header is only valid where -pthread (the macro _REENTRANT it defines)

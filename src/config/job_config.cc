@@ -15,14 +15,14 @@
 namespace ringtrain::config {
 namespace {
 
-Status Bad(const std::string& what) { return InvalidArgumentError("job: " + what); }
+Status BadJob(const std::string& what) { return InvalidArgumentError("job: " + what); }
 
 Status CheckKeys(const nlohmann::json& obj, const std::string& where, const std::set<std::string>& allowed) {
   for (auto& [key, value] : obj.items()) {
     if (!allowed.count(key)) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return Bad("unknown field '" + where + key + "'; known fields here: " + list);
+      return BadJob("unknown field '" + where + key + "'; known fields here: " + list);
     }
   }
   return Status::Ok();
@@ -36,21 +36,21 @@ constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
 
 StatusOr<int> PositiveInt(const nlohmann::json& j, const std::string& name) {
   const std::optional<int64_t> v = JsonInt(j, 1, kMaxCount);
-  if (!v) return Bad("'" + name + "' must be a positive integer (at most 10^9), got " + JsonBrief(j));
+  if (!v) return BadJob("'" + name + "' must be a positive integer (at most 10^9), got " + JsonBrief(j));
   return static_cast<int>(*v);
 }
 
 StatusOr<std::string> String(const nlohmann::json& j, const std::string& name) {
-  if (!j.is_string() || j.get<std::string>().empty()) return Bad("'" + name + "' must be a non-empty string");
+  if (!j.is_string() || j.get<std::string>().empty()) return BadJob("'" + name + "' must be a non-empty string");
   return j.get<std::string>();
 }
 
 Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
   if (j.contains("backup_and_restore")) {
     const auto& b = j["backup_and_restore"];
-    if (!b.is_object()) return Bad("'backup_and_restore' must be an object like {\"backup_dir\": \"backup\"}");
+    if (!b.is_object()) return BadJob("'backup_and_restore' must be an object like {\"backup_dir\": \"backup\"}");
     RT_RETURN_IF_ERROR(CheckKeys(b, "backup_and_restore.", {"backup_dir", "save_freq", "delete_checkpoint"}));
-    if (!b.contains("backup_dir")) return Bad("missing required field 'backup_and_restore.backup_dir'");
+    if (!b.contains("backup_dir")) return BadJob("missing required field 'backup_and_restore.backup_dir'");
     RT_ASSIGN_OR_RETURN(std::string dir, String(b["backup_dir"], "backup_and_restore.backup_dir"));
     job->backup.backup_dir = job->Resolve(dir);
     if (b.contains("save_freq")) {
@@ -60,20 +60,20 @@ Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
       } else if (f.is_number_integer()) {
         RT_ASSIGN_OR_RETURN(job->backup.save_freq_steps, PositiveInt(f, "backup_and_restore.save_freq"));
       } else {
-        return Bad("'backup_and_restore.save_freq' must be \"epoch\" or a positive number of steps, got " +
+        return BadJob("'backup_and_restore.save_freq' must be \"epoch\" or a positive number of steps, got " +
                    JsonBrief(f));
       }
     }
     if (b.contains("delete_checkpoint")) {
-      if (!b["delete_checkpoint"].is_boolean()) return Bad("'backup_and_restore.delete_checkpoint' must be true or false");
+      if (!b["delete_checkpoint"].is_boolean()) return BadJob("'backup_and_restore.delete_checkpoint' must be true or false");
       job->backup.delete_checkpoint = b["delete_checkpoint"].get<bool>();
     }
   }
   if (j.contains("model_checkpoint")) {
     const auto& m = j["model_checkpoint"];
-    if (!m.is_object()) return Bad("'model_checkpoint' must be an object like {\"filepath\": \"ckpt/ckpt_{epoch}.safetensors\"}");
+    if (!m.is_object()) return BadJob("'model_checkpoint' must be an object like {\"filepath\": \"ckpt/ckpt_{epoch}.safetensors\"}");
     RT_RETURN_IF_ERROR(CheckKeys(m, "model_checkpoint.", {"filepath"}));
-    if (!m.contains("filepath")) return Bad("missing required field 'model_checkpoint.filepath'");
+    if (!m.contains("filepath")) return BadJob("missing required field 'model_checkpoint.filepath'");
     RT_ASSIGN_OR_RETURN(std::string p, String(m["filepath"], "model_checkpoint.filepath"));
     job->model_checkpoint = job->Resolve(p);
   }
@@ -84,13 +84,13 @@ Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
     } else if (r == "restart") {
       job->recovery = RecoveryMode::kRestart;
     } else {
-      return Bad("'recovery' must be \"in_place\" (survivors wait for the failed task and go on) or \"restart\" "
+      return BadJob("'recovery' must be \"in_place\" (survivors wait for the failed task and go on) or \"restart\" "
                  "(every task exits so that a supervisor restarts them all), got " + JsonBrief(r));
     }
   }
   if (j.contains("elastic") && !j["elastic"].is_null()) {
     const auto& e = j["elastic"];
-    if (!e.is_object()) return Bad("'elastic' must be an object like {\"min_workers\": 2, \"wait_s\": 30}, got " + JsonBrief(e));
+    if (!e.is_object()) return BadJob("'elastic' must be an object like {\"min_workers\": 2, \"wait_s\": 30}, got " + JsonBrief(e));
     RT_RETURN_IF_ERROR(CheckKeys(e, "elastic.", {"min_workers", "wait_s"}));
     job->elastic.enabled = true;
     if (e.contains("min_workers")) {
@@ -99,12 +99,12 @@ Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
     if (e.contains("wait_s")) {
       const auto& w = e["wait_s"];
       if (!w.is_number() || w.get<double>() < 0 || w.get<double>() > 86400) {
-        return Bad("'elastic.wait_s' must be a number of seconds in 0..86400, got " + JsonBrief(w));
+        return BadJob("'elastic.wait_s' must be a number of seconds in 0..86400, got " + JsonBrief(w));
       }
       job->elastic.wait_s = w.get<double>();
     }
     if (job->recovery != RecoveryMode::kInPlace) {
-      return Bad("'elastic' needs \"recovery\": \"in_place\" (the survivors keep their processes); with \"restart\" "
+      return BadJob("'elastic' needs \"recovery\": \"in_place\" (the survivors keep their processes); with \"restart\" "
                  "every task exits at a failure");
     }
   }
@@ -116,7 +116,7 @@ Status ParseFaultTolerance(const nlohmann::json& j, JobConfig* job) {
 Status ParseFitOptions(const nlohmann::json& j, JobConfig* job) {
   if (j.contains("lr_schedule") && !j["lr_schedule"].is_null()) {
     if (!j["lr_schedule"].is_object()) {
-      return Bad("'lr_schedule' must be an object like {\"type\": \"piecewise_constant\", \"unit\": \"epoch\", "
+      return BadJob("'lr_schedule' must be an object like {\"type\": \"piecewise_constant\", \"unit\": \"epoch\", "
                  "\"boundaries\": [3, 7], \"values\": [1e-3, 1e-4, 1e-5]}, got " + JsonBrief(j["lr_schedule"]));
     }
     job->lr_schedule = j["lr_schedule"];
@@ -128,24 +128,24 @@ Status ParseFitOptions(const nlohmann::json& j, JobConfig* job) {
         "list of increasing 1-based epoch numbers such as [1, 5, 10], got ";
     if (f.is_number_integer()) {
       const std::optional<int64_t> k = JsonInt(f, 0, kMaxCount);
-      if (!k) return Bad(usage + JsonBrief(f));
+      if (!k) return BadJob(usage + JsonBrief(f));
       job->validation_freq = static_cast<int>(*k);
     } else if (f.is_array()) {
       for (const auto& e : f) {
         const std::optional<int64_t> epoch = JsonInt(e, 1, kMaxCount);
-        if (!epoch) return Bad(usage + JsonBrief(f) + " (entry " + JsonBrief(e) + " is not a positive integer)");
+        if (!epoch) return BadJob(usage + JsonBrief(f) + " (entry " + JsonBrief(e) + " is not a positive integer)");
         const int epoch1 = static_cast<int>(*epoch);
         if (!job->validation_epochs.empty() && epoch1 <= job->validation_epochs.back()) {
-          return Bad(usage + JsonBrief(f) + " (the epochs must be strictly increasing)");
+          return BadJob(usage + JsonBrief(f) + " (the epochs must be strictly increasing)");
         }
         job->validation_epochs.push_back(epoch1);
       }
     } else {
-      return Bad(usage + JsonBrief(f));
+      return BadJob(usage + JsonBrief(f));
     }
     const bool on = job->validation_freq > 0 || !job->validation_epochs.empty();
     if (on && job->eval_data.is_null()) {
-      return Bad("'validation_freq' needs evaluation data: add a 'data.eval' section (like data.train) or remove "
+      return BadJob("'validation_freq' needs evaluation data: add a 'data.eval' section (like data.train) or remove "
                  "validation_freq");
     }
   }
@@ -157,7 +157,7 @@ Status ParseFitOptions(const nlohmann::json& j, JobConfig* job) {
     RT_ASSIGN_OR_RETURN(std::string d, String(j["device"], "device"));
     std::transform(d.begin(), d.end(), d.begin(), [](unsigned char ch) { return std::tolower(ch); });
     if (d != "auto" && d != "cpu" && d != "gpu") {
-      return Bad("'device' must be \"auto\", \"cpu\" or \"gpu\", got \"" + j["device"].get<std::string>() + "\"");
+      return BadJob("'device' must be \"auto\", \"cpu\" or \"gpu\", got \"" + j["device"].get<std::string>() + "\"");
     }
     job->device = d;
   }
@@ -169,14 +169,14 @@ Status CheckLabelMode(const std::string& loss, const nlohmann::json& train) {
   const auto mode = train.find("label_mode");
   const std::string label_mode = mode != train.end() && mode->is_string() ? mode->get<std::string>() : "int";
   if (loss == "categorical_crossentropy" && label_mode != "categorical") {
-    return Bad("loss.type \"categorical_crossentropy\" needs one-hot labels but data.train.label_mode is \"" +
+    return BadJob("loss.type \"categorical_crossentropy\" needs one-hot labels but data.train.label_mode is \"" +
                label_mode +
                "\" (Keras: Arguments `target` and `output` must have the same shape. Received: "
                "target.shape=(None,), output.shape=(None, num_classes)); set data.train.label_mode to "
                "\"categorical\" or use loss.type \"sparse_categorical_crossentropy\"");
   }
   if (loss == "sparse_categorical_crossentropy" && label_mode == "categorical") {
-    return Bad("loss.type \"sparse_categorical_crossentropy\" needs integer labels but data.train.label_mode is "
+    return BadJob("loss.type \"sparse_categorical_crossentropy\" needs integer labels but data.train.label_mode is "
                "\"categorical\" (Keras: Argument `output` must have rank (ndim) `target.ndim - 1`. Received: "
                "target.shape=(None, num_classes), output.shape=(None, num_classes)); use loss.type "
                "\"categorical_crossentropy\" or data.train.label_mode \"int\"");
@@ -216,7 +216,7 @@ Status ParseLossAndMetrics(const nlohmann::json& j, JobConfig* job) {
 StatusOr<nlohmann::json> KerasModel(const nlohmann::json& model, const JobConfig& job) {
   for (auto& [key, value] : model.items()) {
     if (key != "keras_json") {
-      return Bad("'model.keras_json' describes the whole model: remove 'model." + key +
+      return BadJob("'model.keras_json' describes the whole model: remove 'model." + key +
                  "' (or drop keras_json and describe the model with input_shape and layers)");
     }
   }
@@ -227,20 +227,20 @@ StatusOr<nlohmann::json> KerasModel(const nlohmann::json& model, const JobConfig
     path = job.Resolve(source.get<std::string>());
     auto text = ReadFile(path, kMaxKerasJsonFileBytes, "a Keras model JSON file");
     if (!text.ok()) {
-      return Bad("'model.keras_json' file '" + path + "' cannot be read (" + text.status().message() +
+      return BadJob("'model.keras_json' file '" + path + "' cannot be read (" + text.status().message() +
                  "); give the path (relative to the job file) of the file model.to_json() wrote");
     }
     auto parsed = ParseJson(*text, "model.keras_json '" + path + "'");
-    if (!parsed.ok()) return Bad(parsed.status().message());
+    if (!parsed.ok()) return BadJob(parsed.status().message());
     keras = std::move(parsed).value();
   } else if (source.is_object()) {
     keras = source;
   } else {
-    return Bad("'model.keras_json' must be the path of the file model.to_json() writes, or that JSON object inline, "
+    return BadJob("'model.keras_json' must be the path of the file model.to_json() writes, or that JSON object inline, "
                "got " + JsonBrief(source));
   }
   auto compact = nn::KerasJsonToCompact(keras);
-  if (!compact.ok()) return Bad(compact.status().message() + (path.empty() ? "" : " (in '" + path + "')"));
+  if (!compact.ok()) return BadJob(compact.status().message() + (path.empty() ? "" : " (in '" + path + "')"));
   return compact;
 }
 
@@ -252,30 +252,30 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
       "initial_weights", "skip_mismatch", "metrics", "elastic"};
   RT_RETURN_IF_ERROR(CheckKeys(j, "", kTop));
   for (const char* required : {"model", "optimizer", "data", "batch_size_per_worker"}) {
-    if (!j.contains(required)) return Bad(std::string("missing required field '") + required + "'");
+    if (!j.contains(required)) return BadJob(std::string("missing required field '") + required + "'");
   }
-  if (!j["model"].is_object()) return Bad("'model' must be an object with input_shape and layers");
+  if (!j["model"].is_object()) return BadJob("'model' must be an object with input_shape and layers");
   if (j["model"].contains("keras_json")) {
     RT_ASSIGN_OR_RETURN(job->model, KerasModel(j["model"], *job));
   } else {
     job->model = j["model"];
   }
-  if (!j["optimizer"].is_object()) return Bad("'optimizer' must be an object like {\"type\": \"sgd\", ...}");
+  if (!j["optimizer"].is_object()) return BadJob("'optimizer' must be an object like {\"type\": \"sgd\", ...}");
   job->optimizer = j["optimizer"];
 
   RT_RETURN_IF_ERROR(ParseLossAndMetrics(j, job));
 
   const auto& data = j["data"];
-  if (!data.is_object()) return Bad("'data' must be an object with 'train' (and optionally 'eval')");
+  if (!data.is_object()) return BadJob("'data' must be an object with 'train' (and optionally 'eval')");
   RT_RETURN_IF_ERROR(CheckKeys(data, "data.", {"train", "eval", "auto_shard_policy", "pipeline"}));
-  if (!data.contains("train") || !data["train"].is_object()) return Bad("missing required object 'data.train'");
+  if (!data.contains("train") || !data["train"].is_object()) return BadJob("missing required object 'data.train'");
   job->train_data = data["train"];
   RT_RETURN_IF_ERROR(CheckLabelMode(LossName(job->loss), job->train_data));
   if (data.contains("pipeline")) {
     RT_ASSIGN_OR_RETURN(job->pipeline, data::ParsePipelineOptions(data["pipeline"], job->base_dir, "data.pipeline"));
   }
   if (data.contains("eval")) {
-    if (!data["eval"].is_object()) return Bad("'data.eval' must be an object");
+    if (!data["eval"].is_object()) return BadJob("'data.eval' must be an object");
     job->eval_data = data["eval"];
   }
   if (data.contains("auto_shard_policy")) {
@@ -284,7 +284,7 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   for (const char* split : {"train", "eval"}) {
     const nlohmann::json& d = split[0] == 't' ? job->train_data : job->eval_data;
     if (d.is_object() && d.contains("labels") && d["labels"].is_null()) {
-      return Bad(std::string("data.") + split + ".labels is null (images without labels): training and "
+      return BadJob(std::string("data.") + split + ".labels is null (images without labels): training and "
                  "evaluation need labels; that form is for `ringtrain predict --input`");
     }
   }
@@ -292,15 +292,15 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   if (j.contains("initial_weights") && !j["initial_weights"].is_null()) {
     const auto& w = j["initial_weights"];
     if (!w.is_string() || w.get<std::string>().empty()) {
-      return Bad("'initial_weights' must be the path of a safetensors file of pretrained weights, got " + JsonBrief(w));
+      return BadJob("'initial_weights' must be the path of a safetensors file of pretrained weights, got " + JsonBrief(w));
     }
     job->initial_weights = job->Resolve(w.get<std::string>());
   }
   if (j.contains("skip_mismatch")) {
     if (!j["skip_mismatch"].is_boolean()) {
-      return Bad("'skip_mismatch' must be true or false, got " + JsonBrief(j["skip_mismatch"]));
+      return BadJob("'skip_mismatch' must be true or false, got " + JsonBrief(j["skip_mismatch"]));
     }
-    if (job->initial_weights.empty()) return Bad("'skip_mismatch' is given without 'initial_weights'");
+    if (job->initial_weights.empty()) return BadJob("'skip_mismatch' is given without 'initial_weights'");
     job->skip_mismatch = j["skip_mismatch"].get<bool>();
   }
   RT_ASSIGN_OR_RETURN(job->batch_size_per_worker, PositiveInt(j["batch_size_per_worker"], "batch_size_per_worker"));
@@ -312,17 +312,17 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
   }
   if (j.contains("seed")) {
     const std::optional<uint64_t> seed = JsonUint(j["seed"]);
-    if (!seed) return Bad("'seed' must be a non-negative integer below 2^64, got " + JsonBrief(j["seed"]));
+    if (!seed) return BadJob("'seed' must be a non-negative integer below 2^64, got " + JsonBrief(j["seed"]));
     job->seed = *seed;
   }
   if (j.contains("communication")) {
     const auto& c = j["communication"];
-    if (!c.is_object()) return Bad("'communication' must be an object like {\"implementation\": \"AUTO\"}");
+    if (!c.is_object()) return BadJob("'communication' must be an object like {\"implementation\": \"AUTO\"}");
     RT_RETURN_IF_ERROR(CheckKeys(c, "communication.", {"implementation", "timeout_seconds", "bytes_per_pack"}));
     if (c.contains("bytes_per_pack")) {
       const std::optional<int64_t> bytes = JsonInt(c["bytes_per_pack"], 0, int64_t{1} << 40);
       if (!bytes) {
-        return Bad("'communication.bytes_per_pack' must be an integer from 0 (one pack) to 2^40, got " +
+        return BadJob("'communication.bytes_per_pack' must be an integer from 0 (one pack) to 2^40, got " +
                    JsonBrief(c["bytes_per_pack"]));
       }
       job->communication.bytes_per_pack = static_cast<size_t>(*bytes);
@@ -333,7 +333,7 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
     if (c.contains("timeout_seconds")) {
       const std::optional<double> t = JsonNumber(c["timeout_seconds"]);
       if (!t || *t < 0 || *t > kMaxTimeoutSeconds) {
-        return Bad("'communication.timeout_seconds' must be a number of seconds from 0 (the default) to 31536000 "
+        return BadJob("'communication.timeout_seconds' must be a number of seconds from 0 (the default) to 31536000 "
                    "(a year), got " + JsonBrief(c["timeout_seconds"]));
       }
       job->communication.timeout_seconds = *t;
@@ -396,7 +396,7 @@ StatusOr<JobConfig> ParseJobConfig(const std::string& text, const std::string& b
   auto parsed = ParseJson(text, "job");
   if (!parsed.ok()) return parsed.status().About(Subject::kConfig);
   job.raw = std::move(parsed).value();
-  if (!job.raw.is_object()) return Bad("the job file must hold a JSON object").About(Subject::kConfig);
+  if (!job.raw.is_object()) return BadJob("the job file must hold a JSON object").About(Subject::kConfig);
   try {
     Status s = ParseInto(job.raw, &job);
     if (!s.ok()) return s.About(Subject::kConfig);
@@ -404,7 +404,7 @@ StatusOr<JobConfig> ParseJobConfig(const std::string& text, const std::string& b
     // the path of a file that may differ between machines.
     if (job.raw["model"].contains("keras_json")) job.raw["model"] = job.model;
   } catch (const std::exception& e) {  // a backstop: the readers above check types first
-    return Bad(std::string("malformed field (") + e.what() + ")").About(Subject::kConfig);
+    return BadJob(std::string("malformed field (") + e.what() + ")").About(Subject::kConfig);
   }
   return job;
 }

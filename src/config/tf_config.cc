@@ -13,7 +13,7 @@ namespace {
 
 const char kHint[] = " (see docs/guide/running-workers.md)";
 
-Status Bad(const std::string& what) {
+Status BadTfConfig(const std::string& what) {
   return InvalidArgumentError("TF_CONFIG: " + what + kHint).About(Subject::kConfig);
 }
 
@@ -86,50 +86,50 @@ ClusterSpec ClusterSpec::SingleLocalWorker() {
 
 StatusOr<ClusterSpec> ParseTfConfig(const std::string& json_text) {
   if (json_text.size() > kMaxTfConfigBytes) {
-    return Bad("is " + FormatBytes(json_text.size()) + ", more than the " + FormatBytes(kMaxTfConfigBytes) +
+    return BadTfConfig("is " + FormatBytes(json_text.size()) + ", more than the " + FormatBytes(kMaxTfConfigBytes) +
                " a TF_CONFIG may have");
   }
   auto parsed = ParseJson(json_text, "TF_CONFIG");
   if (!parsed.ok()) return InvalidArgumentError(parsed.status().message() + kHint).About(Subject::kConfig);
   const nlohmann::json j = std::move(parsed).value();
-  if (!j.is_object()) return Bad("must be a JSON object with \"cluster\" and \"task\"");
+  if (!j.is_object()) return BadTfConfig("must be a JSON object with \"cluster\" and \"task\"");
   static const std::set<std::string> kTopKeys = {"cluster", "task", "environment", "rpc_layer"};
   for (auto& [key, value] : j.items()) {
-    if (!kTopKeys.count(key)) return Bad("unknown key \"" + key + "\"; expected cluster, task, environment, rpc_layer");
+    if (!kTopKeys.count(key)) return BadTfConfig("unknown key \"" + key + "\"; expected cluster, task, environment, rpc_layer");
   }
-  if (!j.contains("cluster")) return Bad("missing \"cluster\"");
-  if (!j.contains("task")) return Bad("missing \"task\"");
+  if (!j.contains("cluster")) return BadTfConfig("missing \"cluster\"");
+  if (!j.contains("task")) return BadTfConfig("missing \"task\"");
   const auto& cluster = j["cluster"];
-  if (!cluster.is_object() || cluster.empty()) return Bad("\"cluster\" must be a non-empty object of job name -> list of host:port");
+  if (!cluster.is_object() || cluster.empty()) return BadTfConfig("\"cluster\" must be a non-empty object of job name -> list of host:port");
 
   ClusterSpec spec;
   std::map<std::string, std::string> seen_addresses;  // address -> task
   for (auto& [job, list] : cluster.items()) {
     if (job == "ps") {
-      return Bad("has a \"ps\" job; parameter-server training is not what this strategy does (it is synchronous "
+      return BadTfConfig("has a \"ps\" job; parameter-server training is not what this strategy does (it is synchronous "
                  "all-reduce): remove \"ps\" and list the machines under \"worker\"");
     }
     if (job != "chief" && job != "worker" && job != "evaluator") {
-      return Bad("unknown job name \"" + job + "\"; valid jobs are chief, worker, evaluator");
+      return BadTfConfig("unknown job name \"" + job + "\"; valid jobs are chief, worker, evaluator");
     }
-    if (!list.is_array() || list.empty()) return Bad("cluster." + job + " must be a non-empty list of \"host:port\"");
+    if (!list.is_array() || list.empty()) return BadTfConfig("cluster." + job + " must be a non-empty list of \"host:port\"");
     if (job != "worker" && list.size() > 1) {
-      return Bad("cluster." + job + " lists " + std::to_string(list.size()) + " tasks; there can be only one " + job);
+      return BadTfConfig("cluster." + job + " lists " + std::to_string(list.size()) + " tasks; there can be only one " + job);
     }
     std::vector<HostPort> addrs;
     for (size_t i = 0; i < list.size(); ++i) {
       std::string task = job + ":" + std::to_string(i);
-      if (!list[i].is_string()) return Bad("cluster." + job + "[" + std::to_string(i) + "] must be a \"host:port\" string");
+      if (!list[i].is_string()) return BadTfConfig("cluster." + job + "[" + std::to_string(i) + "] must be a \"host:port\" string");
       auto hp = ParseHostPort(list[i].get<std::string>());
-      if (!hp.ok()) return Bad("cluster." + job + "[" + std::to_string(i) + "]: " + hp.status().message());
+      if (!hp.ok()) return BadTfConfig("cluster." + job + "[" + std::to_string(i) + "]: " + hp.status().message());
       auto [it, inserted] = seen_addresses.emplace(hp->ToString(), task);
-      if (!inserted) return Bad("address " + hp->ToString() + " is used by both " + it->second + " and " + task);
+      if (!inserted) return BadTfConfig("address " + hp->ToString() + " is used by both " + it->second + " and " + task);
       addrs.push_back(*hp);
     }
     spec.jobs_[job] = std::move(addrs);
   }
   if (!spec.jobs_.count("chief") && !spec.jobs_.count("worker")) {
-    return Bad("the cluster has no \"chief\" and no \"worker\" job; list the training machines under \"worker\"");
+    return BadTfConfig("the cluster has no \"chief\" and no \"worker\" job; list the training machines under \"worker\"");
   }
   if (spec.jobs_.count("chief")) spec.training_tasks_.push_back({"chief", 0});
   if (spec.jobs_.count("worker")) {
@@ -137,41 +137,41 @@ StatusOr<ClusterSpec> ParseTfConfig(const std::string& json_text) {
   }
 
   const auto& task = j["task"];
-  if (!task.is_object()) return Bad("\"task\" must be an object like {\"type\": \"worker\", \"index\": 0}");
-  if (!task.contains("type") || !task["type"].is_string()) return Bad("task.type must be a string (chief, worker or evaluator)");
+  if (!task.is_object()) return BadTfConfig("\"task\" must be an object like {\"type\": \"worker\", \"index\": 0}");
+  if (!task.contains("type") || !task["type"].is_string()) return BadTfConfig("task.type must be a string (chief, worker or evaluator)");
   spec.task_.type = task["type"].get<std::string>();
   if (task.contains("index")) {
-    if (!task["index"].is_number_integer()) return Bad("task.index must be an integer, got " + JsonBrief(task["index"]));
+    if (!task["index"].is_number_integer()) return BadTfConfig("task.index must be an integer, got " + JsonBrief(task["index"]));
     const std::optional<int64_t> idx = JsonInt(task["index"], 0, 1000000);
-    if (!idx) return Bad("task.index " + JsonBrief(task["index"]) + " is out of range");
+    if (!idx) return BadTfConfig("task.index " + JsonBrief(task["index"]) + " is out of range");
     spec.task_.index = static_cast<int>(*idx);
   } else {
     spec.task_.index = 0;  // TensorFlow's default
   }
   for (auto& [key, value] : task.items()) {
-    if (key != "type" && key != "index" && key != "trial") return Bad("unknown key task." + key);
+    if (key != "type" && key != "index" && key != "trial") return BadTfConfig("unknown key task." + key);
   }
   if (spec.task_.type == "ps") {
-    return Bad("task.type is \"ps\"; parameter-server training is not what this strategy does");
+    return BadTfConfig("task.type is \"ps\"; parameter-server training is not what this strategy does");
   }
   auto job_it = spec.jobs_.find(spec.task_.type);
   if (job_it == spec.jobs_.end()) {
-    return Bad("task " + spec.task_.ToString() + " is not in the cluster (there is no \"" + spec.task_.type + "\" job)");
+    return BadTfConfig("task " + spec.task_.ToString() + " is not in the cluster (there is no \"" + spec.task_.type + "\" job)");
   }
   if (spec.task_.index >= static_cast<int>(job_it->second.size())) {
-    return Bad("task.index " + std::to_string(spec.task_.index) + " is out of range: cluster." + spec.task_.type +
+    return BadTfConfig("task.index " + std::to_string(spec.task_.index) + " is out of range: cluster." + spec.task_.type +
                " has " + std::to_string(job_it->second.size()) + " task(s), indices 0.." +
                std::to_string(job_it->second.size() - 1));
   }
   if (j.contains("environment")) {
-    if (!j["environment"].is_string()) return Bad("\"environment\" must be a string");
+    if (!j["environment"].is_string()) return BadTfConfig("\"environment\" must be a string");
     spec.environment_ = j["environment"].get<std::string>();
   }
   if (j.contains("rpc_layer")) {
-    if (!j["rpc_layer"].is_string()) return Bad("\"rpc_layer\" must be a string");
+    if (!j["rpc_layer"].is_string()) return BadTfConfig("\"rpc_layer\" must be a string");
     std::string layer = j["rpc_layer"].get<std::string>();
     if (layer != "grpc" && layer != "grpc+loas" && !layer.empty()) {
-      return Bad("rpc_layer \"" + layer + "\" is not supported; ringtrain speaks \"grpc\"");
+      return BadTfConfig("rpc_layer \"" + layer + "\" is not supported; ringtrain speaks \"grpc\"");
     }
   }
   return spec;

@@ -8,9 +8,9 @@ namespace ringtrain::coordination {
 namespace {
 
 // In the schema's order (docs/guide/watching.md), not sorted: easier to read by eye.
-using json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
-json OrNull(bool known, json value) { return known ? std::move(value) : json(nullptr); }
+OrderedJson OrNull(bool known, OrderedJson value) { return known ? std::move(value) : OrderedJson(nullptr); }
 
 std::string Hex(uint64_t v) {
   char buf[24];
@@ -18,7 +18,7 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-json JobJson(const JobProgress& j) {
+OrderedJson JobJson(const JobProgress& j) {
   const bool k = j.known();
   return {{"epoch", OrNull(k, j.epoch())},
           {"epochs", OrNull(k, j.epochs())},
@@ -35,7 +35,7 @@ json JobJson(const JobProgress& j) {
           {"generation", OrNull(j.generation() >= 0, j.generation())}};
 }
 
-json TaskJson(const TaskStatus& t) {
+OrderedJson TaskJson(const TaskStatus& t) {
   const bool p = t.has_progress();
   const TaskProgress& pr = t.progress();
   const bool trains = p && pr.rank() >= 0;  // rank -1: a task outside the ring (the evaluator)
@@ -55,13 +55,13 @@ json TaskJson(const TaskStatus& t) {
           {"straggler", t.straggler()},
           {"failure_reason", OrNull(!t.failure_reason().empty(), t.failure_reason())},
           {"hosted_by", OrNull(!t.hosted_by().empty(), t.hosted_by())},
-          {"virtual_ranks", trains ? json::array({pr.rank()}) : json(nullptr)}};
+          {"virtual_ranks", trains ? OrderedJson::array({pr.rank()}) : OrderedJson(nullptr)}};
 }
 
 }  // namespace
 
 std::string StatusToJson(const GetStatusResponse& status, int indent) {
-  json tasks = json::array(), events = json::array(), stragglers = json::array();
+  OrderedJson tasks = OrderedJson::array(), events = OrderedJson::array(), stragglers = OrderedJson::array();
   for (const TaskStatus& t : status.tasks()) tasks.push_back(TaskJson(t));
   for (const StatusEvent& e : status.events()) {
     events.push_back({{"unix_time", e.unix_time()},
@@ -75,7 +75,7 @@ std::string StatusToJson(const GetStatusResponse& status, int indent) {
                           {"median_compute_s", s.median_compute_s()},
                           {"steps", s.steps()}});
   }
-  json out = {{"unix_time", status.unix_time()},
+  OrderedJson out = {{"unix_time", status.unix_time()},
               {"job", JobJson(status.job())},
               {"tasks", std::move(tasks)},
               {"events", std::move(events)},

@@ -21,7 +21,7 @@ constexpr const char* kFormats =
 // Bounds that keep a typo from allocating the machine away.
 constexpr int64_t kMaxSyntheticFloats = int64_t{1} << 30;  // 4 GiB of floats
 constexpr int kMaxSyntheticDim = 4096;
-constexpr int kMaxClasses = 1000;
+constexpr int kMaxSyntheticClasses = 1000;
 
 // Everything wrong with a source spec is the job file's: about kConfig.
 StatusOr<int64_t> GetInt(const json& j, const std::string& field, int64_t lo, int64_t hi) {
@@ -113,7 +113,7 @@ Status ParseSynthetic(const json& s, SourceSpec* spec) {
     }
   }
   if (s.contains("classes")) {
-    RT_ASSIGN_OR_RETURN(int64_t c, GetInt(s["classes"], f + ".classes", 2, kMaxClasses));
+    RT_ASSIGN_OR_RETURN(int64_t c, GetInt(s["classes"], f + ".classes", 2, kMaxSyntheticClasses));
     p.classes = static_cast<int>(c);
   }
   RT_RETURN_IF_ERROR(GetSeed(s, "seed", f, &p.seed));

@@ -3,22 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nn/init.h"
 #include "nn/json_fields.h"
 
 namespace ringtrain::nn::augment {
 namespace {
 
-// SplitMix64's finalizer (the mixer nn::Rng uses).
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 // Absorbs one more counter into the hash: each position gets its own odd multiplier,
 // so (a, b) and (b, a) differ.
 uint64_t Absorb(uint64_t h, uint64_t v, uint64_t position) {
-  return Mix(h ^ Mix(v + (position + 1) * 0x9E3779B97F4A7C15ULL));
+  return SplitMix64Finalize(h ^ SplitMix64Finalize(v + (position + 1) * 0x9E3779B97F4A7C15ULL));
 }
 
 }  // namespace
@@ -27,11 +21,11 @@ StatusOr<uint64_t> LayerKey(const nlohmann::json& j, const std::string& name, co
   uint64_t h = 0xCBF29CE484222325ULL;  // FNV-1a
   for (unsigned char ch : name) h = (h ^ ch) * 0x100000001B3ULL;
   auto it = j.find("seed");
-  if (it == j.end() || it->is_null()) return Mix(h);
+  if (it == j.end() || it->is_null()) return SplitMix64Finalize(h);
   if (!it->is_number_integer()) {
     return InvalidArgumentError(ctx + ": 'seed' must be an integer or null, got " + BriefDump(*it));
   }
-  return Absorb(Mix(h), static_cast<uint64_t>(it->get<int64_t>()), 7);
+  return Absorb(SplitMix64Finalize(h), static_cast<uint64_t>(it->get<int64_t>()), 7);
 }
 
 Rng ExampleRng(const StepContext& c, uint64_t layer_key, int64_t example) {

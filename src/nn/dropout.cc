@@ -1,5 +1,6 @@
 #include "nn/dropout.h"
 
+#include "nn/init.h"
 #include "nn/json_fields.h"
 #include "nn/norm_fields.h"
 
@@ -8,13 +9,6 @@ namespace ringtrain::nn {
 namespace {
 
 constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-
-// SplitMix64's output function (Steele, Lea, Flood 2014).
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 
@@ -31,7 +25,7 @@ StatusOr<std::unique_ptr<Layer>> Dropout::Create(const nlohmann::json& j, std::s
       return InvalidArgumentError(ctx + ": 'seed' must be an integer or null, got " + BriefDump(*s));
     }
     layer_seed = s->is_number_unsigned() ? s->get<uint64_t>() : static_cast<uint64_t>(s->get<int64_t>());
-    layer_seed = Mix(layer_seed + kGolden);  // seed 0 differs from no seed
+    layer_seed = SplitMix64Finalize(layer_seed + kGolden);  // seed 0 differs from no seed
   }
   return std::unique_ptr<Layer>(new Dropout(std::move(name), in, rate, layer_seed));
 }
@@ -55,17 +49,17 @@ uint64_t Dropout::ScratchFloatsPerExample(bool training) const {
 }
 
 uint64_t Dropout::StreamKey(uint64_t seed, int64_t step, int replica, uint64_t layer_hash, uint64_t layer_seed) {
-  uint64_t k = Mix(seed + kGolden);
-  k = Mix(k ^ static_cast<uint64_t>(step));
-  k = Mix(k ^ static_cast<uint64_t>(static_cast<int64_t>(replica)));
-  k = Mix(k ^ layer_hash);
-  return Mix(k ^ layer_seed);
+  uint64_t k = SplitMix64Finalize(seed + kGolden);
+  k = SplitMix64Finalize(k ^ static_cast<uint64_t>(step));
+  k = SplitMix64Finalize(k ^ static_cast<uint64_t>(static_cast<int64_t>(replica)));
+  k = SplitMix64Finalize(k ^ layer_hash);
+  return SplitMix64Finalize(k ^ layer_seed);
 }
 
 bool Dropout::Keep(uint64_t key, uint64_t index, float rate) {
   // Element i is SplitMix64's (i + 1)-th output from state `key`; the top 24 bits give
   // a uniform float in [0, 1) exactly, kept when >= rate (TensorFlow's rule).
-  const uint64_t z = Mix(key + (index + 1) * kGolden);
+  const uint64_t z = SplitMix64Finalize(key + (index + 1) * kGolden);
   return static_cast<float>(z >> 40) * (1.0f / 16777216.0f) >= rate;
 }
 

@@ -3,22 +3,14 @@
 #include <cmath>
 
 namespace ringtrain::nn {
-namespace {
-
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
 
 Rng::Rng(uint64_t seed, uint64_t stream)
-    : state_(Mix(seed + 0x9E3779B97F4A7C15ULL) ^ Mix((stream + 1) * 0xD1B54A32D192ED03ULL)) {}
+    : state_(SplitMix64Finalize(seed + 0x9E3779B97F4A7C15ULL) ^
+             SplitMix64Finalize((stream + 1) * 0xD1B54A32D192ED03ULL)) {}
 
 uint64_t Rng::Next() {
   state_ += 0x9E3779B97F4A7C15ULL;
-  return Mix(state_);
+  return SplitMix64Finalize(state_);
 }
 
 float Rng::Uniform() { return static_cast<float>(Next() >> 40) * (1.0f / 16777216.0f); }

@@ -36,7 +36,7 @@ std::string JobWith(const std::string& field, const std::string& value) {
   return text.replace(text.find(key), key.size(), "\"" + field + "\":" + value);
 }
 
-void ExpectBad(const std::string& text, const std::string& want) {
+void ExpectBadText(const std::string& text, const std::string& want) {
   auto job = ParseJobConfig(text, "/jobs");
   ASSERT_FALSE(job.ok()) << text;
   EXPECT_EQ(job.status().code(), Code::kInvalidArgument);
@@ -47,20 +47,20 @@ void ExpectBad(const std::string& text, const std::string& want) {
 }
 
 TEST(JobNumbersTest, NumbersOutOfRangeAreOneLine) {
-  ExpectBad(JobWith("epochs", "1e400"), "a number is out of range");
-  ExpectBad(JobWith("epochs", "-1e400"), "a number is out of range");
-  ExpectBad(JobWith("seed", std::string(400, '7')), "a number is out of range");
+  ExpectBadText(JobWith("epochs", "1e400"), "a number is out of range");
+  ExpectBadText(JobWith("epochs", "-1e400"), "a number is out of range");
+  ExpectBadText(JobWith("seed", std::string(400, '7')), "a number is out of range");
 }
 
 TEST(JobNumbersTest, IntegerFieldsTakeOnlyIntegersInRange) {
   for (const char* v : {"1e30", "-5", "2.5", "0", "99999999999999999999", "18446744073709551615", "\"16\"", "1e9"}) {
-    ExpectBad(JobWith("batch_size_per_worker", v), "'batch_size_per_worker' must be a positive integer (at most 10^9)");
+    ExpectBadText(JobWith("batch_size_per_worker", v), "'batch_size_per_worker' must be a positive integer (at most 10^9)");
   }
-  ExpectBad(JobWith("epochs", "1000000001"), "'epochs' must be a positive integer");
-  ExpectBad(JobWith("steps_per_epoch", "-1"), "'steps_per_epoch' must be a positive integer");
-  ExpectBad(JobWith("validation_freq", "1e30"), "'validation_freq' must be an integer k >= 0");
-  ExpectBad(JobWith("seed", "-1"), "'seed' must be a non-negative integer below 2^64");
-  ExpectBad(JobWith("seed", "1.5"), "'seed' must be a non-negative integer below 2^64");
+  ExpectBadText(JobWith("epochs", "1000000001"), "'epochs' must be a positive integer");
+  ExpectBadText(JobWith("steps_per_epoch", "-1"), "'steps_per_epoch' must be a positive integer");
+  ExpectBadText(JobWith("validation_freq", "1e30"), "'validation_freq' must be an integer k >= 0");
+  ExpectBadText(JobWith("seed", "-1"), "'seed' must be a non-negative integer below 2^64");
+  ExpectBadText(JobWith("seed", "1.5"), "'seed' must be a non-negative integer below 2^64");
   // The whole 64-bit range is a seed.
   auto job = ParseJobConfig(JobWith("seed", "18446744073709551615"), "/jobs");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
@@ -68,22 +68,22 @@ TEST(JobNumbersTest, IntegerFieldsTakeOnlyIntegersInRange) {
 }
 
 TEST(JobNumbersTest, CommunicationNumbersAreBounded) {
-  ExpectBad(JobWith("communication", R"({"timeout_seconds": 1e300})"), "'communication.timeout_seconds' must be");
-  ExpectBad(JobWith("communication", R"({"timeout_seconds": -1})"), "'communication.timeout_seconds' must be");
-  ExpectBad(JobWith("communication", R"({"bytes_per_pack": 1e30})"), "'communication.bytes_per_pack' must be");
-  ExpectBad(JobWith("communication", R"({"bytes_per_pack": 18446744073709551615})"),
+  ExpectBadText(JobWith("communication", R"({"timeout_seconds": 1e300})"), "'communication.timeout_seconds' must be");
+  ExpectBadText(JobWith("communication", R"({"timeout_seconds": -1})"), "'communication.timeout_seconds' must be");
+  ExpectBadText(JobWith("communication", R"({"bytes_per_pack": 1e30})"), "'communication.bytes_per_pack' must be");
+  ExpectBadText(JobWith("communication", R"({"bytes_per_pack": 18446744073709551615})"),
             "'communication.bytes_per_pack' must be");
   EXPECT_TRUE(ParseJobConfig(JobWith("communication", R"({"timeout_seconds": 30.5})"), "/j").ok());
 }
 
 TEST(JobNumbersTest, WrongTypesAreOneLine) {
-  ExpectBad(JobWith("loss", R"({"type": 5})"), "loss: 'type' must name the loss");
-  ExpectBad(JobWith("loss", R"({"type": "sparse_categorical_crossentropy", "from_logits": "yes"})"),
+  ExpectBadText(JobWith("loss", R"({"type": 5})"), "loss: 'type' must name the loss");
+  ExpectBadText(JobWith("loss", R"({"type": "sparse_categorical_crossentropy", "from_logits": "yes"})"),
             "'from_logits' must be true or false");
-  ExpectBad(JobWith("metrics", R"([7])"), "metrics[0]");
-  ExpectBad(JobWith("recovery", "[1]"), "'recovery' must be");
-  ExpectBad(JobWith("device", "7"), "'device' must be a non-empty string");
-  ExpectBad("[" + std::string(200, '[') + std::string(201, ']'), "nested deeper than");
+  ExpectBadText(JobWith("metrics", R"([7])"), "metrics[0]");
+  ExpectBadText(JobWith("recovery", "[1]"), "'recovery' must be");
+  ExpectBadText(JobWith("device", "7"), "'device' must be a non-empty string");
+  ExpectBadText("[" + std::string(200, '[') + std::string(201, ']'), "nested deeper than");
 }
 
 class JobFileTest : public ::testing::Test {

@@ -5,7 +5,7 @@
 namespace ringtrain::config {
 namespace {
 
-void ExpectBad(const std::string& json, const std::string& fragment) {
+void ExpectBadTfConfig(const std::string& json, const std::string& fragment) {
   auto spec = ParseTfConfig(json);
   ASSERT_FALSE(spec.ok()) << "accepted: " << json;
   EXPECT_EQ(spec.status().code(), Code::kInvalidArgument);
@@ -54,26 +54,26 @@ TEST(TfConfigTest, Ipv6) {
 }
 
 TEST(TfConfigTest, BadConfigurations) {
-  ExpectBad("{not json", "not valid JSON");
-  ExpectBad(R"({"task": {"type": "worker", "index": 0}})", "missing \"cluster\"");
-  ExpectBad(R"({"cluster": {"worker": ["a:1"]}})", "missing \"task\"");
-  ExpectBad(R"({"cluster": {"trainer": ["a:1"]}, "task": {"type": "trainer", "index": 0}})", "unknown job name \"trainer\"");
-  ExpectBad(R"({"cluster": {"chief": ["a:1", "b:2"], "worker": ["c:3"]}, "task": {"type": "worker", "index": 0}})",
+  ExpectBadTfConfig("{not json", "not valid JSON");
+  ExpectBadTfConfig(R"({"task": {"type": "worker", "index": 0}})", "missing \"cluster\"");
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:1"]}})", "missing \"task\"");
+  ExpectBadTfConfig(R"({"cluster": {"trainer": ["a:1"]}, "task": {"type": "trainer", "index": 0}})", "unknown job name \"trainer\"");
+  ExpectBadTfConfig(R"({"cluster": {"chief": ["a:1", "b:2"], "worker": ["c:3"]}, "task": {"type": "worker", "index": 0}})",
             "only one chief");
-  ExpectBad(R"({"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 2}})", "out of range");
-  ExpectBad(R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": -1}})", "out of range");
-  ExpectBad(R"({"cluster": {"worker": ["a"]}, "task": {"type": "worker", "index": 0}})", "port is missing");
-  ExpectBad(R"({"cluster": {"worker": ["a:99999"]}, "task": {"type": "worker", "index": 0}})", "outside 1..65535");
-  ExpectBad(R"({"cluster": {"worker": ["a:x1"]}, "task": {"type": "worker", "index": 0}})", "invalid port");
-  ExpectBad(R"({"cluster": {"worker": [":80"]}, "task": {"type": "worker", "index": 0}})", "empty host");
-  ExpectBad(R"({"cluster": {"worker": ["a:1", "a:1"]}, "task": {"type": "worker", "index": 0}})",
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 2}})", "out of range");
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": -1}})", "out of range");
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a"]}, "task": {"type": "worker", "index": 0}})", "port is missing");
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:99999"]}, "task": {"type": "worker", "index": 0}})", "outside 1..65535");
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:x1"]}, "task": {"type": "worker", "index": 0}})", "invalid port");
+  ExpectBadTfConfig(R"({"cluster": {"worker": [":80"]}, "task": {"type": "worker", "index": 0}})", "empty host");
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:1", "a:1"]}, "task": {"type": "worker", "index": 0}})",
             "used by both worker:0 and worker:1");
-  ExpectBad(R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "chief", "index": 0}})", "not in the cluster");
-  ExpectBad(R"({"cluster": {"worker": ["a:1"], "ps": ["p:2"]}, "task": {"type": "worker", "index": 0}})",
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "chief", "index": 0}})", "not in the cluster");
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:1"], "ps": ["p:2"]}, "task": {"type": "worker", "index": 0}})",
             "parameter-server training is not what this strategy does");
-  ExpectBad(R"({"cluster": {"evaluator": ["e:1"]}, "task": {"type": "evaluator", "index": 0}})", "no \"worker\"");
-  ExpectBad(R"([1, 2])", "JSON object");
-  ExpectBad(R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": "0"}})", "integer");
+  ExpectBadTfConfig(R"({"cluster": {"evaluator": ["e:1"]}, "task": {"type": "evaluator", "index": 0}})", "no \"worker\"");
+  ExpectBadTfConfig(R"([1, 2])", "JSON object");
+  ExpectBadTfConfig(R"({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": "0"}})", "integer");
 }
 
 TEST(HostPortTest, Parses) {

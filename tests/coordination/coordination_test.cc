@@ -17,6 +17,7 @@
 
 #include "coordination/coordination_client.h"
 #include "coordination/coordination_server.h"
+#include "testing/text.h"
 
 namespace ringtrain::coordination {
 namespace {
@@ -63,9 +64,7 @@ int PickFreePort() {
   return ntohs(addr.sin_port);
 }
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ringtrain::testing::Contains;
 
 TEST(CoordinationTest, WorkerThatStartsBeforeTheChiefRegistersOnceItIsUp) {
   int port = PickFreePort();

@@ -19,53 +19,52 @@
 #include "coordination/coordination_server.h"
 #include "coordination/replay_cache.h"
 #include "proto/coordination.grpc.pb.h"
+#include "testing/text.h"
 
 namespace ringtrain::coordination {
 namespace {
 
 using std::chrono::milliseconds;
 
-const char* kJob = R"({"model": "mlp"})";
-const int64_t kNow = 1'700'000'000'000;
+const char* kReplayJob = R"({"model": "mlp"})";
+const int64_t kReplayNow = 1'700'000'000'000;
 
-security::ClusterSecret Secret() {
+security::ClusterSecret ReplaySecret() {
   auto s = security::ClusterSecret::FromValue("0123456789abcdef0123456789abcdef");
   EXPECT_TRUE(s.ok());
   return s.ok() ? *s : security::ClusterSecret();
 }
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ringtrain::testing::Contains;
 
 // ---- on plain values --------------------------------------------------------------
 
 TEST(ReplayCacheTest, ANonceIsAdmittedOnceWithinTheWindow) {
   ReplayCache cache(100, milliseconds(1000));
-  EXPECT_TRUE(cache.Admit("a", kNow, kNow));
-  EXPECT_FALSE(cache.Admit("a", kNow, kNow));
-  EXPECT_FALSE(cache.Admit("a", kNow, kNow + 1000));
-  EXPECT_TRUE(cache.Admit("b", kNow, kNow));
+  EXPECT_TRUE(cache.Admit("a", kReplayNow, kReplayNow));
+  EXPECT_FALSE(cache.Admit("a", kReplayNow, kReplayNow));
+  EXPECT_FALSE(cache.Admit("a", kReplayNow, kReplayNow + 1000));
+  EXPECT_TRUE(cache.Admit("b", kReplayNow, kReplayNow));
   // Past the window its entry goes (the clock check refuses such a token anyway).
-  EXPECT_TRUE(cache.Admit("c", kNow + 2000, kNow + 2000));
+  EXPECT_TRUE(cache.Admit("c", kReplayNow + 2000, kReplayNow + 2000));
   EXPECT_EQ(cache.size(), 1u);
 }
 
 TEST(ReplayCacheTest, TheBoundNeverLetsAReplayThrough) {
   ReplayCache cache(3, milliseconds(60'000));
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(cache.Admit("n" + std::to_string(i), kNow + i, kNow));
-  // Full: the oldest (n0 at kNow) is forced out, and with it every token not newer.
-  EXPECT_TRUE(cache.Admit("n3", kNow + 3, kNow));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(cache.Admit("n" + std::to_string(i), kReplayNow + i, kReplayNow));
+  // Full: the oldest (n0 at kReplayNow) is forced out, and with it every token not newer.
+  EXPECT_TRUE(cache.Admit("n3", kReplayNow + 3, kReplayNow));
   EXPECT_EQ(cache.size(), 3u);
-  EXPECT_FALSE(cache.Admit("n0", kNow, kNow));      // forgotten, but refused all the same
-  EXPECT_FALSE(cache.Admit("fresh", kNow, kNow));   // as old as what was forced out
-  EXPECT_FALSE(cache.Admit("n3", kNow + 3, kNow));  // still remembered
-  EXPECT_TRUE(cache.Admit("n4", kNow + 4, kNow));
+  EXPECT_FALSE(cache.Admit("n0", kReplayNow, kReplayNow));      // forgotten, but refused all the same
+  EXPECT_FALSE(cache.Admit("fresh", kReplayNow, kReplayNow));   // as old as what was forced out
+  EXPECT_FALSE(cache.Admit("n3", kReplayNow + 3, kReplayNow));  // still remembered
+  EXPECT_TRUE(cache.Admit("n4", kReplayNow + 4, kReplayNow));
 }
 
 TEST(CallGuardReplayTest, ProofIsSingleUseAndBoundToBodyAndTask) {
   CallGuardOptions o;
-  o.secret = Secret();
+  o.secret = ReplaySecret();
   o.cluster_hosts = {"127.0.0.1"};
   CallGuard guard(std::move(o));
   const std::string peer = "ipv4:127.0.0.1:41000";
@@ -73,10 +72,10 @@ TEST(CallGuardReplayTest, ProofIsSingleUseAndBoundToBodyAndTask) {
   req.set_task("worker:1");
   req.set_incarnation(7);
   const std::string body = req.SerializeAsString();
-  const std::string token = MakeAuthToken(Secret(), "worker:1", method::kRegister, body, kNow);
+  const std::string token = MakeAuthToken(ReplaySecret(), "worker:1", method::kRegister, body, kReplayNow);
 
   AuthCheck auth;
-  ASSERT_TRUE(guard.CheckCall(peer, token, method::kRegister, kNow, &auth).ok());
+  ASSERT_TRUE(guard.CheckCall(peer, token, method::kRegister, kReplayNow, &auth).ok());
   EXPECT_TRUE(guard.CheckRequest(peer, auth, body, "worker:1").ok());
   // The same body with another incarnation, or naming another task: not what was signed.
   RegisterRequest changed = req;
@@ -90,28 +89,28 @@ TEST(CallGuardReplayTest, ProofIsSingleUseAndBoundToBodyAndTask) {
   other.set_task("worker:0");
   const std::string other_body = other.SerializeAsString();
   AuthCheck auth2;
-  ASSERT_TRUE(guard.CheckCall(peer, MakeAuthToken(Secret(), "worker:1", method::kRegister, other_body, kNow),
-                              method::kRegister, kNow, &auth2)
+  ASSERT_TRUE(guard.CheckCall(peer, MakeAuthToken(ReplaySecret(), "worker:1", method::kRegister, other_body, kReplayNow),
+                              method::kRegister, kReplayNow, &auth2)
                   .ok());
   grpc::Status redirected = guard.CheckRequest(peer, auth2, other_body, "worker:0");
   EXPECT_EQ(redirected.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_TRUE(Contains(redirected.error_message(), "another task")) << redirected.error_message();
   // The first token again, a second later: a replay.
-  grpc::Status replayed = guard.CheckCall(peer, token, method::kRegister, kNow + 1000, &auth);
+  grpc::Status replayed = guard.CheckCall(peer, token, method::kRegister, kReplayNow + 1000, &auth);
   EXPECT_EQ(replayed.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_TRUE(Contains(replayed.error_message(), "replayed call")) << replayed.error_message();
 }
 
 TEST(CallGuardReplayTest, ReplaysAreLoggedOnce) {
   CallGuardOptions o;
-  o.secret = Secret();
+  o.secret = ReplaySecret();
   o.cluster_hosts = {"127.0.0.1"};
   CallGuard guard(std::move(o));
-  const std::string token = MakeAuthToken(Secret(), "worker:1", method::kHeartbeat, "", kNow);
-  ASSERT_TRUE(guard.Check("ipv4:127.0.0.1:41000", token, method::kHeartbeat, kNow).ok());
+  const std::string token = MakeAuthToken(ReplaySecret(), "worker:1", method::kHeartbeat, "", kReplayNow);
+  ASSERT_TRUE(guard.Check("ipv4:127.0.0.1:41000", token, method::kHeartbeat, kReplayNow).ok());
   ::testing::internal::CaptureStderr();
   for (int i = 0; i < 8; ++i) {
-    EXPECT_EQ(guard.Check("ipv4:127.0.0.1:" + std::to_string(42000 + i), token, method::kHeartbeat, kNow).error_code(),
+    EXPECT_EQ(guard.Check("ipv4:127.0.0.1:" + std::to_string(42000 + i), token, method::kHeartbeat, kReplayNow).error_code(),
               grpc::StatusCode::UNAUTHENTICATED);
   }
   std::string log = ::testing::internal::GetCapturedStderr();
@@ -225,8 +224,8 @@ std::unique_ptr<CoordinationServer> StartChief() {
   ServerOptions o;
   o.address = "127.0.0.1:0";
   o.expected_tasks = {"worker:0", "worker:1"};
-  o.reference_job_json = kJob;
-  o.cluster_secret = Secret();
+  o.reference_job_json = kReplayJob;
+  o.cluster_secret = ReplaySecret();
   o.cluster_hosts = {"127.0.0.1"};
   auto server = CoordinationServer::Start(o);
   EXPECT_TRUE(server.ok()) << server.status().ToString();
@@ -239,7 +238,7 @@ std::unique_ptr<CoordinationClient> Client(int port, const std::string& task, ui
   o.task = task;
   o.incarnation = incarnation;
   o.rpc_timeout = milliseconds(5000);
-  o.cluster_secret = Secret();
+  o.cluster_secret = ReplaySecret();
   return std::make_unique<CoordinationClient>(o);
 }
 
@@ -263,8 +262,8 @@ TEST(ReplayEndToEndTest, CapturedRegisterReplayedOrRedirectedIsRefusedAndChanges
   RecordingProxy wire(chief->port());
   auto w0 = Client(chief->port(), "worker:0", 100);
   auto w1 = Client(wire.port(), "worker:1", 111);  // its calls go over the "wire"
-  ASSERT_TRUE(w0->Register(kJob, Deadline::After(milliseconds(10000))).ok());
-  ASSERT_TRUE(w1->Register(kJob, Deadline::After(milliseconds(10000))).ok());
+  ASSERT_TRUE(w0->Register(kReplayJob, Deadline::After(milliseconds(10000))).ok());
+  ASSERT_TRUE(w1->Register(kReplayJob, Deadline::After(milliseconds(10000))).ok());
   std::optional<Captured> reg = wire.Last(method::kRegister);
   ASSERT_TRUE(reg.has_value());
   ASSERT_FALSE(reg->token.empty());
@@ -297,8 +296,8 @@ TEST(ReplayEndToEndTest, CapturedRendezvousReplayedEightTimesBreaksNoGeneration)
   RecordingProxy wire(chief->port());
   auto w0 = Client(chief->port(), "worker:0", 100);
   auto w1 = Client(wire.port(), "worker:1", 111);
-  ASSERT_TRUE(w0->Register(kJob, Deadline::After(milliseconds(10000))).ok());
-  ASSERT_TRUE(w1->Register(kJob, Deadline::After(milliseconds(10000))).ok());
+  ASSERT_TRUE(w0->Register(kReplayJob, Deadline::After(milliseconds(10000))).ok());
+  ASSERT_TRUE(w1->Register(kReplayJob, Deadline::After(milliseconds(10000))).ok());
   auto [g0, g1] = FormGeneration(*w0, *w1, -1);
   ASSERT_TRUE(g0.ok() && g1.ok());
   std::optional<Captured> rdv = wire.Last(method::kRendezvous);

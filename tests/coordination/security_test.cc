@@ -13,13 +13,14 @@
 #include "coordination/coordination_server.h"
 #include "coordination/peer_filter.h"
 #include "proto/coordination.grpc.pb.h"
+#include "testing/text.h"
 
 namespace ringtrain::coordination {
 namespace {
 
 using std::chrono::milliseconds;
 
-const char* kJob = R"({"model": "mlp"})";
+const char* kSecurityJob = R"({"model": "mlp"})";
 const std::string kSecretText = "0123456789abcdef0123456789abcdef";
 const int64_t kNow = 1'700'000'000'000;
 
@@ -29,9 +30,7 @@ security::ClusterSecret Secret(const std::string& text = kSecretText) {
   return s.ok() ? *s : security::ClusterSecret();
 }
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ringtrain::testing::Contains;
 
 // ---- the proof ------------------------------------------------------------------
 
@@ -236,7 +235,7 @@ std::unique_ptr<CoordinationServer> StartServer(const security::ClusterSecret& s
   ServerOptions o;
   o.address = "127.0.0.1:0";
   o.expected_tasks = {"worker:0", "worker:1"};
-  o.reference_job_json = kJob;
+  o.reference_job_json = kSecurityJob;
   o.cluster_secret = secret;
   o.cluster_hosts = std::move(hosts);
   auto server = CoordinationServer::Start(o);
@@ -259,8 +258,8 @@ TEST(SecuredServiceTest, MembersWithTheSecretWorkTogether) {
   ASSERT_NE(server, nullptr);
   auto a = Client(server->port(), "worker:0", Secret());
   auto b = Client(server->port(), "worker:1", Secret());
-  ASSERT_TRUE(a->Register(kJob, Deadline::After(milliseconds(10000))).ok());
-  ASSERT_TRUE(b->Register(kJob, Deadline::After(milliseconds(10000))).ok());
+  ASSERT_TRUE(a->Register(kSecurityJob, Deadline::After(milliseconds(10000))).ok());
+  ASSERT_TRUE(b->Register(kSecurityJob, Deadline::After(milliseconds(10000))).ok());
   ASSERT_TRUE(a->Set("k", "v").ok());
   auto v = b->Get("k", Deadline::After(milliseconds(5000)));
   ASSERT_TRUE(v.ok()) << v.status().ToString();
@@ -282,7 +281,7 @@ TEST(SecuredServiceTest, WrongOrNoSecretCannotRegisterAndSaysWhy) {
   ASSERT_NE(server, nullptr);
   for (auto secret : {Secret("a stranger's guess at the secret"), security::ClusterSecret()}) {
     auto stranger = Client(server->port(), "worker:1", secret);
-    Status s = stranger->Register(kJob, Deadline::After(milliseconds(30000)));
+    Status s = stranger->Register(kSecurityJob, Deadline::After(milliseconds(30000)));
     EXPECT_EQ(s.code(), Code::kPermissionDenied) << s.ToString();
     EXPECT_TRUE(Contains(s.message(), "cluster secret")) << s.ToString();
     EXPECT_FALSE(Contains(s.message(), kSecretText));
@@ -291,7 +290,7 @@ TEST(SecuredServiceTest, WrongOrNoSecretCannotRegisterAndSaysWhy) {
   }
   // Nothing the strangers sent reached the state: the key is not set.
   auto member = Client(server->port(), "worker:0", Secret());
-  ASSERT_TRUE(member->Register(kJob, Deadline::After(milliseconds(10000))).ok());
+  ASSERT_TRUE(member->Register(kSecurityJob, Deadline::After(milliseconds(10000))).ok());
   EXPECT_EQ(member->Get("ring/0/rank0", Deadline::After(milliseconds(300))).status().code(),
             Code::kDeadlineExceeded);
 }
@@ -340,7 +339,7 @@ TEST(SecuredServiceTest, CallersOutsideTheClusterAreDenied) {
   auto server = StartServer(Secret(), {"10.0.0.1", "10.0.0.2"});
   ASSERT_NE(server, nullptr);
   auto c = Client(server->port(), "worker:0", Secret());
-  Status s = c->Register(kJob, Deadline::After(milliseconds(10000)));
+  Status s = c->Register(kSecurityJob, Deadline::After(milliseconds(10000)));
   EXPECT_EQ(s.code(), Code::kPermissionDenied) << s.ToString();
   EXPECT_TRUE(Contains(s.message(), "127.0.0.1")) << s.ToString();
 }
@@ -349,7 +348,7 @@ TEST(SecuredServiceTest, NoSecretOnALoopbackClusterWorksAsBefore) {
   auto server = StartServer(security::ClusterSecret());
   ASSERT_NE(server, nullptr);
   auto a = Client(server->port(), "worker:0", security::ClusterSecret());
-  EXPECT_TRUE(a->Register(kJob, Deadline::After(milliseconds(10000))).ok());
+  EXPECT_TRUE(a->Register(kSecurityJob, Deadline::After(milliseconds(10000))).ok());
   EXPECT_TRUE(a->Set("k", "v").ok());
 }
 

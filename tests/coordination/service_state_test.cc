@@ -11,25 +11,25 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = ServiceState::Clock;
 
-const std::vector<std::string> kTasks = {"chief:0", "worker:0", "worker:1"};
-const char* kJob = R"({"optimizer": {"learning_rate": 0.001}})";
+const std::vector<std::string> kStateTasks = {"chief:0", "worker:0", "worker:1"};
+const char* kStateJob = R"({"optimizer": {"learning_rate": 0.001}})";
 
-ServiceState MakeState() { return ServiceState(kTasks, kJob, milliseconds(200)); }
+ServiceState MakeState() { return ServiceState(kStateTasks, kStateJob, milliseconds(200)); }
 
 TEST(ServiceStateTest, RegistrationTracksMissingTasks) {
   ServiceState s = MakeState();
-  EXPECT_EQ(s.MissingRegistrations(), kTasks);
-  ASSERT_TRUE(s.Register("worker:0", 1, kJob).ok());
-  ASSERT_TRUE(s.Register("worker:0", 1, kJob).ok());  // idempotent
+  EXPECT_EQ(s.MissingRegistrations(), kStateTasks);
+  ASSERT_TRUE(s.Register("worker:0", 1, kStateJob).ok());
+  ASSERT_TRUE(s.Register("worker:0", 1, kStateJob).ok());  // idempotent
   EXPECT_EQ(s.MissingRegistrations(), (std::vector<std::string>{"chief:0", "worker:1"}));
-  ASSERT_TRUE(s.Register("chief:0", 2, kJob).ok());
-  ASSERT_TRUE(s.Register("worker:1", 3, kJob).ok());
+  ASSERT_TRUE(s.Register("chief:0", 2, kStateJob).ok());
+  ASSERT_TRUE(s.Register("worker:1", 3, kStateJob).ok());
   EXPECT_TRUE(s.MissingRegistrations().empty());
 }
 
 TEST(ServiceStateTest, RefusesUnknownTasksAndDifferentJobs) {
   ServiceState s = MakeState();
-  Status unknown = s.Register("worker:7", 1, kJob);
+  Status unknown = s.Register("worker:7", 1, kStateJob);
   ASSERT_EQ(unknown.code(), Code::kInvalidArgument);
   EXPECT_NE(unknown.message().find("task 'worker:7' is not in this cluster's TF_CONFIG"), std::string::npos);
 
@@ -40,7 +40,7 @@ TEST(ServiceStateTest, RefusesUnknownTasksAndDifferentJobs) {
 }
 
 TEST(ServiceStateTest, EmptyReferenceJobDisablesTheCheck) {
-  ServiceState s(kTasks, "", milliseconds(200));
+  ServiceState s(kStateTasks, "", milliseconds(200));
   EXPECT_TRUE(s.Register("worker:1", 1, R"({"anything": true})").ok());
 }
 
@@ -59,7 +59,7 @@ TEST(ServiceStateTest, BarrierPassesWhenEveryTaskArrived) {
   ASSERT_TRUE(s.ArriveAtBarrier("b", "worker:1").ok());
   ASSERT_TRUE(s.ArriveAtBarrier("b", "worker:1").ok());
   EXPECT_EQ(s.MissingAtBarrier("b"), (std::vector<std::string>{"worker:0"}));
-  EXPECT_EQ(s.MissingAtBarrier("other"), kTasks);
+  EXPECT_EQ(s.MissingAtBarrier("other"), kStateTasks);
   ASSERT_TRUE(s.ArriveAtBarrier("b", "worker:0").ok());
   EXPECT_TRUE(s.MissingAtBarrier("b").empty());
   EXPECT_EQ(s.ArriveAtBarrier("b", "worker:9").code(), Code::kInvalidArgument);
@@ -67,7 +67,7 @@ TEST(ServiceStateTest, BarrierPassesWhenEveryTaskArrived) {
 
 TEST(ServiceStateTest, SilentTaskIsDeclaredFailedOnce) {
   ServiceState s = MakeState();
-  for (const auto& t : kTasks) ASSERT_TRUE(s.Register(t, 1, kJob).ok());
+  for (const auto& t : kStateTasks) ASSERT_TRUE(s.Register(t, 1, kStateJob).ok());
   Clock::time_point t0 = Clock::now();
   ASSERT_TRUE(s.Heartbeat("chief:0", 1, t0).ok());
   ASSERT_TRUE(s.Heartbeat("worker:1", 1, t0).ok());
@@ -89,7 +89,7 @@ TEST(ServiceStateTest, SilentTaskIsDeclaredFailedOnce) {
 // silence the service could observe.
 TEST(ServiceStateTest, TheServicesOwnAbsenceDoesNotCountAgainstTasks) {
   ServiceState s = MakeState();
-  for (const auto& t : kTasks) ASSERT_TRUE(s.Register(t, 1, kJob).ok());
+  for (const auto& t : kStateTasks) ASSERT_TRUE(s.Register(t, 1, kStateJob).ok());
   Clock::time_point t0 = Clock::now();
   ASSERT_TRUE(s.Heartbeat("chief:0", 1, t0).ok());
   ASSERT_TRUE(s.Heartbeat("worker:1", 1, t0).ok());
@@ -106,7 +106,7 @@ TEST(ServiceStateTest, TheServicesOwnAbsenceDoesNotCountAgainstTasks) {
 
 TEST(ServiceStateTest, ShutDownTaskIsNotFailed) {
   ServiceState s = MakeState();
-  for (const auto& t : kTasks) ASSERT_TRUE(s.Register(t, 1, kJob).ok());
+  for (const auto& t : kStateTasks) ASSERT_TRUE(s.Register(t, 1, kStateJob).ok());
   Clock::time_point t0 = Clock::now();
   ASSERT_TRUE(s.Heartbeat("worker:0", 1, t0).ok());
   ASSERT_TRUE(s.Shutdown("worker:0").ok());
@@ -118,10 +118,10 @@ TEST(ServiceStateTest, HeartbeatChecksRegistrationAndIncarnation) {
   ServiceState s = MakeState();
   Clock::time_point t0 = Clock::now();
   EXPECT_EQ(s.Heartbeat("worker:0", 1, t0).code(), Code::kFailedPrecondition);
-  ASSERT_TRUE(s.Register("worker:0", 1, kJob).ok());
+  ASSERT_TRUE(s.Register("worker:0", 1, kStateJob).ok());
   ASSERT_TRUE(s.Heartbeat("worker:0", 1, t0).ok());
   // The process restarts: the new incarnation is accepted and the old one is told to go.
-  ASSERT_TRUE(s.Register("worker:0", 2, kJob).ok());
+  ASSERT_TRUE(s.Register("worker:0", 2, kStateJob).ok());
   EXPECT_EQ(s.Heartbeat("worker:0", 1, t0).code(), Code::kAborted);
   // The restarted process has not heartbeated yet, so the old one's silence is not held against it.
   EXPECT_TRUE(s.DetectFailures(t0 + milliseconds(1000)).empty());
@@ -130,15 +130,15 @@ TEST(ServiceStateTest, HeartbeatChecksRegistrationAndIncarnation) {
 
 // Every task registers (incarnation 1) and heartbeats at t0.
 void RegisterAll(ServiceState& s, Clock::time_point t0) {
-  for (const auto& t : kTasks) {
-    ASSERT_TRUE(s.Register(t, 1, kJob).ok());
+  for (const auto& t : kStateTasks) {
+    ASSERT_TRUE(s.Register(t, 1, kStateJob).ok());
     ASSERT_TRUE(s.Heartbeat(t, 1, t0).ok());
   }
 }
 
 // Every task arrives with incarnation 1 and `last`; returns the formed generation (-1 if none).
 int64_t ArriveAll(ServiceState& s, int64_t last) {
-  for (const auto& t : kTasks) {
+  for (const auto& t : kStateTasks) {
     Status st = s.ArriveAtRendezvous(t, 1, last, "test");
     EXPECT_TRUE(st.ok()) << st.ToString();
   }
@@ -160,7 +160,7 @@ TEST(ServiceStateTest, FirstGenerationFormsWhenEveryTaskArrived) {
   ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, -1, "").ok());
   EXPECT_EQ(s.generation(), 0);
   EXPECT_FALSE(s.generation_broken());
-  for (const auto& t : kTasks) {
+  for (const auto& t : kStateTasks) {
     RendezvousInfo info = s.RendezvousStatus(t, -1);
     EXPECT_TRUE(info.formed) << t;
     EXPECT_EQ(info.generation, 0) << t;
@@ -169,12 +169,12 @@ TEST(ServiceStateTest, FirstGenerationFormsWhenEveryTaskArrived) {
   // A retried arrival for a generation already formed changes nothing.
   ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, -1, "").ok());
   EXPECT_FALSE(s.generation_broken());
-  EXPECT_EQ(s.RendezvousStatus("chief:0", 0).missing, kTasks);  // nobody arrived for generation 1
+  EXPECT_EQ(s.RendezvousStatus("chief:0", 0).missing, kStateTasks);  // nobody arrived for generation 1
 }
 
 TEST(ServiceStateTest, MissingListsUnregisteredTasks) {
   ServiceState s = MakeState();
-  ASSERT_TRUE(s.Register("chief:0", 1, kJob).ok());
+  ASSERT_TRUE(s.Register("chief:0", 1, kStateJob).ok());
   ASSERT_TRUE(s.ArriveAtRendezvous("chief:0", 1, -1, "").ok());
   EXPECT_EQ(s.RendezvousStatus("chief:0", -1).missing, (std::vector<std::string>{"worker:0", "worker:1"}));
 }
@@ -210,7 +210,7 @@ TEST(ServiceStateTest, RestartedIncarnationBreaksTheGenerationAndReplacesItsArri
   RegisterAll(s, t0);
   ASSERT_EQ(ArriveAll(s, -1), 0);
 
-  ASSERT_TRUE(s.Register("worker:1", 2, kJob).ok());
+  ASSERT_TRUE(s.Register("worker:1", 2, kStateJob).ok());
   EXPECT_TRUE(s.generation_broken());
   EXPECT_EQ(s.broken_reason(), "worker:1 restarted (new incarnation); its old process is gone");
   // The stale process is told to exit, both by heartbeat and at the rendezvous.
@@ -222,7 +222,7 @@ TEST(ServiceStateTest, RestartedIncarnationBreaksTheGenerationAndReplacesItsArri
   EXPECT_FALSE(s.RendezvousStatus("worker:1", -1).formed);
   ASSERT_TRUE(s.ArriveAtRendezvous("chief:0", 1, 0, "").ok());
   // It restarts once more before the others arrive: its arrival goes with it.
-  ASSERT_TRUE(s.Register("worker:1", 3, kJob).ok());
+  ASSERT_TRUE(s.Register("worker:1", 3, kStateJob).ok());
   ASSERT_TRUE(s.ArriveAtRendezvous("worker:0", 1, 0, "").ok());
   EXPECT_EQ(s.generation(), 0);
   EXPECT_EQ(s.RendezvousStatus("chief:0", 0).missing, (std::vector<std::string>{"worker:1"}));
@@ -263,7 +263,7 @@ TEST(ServiceStateTest, TimedOutTaskBreaksTheGenerationAndOnlyANewIncarnationMayR
   EXPECT_EQ(s.RendezvousStatus("chief:0", 0).missing, (std::vector<std::string>{"worker:1"}));
   ASSERT_EQ(s.failed_tasks().size(), 1u);
 
-  ASSERT_TRUE(s.Register("worker:1", 2, kJob).ok());
+  ASSERT_TRUE(s.Register("worker:1", 2, kStateJob).ok());
   EXPECT_TRUE(s.failed_tasks().empty());
   ASSERT_TRUE(s.ArriveAtRendezvous("worker:1", 2, -1, "").ok());
   EXPECT_EQ(s.generation(), 1);
@@ -300,7 +300,7 @@ TEST(ServiceStateTest, RendezvousRefusesUnknownUnregisteredAndStaleTasks) {
   Status unregistered = s.ArriveAtRendezvous("worker:0", 1, -1, "");
   ASSERT_EQ(unregistered.code(), Code::kFailedPrecondition);
   EXPECT_NE(unregistered.message().find("register again"), std::string::npos) << unregistered.message();
-  ASSERT_TRUE(s.Register("worker:0", 2, kJob).ok());
+  ASSERT_TRUE(s.Register("worker:0", 2, kStateJob).ok());
   EXPECT_EQ(s.ArriveAtRendezvous("worker:0", 1, -1, "").code(), Code::kAborted);
 }
 
@@ -324,16 +324,16 @@ TEST(ServiceStateTest, JoinTasks) {
 // Elastic: five workers in rank order; the heartbeat timeout is 200 ms.
 struct ElasticCluster {
   const std::vector<std::string> tasks = {"worker:0", "worker:1", "worker:2", "worker:3", "worker:4"};
-  ServiceState s{tasks, kJob, milliseconds(200)};
+  ServiceState s{tasks, kStateJob, milliseconds(200)};
   Clock::time_point t0 = Clock::now();
   std::map<std::string, uint64_t> incarnation;
   ElasticCluster(int min_present, milliseconds wait) {
     s.SetElastic({true, min_present, wait}, tasks, t0);
-    for (const auto& t : tasks) EXPECT_TRUE(s.Register(t, incarnation[t] = 1, kJob).ok());
+    for (const auto& t : tasks) EXPECT_TRUE(s.Register(t, incarnation[t] = 1, kStateJob).ok());
     for (const auto& t : tasks) EXPECT_TRUE(s.Heartbeat(t, 1, t0).ok());
   }
   // `task`'s next process (or its adopted copy) registers.
-  void Restart(const std::string& task) { EXPECT_TRUE(s.Register(task, ++incarnation[task], kJob).ok()); }
+  void Restart(const std::string& task) { EXPECT_TRUE(s.Register(task, ++incarnation[task], kStateJob).ok()); }
   // Every task but `lost` heartbeats at t0 + at; then failures are detected.
   void Lose(const std::vector<std::string>& lost, milliseconds at) {
     for (const auto& t : tasks) {
@@ -383,20 +383,20 @@ TEST(ServiceStateTest, ElasticWaitsForWaitAndForMinWorkersInTheirOwnProcesses) {
 
 TEST(ServiceStateTest, ElasticGivesAStartingTaskOneHeartbeatTimeoutToRegister) {
   const std::vector<std::string> tasks = {"worker:0", "worker:1"};
-  ServiceState s(tasks, kJob, milliseconds(200));
+  ServiceState s(tasks, kStateJob, milliseconds(200));
   const Clock::time_point t0 = Clock::now();
   s.SetElastic({true, 1, milliseconds(0)}, tasks, t0);
-  ASSERT_TRUE(s.Register("worker:0", 1, kJob).ok());
+  ASSERT_TRUE(s.Register("worker:0", 1, kStateJob).ok());
   EXPECT_TRUE(s.AdoptionsFor("worker:0", t0 + milliseconds(150)).empty());
   EXPECT_EQ(s.AdoptionsFor("worker:0", t0 + milliseconds(200)), (std::vector<std::string>{"worker:1"}));
   // A successor's service knows the chief is gone: its rank is handed out at once.
-  ServiceState successor(tasks, kJob, milliseconds(200));
+  ServiceState successor(tasks, kStateJob, milliseconds(200));
   successor.SetElastic({true, 1, milliseconds(0)}, tasks, t0, {"worker:0"});
-  ASSERT_TRUE(successor.Register("worker:1", 1, kJob).ok());
+  ASSERT_TRUE(successor.Register("worker:1", 1, kStateJob).ok());
   EXPECT_EQ(successor.AdoptionsFor("worker:1", t0), (std::vector<std::string>{"worker:0"}));
   // Without a policy nobody is handed anything.
-  ServiceState plain(tasks, kJob, milliseconds(200));
-  ASSERT_TRUE(plain.Register("worker:0", 1, kJob).ok());
+  ServiceState plain(tasks, kStateJob, milliseconds(200));
+  ASSERT_TRUE(plain.Register("worker:0", 1, kStateJob).ok());
   EXPECT_TRUE(plain.AdoptionsFor("worker:0", t0 + milliseconds(5000)).empty());
 }
 

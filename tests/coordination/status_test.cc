@@ -20,9 +20,9 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-const std::vector<std::string> kTasks = {"chief:0", "worker:1"};
+const std::vector<std::string> kStatusTasks = {"chief:0", "worker:1"};
 const std::vector<std::string> kHosts = {"127.0.0.1:2222", "127.0.0.1:2223"};
-const char* kJob = R"({"model": "mlp"})";
+const char* kStatusJob = R"({"model": "mlp"})";
 
 TaskProgress Progress(int64_t global_step, double compute_s, int rank) {
   TaskProgress p;
@@ -46,8 +46,8 @@ TaskProgress Progress(int64_t global_step, double compute_s, int rank) {
 }
 
 TEST(StatusBoardTest, TasksJobAndNullsForWhatIsNotKnown) {
-  ServiceState state(kTasks, "", milliseconds(10000));
-  StatusBoard board(kTasks, kHosts, {});
+  ServiceState state(kStatusTasks, "", milliseconds(10000));
+  StatusBoard board(kStatusTasks, kHosts, {});
   const Clock::time_point t0 = Clock::now();
   ASSERT_TRUE(state.Register("chief:0", 0x9f3a000000000001ULL, "").ok());
   ASSERT_TRUE(state.Heartbeat("chief:0", 0x9f3a000000000001ULL, t0).ok());
@@ -96,8 +96,8 @@ TEST(StatusBoardTest, TasksJobAndNullsForWhatIsNotKnown) {
 }
 
 TEST(StatusBoardTest, BeforeAnyStepTheJobIsUnknownAndTasksAreRegistered) {
-  ServiceState state(kTasks, "", milliseconds(10000));
-  StatusBoard board(kTasks, kHosts, {});
+  ServiceState state(kStatusTasks, "", milliseconds(10000));
+  StatusBoard board(kStatusTasks, kHosts, {});
   ASSERT_TRUE(state.Register("chief:0", 1, "").ok());
   GetStatusResponse r;
   board.Fill(state, Clock::now(), 1.0, &r);
@@ -109,10 +109,10 @@ TEST(StatusBoardTest, BeforeAnyStepTheJobIsUnknownAndTasksAreRegistered) {
 }
 
 TEST(StatusBoardTest, FailuresStragglersAndRecoveriesAreEventsAndStates) {
-  ServiceState state(kTasks, "", milliseconds(1000));
-  StatusBoard board(kTasks, kHosts, {0.2, 3});
+  ServiceState state(kStatusTasks, "", milliseconds(1000));
+  StatusBoard board(kStatusTasks, kHosts, {0.2, 3});
   const Clock::time_point t0 = Clock::now();
-  for (const auto& t : kTasks) {
+  for (const auto& t : kStatusTasks) {
     ASSERT_TRUE(state.Register(t, 1, "").ok());
     ASSERT_TRUE(state.Heartbeat(t, 1, t0).ok());
     ASSERT_TRUE(state.ArriveAtRendezvous(t, 1, -1, "").ok());
@@ -164,10 +164,10 @@ TEST(StatusBoardTest, FailuresStragglersAndRecoveriesAreEventsAndStates) {
 
 // Elastic: worker:1's rank hosted in the chief's process is shown as such.
 TEST(StatusBoardTest, AHostedTaskNamesTheTaskWhoseProcessRunsIt) {
-  ServiceState state(kTasks, "", milliseconds(200));
-  StatusBoard board(kTasks, kHosts, {});
+  ServiceState state(kStatusTasks, "", milliseconds(200));
+  StatusBoard board(kStatusTasks, kHosts, {});
   const Clock::time_point t0 = Clock::now();
-  state.SetElastic({true, 1, milliseconds(0)}, kTasks, t0);
+  state.SetElastic({true, 1, milliseconds(0)}, kStatusTasks, t0);
   ASSERT_TRUE(state.Register("chief:0", 1, "").ok());
   ASSERT_TRUE(state.Register("worker:1", 1, "").ok());
   ASSERT_TRUE(state.Heartbeat("chief:0", 1, t0).ok());
@@ -184,9 +184,9 @@ TEST(StatusBoardTest, AHostedTaskNamesTheTaskWhoseProcessRunsIt) {
 }
 
 TEST(StatusBoardTest, EventsAreBounded) {
-  StatusBoard board(kTasks, kHosts, {});
+  StatusBoard board(kStatusTasks, kHosts, {});
   for (int i = 0; i < 200; ++i) board.AddEvent("failure", "worker:1", "event " + std::to_string(i), i);
-  ServiceState state(kTasks, "", milliseconds(1000));
+  ServiceState state(kStatusTasks, "", milliseconds(1000));
   GetStatusResponse r;
   board.Fill(state, Clock::now(), 300, &r);
   ASSERT_EQ(r.events_size(), static_cast<int>(StatusBoard::kMaxEvents));
@@ -196,7 +196,7 @@ TEST(StatusBoardTest, EventsAreBounded) {
 
 // ---- end to end over loopback gRPC ------------------------------------------------
 
-security::ClusterSecret Secret(const std::string& text) {
+security::ClusterSecret StatusSecret(const std::string& text) {
   auto s = security::ClusterSecret::FromValue(text);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return s.ok() ? *s : security::ClusterSecret();
@@ -207,10 +207,10 @@ std::unique_ptr<CoordinationServer> StartServer(std::function<void(GetStatusResp
   ServerOptions o;
   o.status_extras = std::move(extras);
   o.address = "127.0.0.1:0";
-  o.expected_tasks = kTasks;
+  o.expected_tasks = kStatusTasks;
   o.task_hosts = kHosts;
-  o.reference_job_json = kJob;
-  o.cluster_secret = Secret(kSecret);
+  o.reference_job_json = kStatusJob;
+  o.cluster_secret = StatusSecret(kSecret);
   o.cluster_hosts = {"127.0.0.1"};
   auto server = CoordinationServer::Start(o);
   EXPECT_TRUE(server.ok()) << server.status().ToString();
@@ -232,7 +232,7 @@ TEST(GetStatusTest, RefusedWithoutTheSecretOrWithAnotherOne) {
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), Code::kPermissionDenied) << none.status().ToString();
   EXPECT_NE(none.status().message().find("cluster secret"), std::string::npos) << none.status().message();
-  auto wrong = Ask(server->port(), Secret("another secret of 32 bytes......"));
+  auto wrong = Ask(server->port(), StatusSecret("another secret of 32 bytes......"));
   ASSERT_FALSE(wrong.ok());
   EXPECT_EQ(wrong.status().code(), Code::kPermissionDenied) << wrong.status().ToString();
 }
@@ -245,9 +245,9 @@ TEST(GetStatusTest, HeartbeatsCarryProgressThatStatusShows) {
   o.task = "worker:1";
   o.incarnation = 42;
   o.rpc_timeout = milliseconds(3000);
-  o.cluster_secret = Secret(kSecret);
+  o.cluster_secret = StatusSecret(kSecret);
   CoordinationClient client(o);
-  ASSERT_TRUE(client.Register(kJob, Deadline::After(milliseconds(10000))).ok());
+  ASSERT_TRUE(client.Register(kStatusJob, Deadline::After(milliseconds(10000))).ok());
   client.SetProgressSource([](TaskProgress* p) {
     *p = Progress(90, 0.05, 1);
     return true;
@@ -256,7 +256,7 @@ TEST(GetStatusTest, HeartbeatsCarryProgressThatStatusShows) {
   // Asked until a heartbeat has landed (bounded; no timing is asserted).
   StatusOr<GetStatusResponse> r = UnavailableError("not asked");
   for (int i = 0; i < 500; ++i) {
-    r = Ask(server->port(), Secret(kSecret));
+    r = Ask(server->port(), StatusSecret(kSecret));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     if (r->tasks(1).has_progress()) break;
     std::this_thread::sleep_for(milliseconds(20));
@@ -284,11 +284,11 @@ TEST(GetStatusTest, RowsOutsideTheRingFollowTheTrainingTasks) {
     t->set_state("running");
   });
   ASSERT_NE(server, nullptr);
-  auto r = Ask(server->port(), Secret(kSecret));
+  auto r = Ask(server->port(), StatusSecret(kSecret));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->tasks_size(), 3);
-  EXPECT_EQ(r->tasks(0).task(), kTasks[0]);
-  EXPECT_EQ(r->tasks(1).task(), kTasks[1]);
+  EXPECT_EQ(r->tasks(0).task(), kStatusTasks[0]);
+  EXPECT_EQ(r->tasks(1).task(), kStatusTasks[1]);
   EXPECT_EQ(r->tasks(2).task(), "evaluator:0");
   EXPECT_EQ(r->tasks(2).state(), "running");
   EXPECT_EQ(calls, 1);

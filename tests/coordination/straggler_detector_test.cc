@@ -7,20 +7,20 @@
 namespace ringtrain::coordination {
 namespace {
 
-const std::vector<std::string> kTasks = {"chief:0", "worker:1", "worker:2"};
+const std::vector<std::string> kStragglerTasks = {"chief:0", "worker:1", "worker:2"};
 
 // Feeds one step: every task's compute time, in the given order.
 std::vector<StragglerChange> Step(StragglerDetector* d, int64_t step, const std::vector<double>& times) {
   std::vector<StragglerChange> out;
-  for (size_t i = 0; i < kTasks.size(); ++i) {
-    for (auto& c : d->Add(kTasks[i], step, times[i])) out.push_back(c);
+  for (size_t i = 0; i < kStragglerTasks.size(); ++i) {
+    for (auto& c : d->Add(kStragglerTasks[i], step, times[i])) out.push_back(c);
   }
   return out;
 }
 
 // The metrics' straggler score: compute over the median in the last judged step.
 TEST(StragglerDetectorTest, ScoreIsTheLastJudgedStepsRatioToTheMedian) {
-  StragglerDetector d(kTasks, {0.2, 10});
+  StragglerDetector d(kStragglerTasks, {0.2, 10});
   EXPECT_EQ(d.Score("worker:1"), 1.0);  // nothing judged yet
   Step(&d, 1, {0.030, 0.090, 0.030});
   EXPECT_NEAR(d.Score("worker:1"), 3.0, 1e-12);
@@ -31,7 +31,7 @@ TEST(StragglerDetectorTest, ScoreIsTheLastJudgedStepsRatioToTheMedian) {
 }
 
 TEST(StragglerDetectorTest, HealthyRanksWithJitterAreNeverNamed) {
-  StragglerDetector d(kTasks, {0.2, 10});
+  StragglerDetector d(kStragglerTasks, {0.2, 10});
   for (int64_t s = 1; s <= 200; ++s) {
     const double j = 0.001 * static_cast<double>(s % 5);  // up to 4 ms on 30 ms: under 20%
     EXPECT_TRUE(Step(&d, s, {0.030 + j, 0.031, 0.030 + 0.004 - j}).empty()) << s;
@@ -40,7 +40,7 @@ TEST(StragglerDetectorTest, HealthyRanksWithJitterAreNeverNamed) {
 }
 
 TEST(StragglerDetectorTest, SlowRankIsNamedOnceAfterTheConsecutiveStepsThenRecovers) {
-  StragglerDetector d(kTasks, {0.2, 10});
+  StragglerDetector d(kStragglerTasks, {0.2, 10});
   for (int64_t s = 1; s <= 9; ++s) EXPECT_TRUE(Step(&d, s, {0.030, 0.090, 0.030}).empty()) << s;
   EXPECT_FALSE(d.IsStraggler("worker:1"));
   auto named = Step(&d, 10, {0.030, 0.090, 0.030});
@@ -64,7 +64,7 @@ TEST(StragglerDetectorTest, SlowRankIsNamedOnceAfterTheConsecutiveStepsThenRecov
 }
 
 TEST(StragglerDetectorTest, AnInterruptedRunStartsCountingAgain) {
-  StragglerDetector d(kTasks, {0.2, 10});
+  StragglerDetector d(kStragglerTasks, {0.2, 10});
   int64_t s = 0;
   for (int i = 0; i < 9; ++i) EXPECT_TRUE(Step(&d, ++s, {0.030, 0.030, 0.080}).empty());
   EXPECT_TRUE(Step(&d, ++s, {0.030, 0.030, 0.030}).empty());
@@ -73,7 +73,7 @@ TEST(StragglerDetectorTest, AnInterruptedRunStartsCountingAgain) {
 }
 
 TEST(StragglerDetectorTest, TheShareIsTheThreshold) {
-  StragglerDetector d(kTasks, {0.2, 3});
+  StragglerDetector d(kStragglerTasks, {0.2, 3});
   for (int64_t s = 1; s <= 20; ++s) EXPECT_TRUE(Step(&d, s, {0.100, 0.119, 0.100}).empty());  // 19% slower
   std::vector<StragglerChange> c;
   for (int64_t s = 21; s <= 23; ++s) c = Step(&d, s, {0.100, 0.121, 0.100});  // 21% slower
@@ -82,7 +82,7 @@ TEST(StragglerDetectorTest, TheShareIsTheThreshold) {
 }
 
 TEST(StragglerDetectorTest, SubMillisecondDifferencesAreNoise) {
-  StragglerDetector d(kTasks, {0.2, 2});
+  StragglerDetector d(kStragglerTasks, {0.2, 2});
   for (int64_t s = 1; s <= 10; ++s) EXPECT_TRUE(Step(&d, s, {0.00010, 0.00019, 0.00010}).empty());
 }
 

@@ -23,7 +23,7 @@ using nlohmann::json;
 constexpr int kInputs = 4;
 
 // Two classes split by the sign of x0 - x1 (with a margin), the other inputs noise.
-void Batch(int step, int batch, float* images, int32_t* labels) {
+void ObjectiveBatch(int step, int batch, float* images, int32_t* labels) {
   std::mt19937 rng(static_cast<uint32_t>(1000 + step));
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (int i = 0; i < batch; ++i) {
@@ -68,7 +68,7 @@ TEST_P(EngineLossTest, StepsAreTheLossDrivenByHandAndLearn) {
   std::vector<int32_t> labels(kBatch);
   std::vector<double> hand_losses;
   for (int s = 0; s < kSteps; ++s) {
-    Batch(s, kBatch, images.data(), labels.data());
+    ObjectiveBatch(s, kBatch, images.data(), labels.data());
     const float* out = hand_model->Forward(images.data(), kBatch, true);
     hand_losses.push_back(hand_loss->Compute(out, labels.data(), kBatch, scale, grad.data()));
     hand_model->Backward(grad.data());
@@ -85,7 +85,7 @@ TEST_P(EngineLossTest, StepsAreTheLossDrivenByHandAndLearn) {
   engine->GradientBuffer(**comm);
   std::vector<double> last_sums;
   for (int s = 0; s < kSteps; ++s) {
-    Batch(s, kBatch, engine->next_images(), engine->next_labels());
+    ObjectiveBatch(s, kBatch, engine->next_images(), engine->next_labels());
     ASSERT_TRUE(engine->SubmitBatch(kBatch).ok());
     ASSERT_TRUE(engine->StartStep(scale).ok());
     auto stats = engine->FinishBackward(nullptr);
@@ -101,7 +101,7 @@ TEST_P(EngineLossTest, StepsAreTheLossDrivenByHandAndLearn) {
   constexpr int kEval = 200;
   std::vector<float> eval_images(kEval * kInputs);
   std::vector<int32_t> eval_labels(kEval);
-  Batch(9999, kEval, eval_images.data(), eval_labels.data());
+  ObjectiveBatch(9999, kEval, eval_images.data(), eval_labels.data());
   auto eval = engine->Evaluate(eval_images.data(), eval_labels.data(), kEval);
   ASSERT_TRUE(eval.ok());
   const float* out = hand_model->Forward(eval_images.data(), kEval, false);
@@ -150,7 +150,7 @@ TEST(EngineRegularizationTest, PenaltyJoinsTheLossAndItsGradientTheWeights) {
   auto comm = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
   ASSERT_TRUE(comm.ok());
   engine->GradientBuffer(**comm);
-  Batch(0, kBatch, engine->next_images(), engine->next_labels());
+  ObjectiveBatch(0, kBatch, engine->next_images(), engine->next_labels());
   std::vector<float> images(engine->next_images(), engine->next_images() + kBatch * kInputs);
   std::vector<int32_t> labels(engine->next_labels(), engine->next_labels() + kBatch);
   ASSERT_TRUE(engine->SubmitBatch(kBatch).ok());

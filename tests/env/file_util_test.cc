@@ -25,7 +25,7 @@ std::vector<std::string> List(const std::string& dir) {
   return names.ok() ? *names : std::vector<std::string>{};
 }
 
-std::string Contents(const std::string& path) {
+std::string FileContents(const std::string& path) {
   auto r = Default()->ReadFile(path);
   return r.ok() ? *r : r.status().ToString();  // an error never equals the expected bytes
 }
@@ -44,7 +44,7 @@ TEST(WriteFileAtomicallyTest, CreatesParentsAndLeavesNoTempFile) {
   TempDir tmp;
   const std::string path = tmp.path() + "/a/b/ckpt.safetensors";
   ASSERT_TRUE(WriteFileAtomically(Default(), path, "hello").ok());
-  EXPECT_EQ(Contents(path), "hello");
+  EXPECT_EQ(FileContents(path), "hello");
   EXPECT_EQ(List(tmp.path() + "/a/b"), std::vector<std::string>{"ckpt.safetensors"});
 }
 
@@ -53,10 +53,10 @@ TEST(WriteFileAtomicallyTest, ReplacesAnExistingFile) {
   const std::string path = tmp.path() + "/f";
   ASSERT_TRUE(WriteFileAtomically(Default(), path, std::string(10000, 'x')).ok());
   ASSERT_TRUE(WriteFileAtomically(Default(), path, "short").ok());
-  EXPECT_EQ(Contents(path), "short");
+  EXPECT_EQ(FileContents(path), "short");
   EXPECT_EQ(List(tmp.path()), std::vector<std::string>{"f"});
   ASSERT_TRUE(WriteFileAtomically(Default(), path, "").ok());
-  EXPECT_EQ(Contents(path), "");
+  EXPECT_EQ(FileContents(path), "");
 }
 
 TEST(WriteFileAtomicallyTest, RelativePathWithoutDirectory) {
@@ -67,7 +67,7 @@ TEST(WriteFileAtomicallyTest, RelativePathWithoutDirectory) {
   Status s = WriteFileAtomically(Default(), "plain", "x");
   ASSERT_EQ(chdir(old), 0);
   EXPECT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(Contents(tmp.path() + "/plain"), "x");
+  EXPECT_EQ(FileContents(tmp.path() + "/plain"), "x");
 }
 
 TEST(WriteFileAtomicallyTest, RealFailuresNameThePathAndLeaveNothingBehind) {
@@ -90,7 +90,7 @@ TEST(WriteFileAtomicallyTest, RealFailuresNameThePathAndLeaveNothingBehind) {
   EXPECT_EQ(s.subject(), Subject::kStorage);
   EXPECT_NE(s.message().find(dir + "/sub"), std::string::npos) << s.message();
   EXPECT_EQ(List(dir), (std::vector<std::string>{"file", "sub"}));  // no temporary file left
-  EXPECT_EQ(Contents(dir + "/file"), "x");
+  EXPECT_EQ(FileContents(dir + "/file"), "x");
 }
 
 // One injected fault: how to arm it, the code and errno it must surface as.
@@ -122,7 +122,7 @@ TEST_P(WriteFileAtomicallyFaultTest, TargetUntouchedNoTemporaryLeftErrorNamesPat
     EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
     EXPECT_NE(s.message().find(std::strerror(GetParam().err)), std::string::npos) << s.message();
     EXPECT_EQ(s.message().find('\n'), std::string::npos) << "one line";
-    EXPECT_EQ(Contents(old_path), "the good old bytes");
+    EXPECT_EQ(FileContents(old_path), "the good old bytes");
     EXPECT_EQ(List(tmp.path()), std::vector<std::string>{"old.bin"});
   }
 }
@@ -155,7 +155,7 @@ TEST(WriteFileAtomicallyTest, CrashAfterTheRenameLeavesTheWholeNewFile) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.subject(), Subject::kStorage);
   EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
-  EXPECT_EQ(Contents(path), "new bytes") << "synced before the rename: nothing to drop";
+  EXPECT_EQ(FileContents(path), "new bytes") << "synced before the rename: nothing to drop";
   EXPECT_EQ(List(tmp.path()), std::vector<std::string>{"f"});
 }
 

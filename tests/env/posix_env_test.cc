@@ -18,7 +18,7 @@ namespace {
 
 using ::ringtrain::testing::TempDir;
 
-std::string Contents(const std::string& path) {
+std::string ReadOk(const std::string& path) {
   auto r = Default()->ReadFile(path);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? *r : "";
@@ -65,12 +65,12 @@ TEST(PosixEnvTest, WritableFileAppendsSyncsAndCloses) {
   ASSERT_TRUE((*f)->Flush().ok());
   ASSERT_TRUE((*f)->Sync().ok());
   ASSERT_TRUE((*f)->Close().ok());
-  EXPECT_EQ(Contents(path), "hello, " + std::string(100000, 'x'));
+  EXPECT_EQ(ReadOk(path), "hello, " + std::string(100000, 'x'));
   EXPECT_EQ((*f)->Append("more").code(), Code::kFailedPrecondition);
   EXPECT_EQ((*f)->Close().code(), Code::kFailedPrecondition);
   // Truncates an existing file.
   Write(path, "short");
-  EXPECT_EQ(Contents(path), "short");
+  EXPECT_EQ(ReadOk(path), "short");
 }
 
 TEST(PosixEnvTest, DestructorClosesAnOpenFileAndKeepsItsBytes) {
@@ -81,7 +81,7 @@ TEST(PosixEnvTest, DestructorClosesAnOpenFileAndKeepsItsBytes) {
     ASSERT_TRUE(f.ok());
     ASSERT_TRUE((*f)->Append("kept").ok());
   }
-  EXPECT_EQ(Contents(path), "kept");
+  EXPECT_EQ(ReadOk(path), "kept");
 }
 
 TEST(PosixEnvTest, ExclusiveFileRefusesAnExistingPath) {
@@ -95,7 +95,7 @@ TEST(PosixEnvTest, ExclusiveFileRefusesAnExistingPath) {
   EXPECT_EQ(second.status().code(), Code::kFailedPrecondition);
   EXPECT_NE(second.status().message().find(path), std::string::npos);
   ASSERT_TRUE((*first)->Close().ok());
-  EXPECT_EQ(Contents(path), "mine");
+  EXPECT_EQ(ReadOk(path), "mine");
 }
 
 TEST(PosixEnvTest, AFullDiskIsResourceExhaustedWithErrnoText) {
@@ -115,7 +115,7 @@ TEST(PosixEnvTest, RenameReplacesTheTargetAndMissingSourceIsNotFound) {
   Write(tmp.path() + "/a", "new");
   Write(tmp.path() + "/b", "old");
   ASSERT_TRUE(env->RenameFile(tmp.path() + "/a", tmp.path() + "/b").ok());
-  EXPECT_EQ(Contents(tmp.path() + "/b"), "new");
+  EXPECT_EQ(ReadOk(tmp.path() + "/b"), "new");
   EXPECT_FALSE(*env->FileExists(tmp.path() + "/a"));
   Status s = env->RenameFile(tmp.path() + "/a", tmp.path() + "/c");
   EXPECT_EQ(s.code(), Code::kNotFound);
@@ -170,7 +170,7 @@ TEST(DeleteRecursivelyTest, DeletesATreeButNeverFollowsALink) {
   ASSERT_EQ(::symlink(outside.c_str(), (dir + "/link").c_str()), 0);
   ASSERT_TRUE(DeleteRecursively(env, dir).ok());
   EXPECT_FALSE(*env->FileExists(dir));
-  EXPECT_EQ(Contents(outside + "/precious"), "keep me");
+  EXPECT_EQ(ReadOk(outside + "/precious"), "keep me");
   EXPECT_TRUE(DeleteRecursively(env, dir).ok()) << "nothing there is fine";
 }
 

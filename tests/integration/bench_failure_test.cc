@@ -20,7 +20,7 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.backend << (c.signal ==
 
 class BenchFailureTest : public ::testing::TestWithParam<Case> {};
 
-std::map<std::string, std::string> Env(const std::vector<int>& ports, int index) {
+std::map<std::string, std::string> BenchEnv(const std::vector<int>& ports, int index) {
   return {{"TF_CONFIG", LoopbackTfConfig(ports, index)},
           {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
           {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
@@ -37,8 +37,8 @@ std::vector<std::string> LongBench(const std::string& backend) {
 TEST_P(BenchFailureTest, SurvivorExitsFiveNamingThePeer) {
   const Case c = GetParam();
   auto ports = FreePorts(2);
-  Process chief(RingtrainBinary(), LongBench(c.backend), Env(ports, 0));
-  Process other(RingtrainBinary(), LongBench(c.backend), Env(ports, 1));
+  Process chief(RingtrainBinary(), LongBench(c.backend), BenchEnv(ports, 0));
+  Process other(RingtrainBinary(), LongBench(c.backend), BenchEnv(ports, 1));
   // Logged once the communicator has formed; the timed ops follow at once.
   ASSERT_TRUE(other.WaitForOutput("benchmarking", 60)) << other.Wait(1).output;
   ASSERT_TRUE(chief.WaitForOutput("busbw_GBps", 30)) << chief.Wait(1).output;

@@ -30,7 +30,7 @@ namespace {
 constexpr int kHeld = 2500;
 constexpr char kPrlimit[] = "/usr/bin/prlimit";
 
-std::map<std::string, std::string> Env(const std::vector<int>& ports, int index) {
+std::map<std::string, std::string> FloodEnv(const std::vector<int>& ports, int index) {
   return {{"TF_CONFIG", LoopbackTfConfig(ports, index)},
           {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
           {"RINGTRAIN_COLLECTIVE_TIMEOUT_S", "60"},
@@ -45,8 +45,8 @@ std::vector<ProcessResult> RunJob(const std::string& dir, const std::function<vo
   WriteFile(dir + "/job.json", job.dump());
   const std::vector<int> ports = FreePorts(2);
   std::vector<std::string> chief_args = {"--nofile=1024:1024", RingtrainBinary(), "worker", "--job", dir + "/job.json"};
-  Process chief(kPrlimit, chief_args, Env(ports, 0));
-  Process worker(RingtrainBinary(), {"worker", "--job", dir + "/job.json"}, Env(ports, 1));
+  Process chief(kPrlimit, chief_args, FloodEnv(ports, 0));
+  Process worker(RingtrainBinary(), {"worker", "--job", dir + "/job.json"}, FloodEnv(ports, 1));
   if (flood) {
     EXPECT_TRUE(chief.WaitForOutput("Epoch 2/", 120)) << "training did not start";
     flood(ports[0]);

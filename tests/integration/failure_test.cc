@@ -20,7 +20,7 @@ std::string LongJob(const std::string& dir) {
   return dir + "/job.json";
 }
 
-std::map<std::string, std::string> Env(const std::vector<int>& ports, int index) {
+std::map<std::string, std::string> FailureEnv(const std::vector<int>& ports, int index) {
   return {{"TF_CONFIG", LoopbackTfConfig(ports, index)},
           {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
           {"RINGTRAIN_HEARTBEAT_INTERVAL_MS", "200"},
@@ -35,8 +35,8 @@ ProcessResult ChiefAfterWorkerGets(int signal) {
   TempDir tmp;
   std::string job = LongJob(tmp.path());
   auto ports = FreePorts(2);
-  Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0));
-  Process other(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1));
+  Process chief(RingtrainBinary(), {"worker", "--job", job}, FailureEnv(ports, 0));
+  Process other(RingtrainBinary(), {"worker", "--job", job}, FailureEnv(ports, 1));
   EXPECT_TRUE(other.WaitForOutput("Epoch 2/2000", 120));
   other.Kill(signal);
   ProcessResult r = chief.Wait(60);

@@ -23,6 +23,7 @@
 #include "security/cluster_secret.h"
 #include "test_jobs.h"
 #include "testing/sanitizers.h"
+#include "testing/text.h"
 
 namespace ringtrain::testing {
 namespace {
@@ -38,7 +39,7 @@ std::string WriteJob(const std::string& dir, int epochs) {
   return dir + "/job.json";
 }
 
-std::map<std::string, std::string> Env(const std::vector<int>& ports, int index, const std::string& secret) {
+std::map<std::string, std::string> SecureEnv(const std::vector<int>& ports, int index, const std::string& secret) {
   std::map<std::string, std::string> env = {{"TF_CONFIG", LoopbackTfConfig(ports, index)},
                                             {"RINGTRAIN_RENDEZVOUS_TIMEOUT_S", "60"},
                                             {"RINGTRAIN_NUM_THREADS", "1"}};
@@ -47,9 +48,7 @@ std::map<std::string, std::string> Env(const std::vector<int>& ports, int index,
 }
 
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ringtrain::testing::Contains;
 
 // Calls the chief's KvSet, KvGet and Register through a raw stub with `token` as the
 // ringtrain-auth metadata (none if empty); returns the status codes.
@@ -116,8 +115,8 @@ TwoWorkerRun RunTwoWorkers(bool stranger, const std::vector<std::string>& extra_
   auto ports = FreePorts(2);
   std::vector<std::string> args = {"worker", "--job", job};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
-  Process chief(RingtrainBinary(), args, Env(ports, 0, kSecret));
-  Process worker(RingtrainBinary(), args, Env(ports, 1, kSecret));
+  Process chief(RingtrainBinary(), args, SecureEnv(ports, 0, kSecret));
+  Process worker(RingtrainBinary(), args, SecureEnv(ports, 1, kSecret));
   TwoWorkerRun run;
   if (stranger) {
     EXPECT_TRUE(chief.WaitForOutput("Epoch 1/200", 120));
@@ -197,8 +196,8 @@ TEST(SecurityTest, AnUnauthenticatedGigabyteCostsTheChiefNothing) {
   TempDir tmp;
   std::string job = WriteJob(tmp.path(), 100000);  // training all along; stopped below
   auto ports = FreePorts(2);
-  Process chief(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0, kSecret));
-  Process worker(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1, kSecret));
+  Process chief(RingtrainBinary(), {"worker", "--job", job}, SecureEnv(ports, 0, kSecret));
+  Process worker(RingtrainBinary(), {"worker", "--job", job}, SecureEnv(ports, 1, kSecret));
   ASSERT_TRUE(chief.WaitForOutput("Epoch 2/100000", 120));
   const long peak_before = StatusKb(chief.pid(), "VmHWM");
   ASSERT_GT(peak_before, 0);
@@ -225,7 +224,7 @@ TEST(SecurityTest, ABadSecretStopsTheWorkerAtStart) {
   std::string job = WriteJob(tmp.path(), 1);
   auto ports = FreePorts(2);
   const std::string too_short = "hunter2hunter2";  // 14 bytes
-  Process p(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 0, too_short));
+  Process p(RingtrainBinary(), {"worker", "--job", job}, SecureEnv(ports, 0, too_short));
   ProcessResult r = p.Wait(60);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(Contains(r.output, "RINGTRAIN_CLUSTER_SECRET")) << r.output;
@@ -233,7 +232,7 @@ TEST(SecurityTest, ABadSecretStopsTheWorkerAtStart) {
   EXPECT_FALSE(Contains(r.output, too_short)) << r.output;
   EXPECT_EQ(Count(r.output, "error:"), 1u) << r.output;
 
-  auto env = Env(ports, 0, "");
+  auto env = SecureEnv(ports, 0, "");
   env["RINGTRAIN_CLUSTER_SECRET_FILE"] = tmp.path() + "/no-such-secret";
   Process missing(RingtrainBinary(), {"worker", "--job", job}, env);
   ProcessResult m = missing.Wait(60);
@@ -245,10 +244,10 @@ TEST(SecurityTest, AWorkerWithAnotherSecretCannotJoin) {
   TempDir tmp;
   std::string job = WriteJob(tmp.path(), 1);
   auto ports = FreePorts(2);
-  auto chief_env = Env(ports, 0, kSecret);
+  auto chief_env = SecureEnv(ports, 0, kSecret);
   chief_env["RINGTRAIN_RENDEZVOUS_TIMEOUT_S"] = "20";
   Process chief(RingtrainBinary(), {"worker", "--job", job}, chief_env);
-  Process worker(RingtrainBinary(), {"worker", "--job", job}, Env(ports, 1, kWrongSecret));
+  Process worker(RingtrainBinary(), {"worker", "--job", job}, SecureEnv(ports, 1, kWrongSecret));
   ProcessResult w = worker.Wait(60);
   chief.Kill(SIGTERM);
   ProcessResult c = chief.Wait(30);
@@ -349,7 +348,7 @@ TEST(SecurityTest, IncompleteOrMissingTlsFilesStopTheWorker) {
   std::string job = WriteJob(tmp.path(), 1);
   auto ports = FreePorts(2);
   {
-    Process p(RingtrainBinary(), {"worker", "--job", job, "--tls_cert", tmp.path() + "/a.pem"}, Env(ports, 0, ""));
+    Process p(RingtrainBinary(), {"worker", "--job", job, "--tls_cert", tmp.path() + "/a.pem"}, SecureEnv(ports, 0, ""));
     ProcessResult r = p.Wait(60);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_TRUE(Contains(r.output, "missing --tls_key, --tls_ca")) << r.output;
@@ -358,7 +357,7 @@ TEST(SecurityTest, IncompleteOrMissingTlsFilesStopTheWorker) {
     Process p(RingtrainBinary(),
               {"worker", "--job", job, "--tls_cert", tmp.path() + "/a.pem", "--tls_key", tmp.path() + "/a.key",
                "--tls_ca", tmp.path() + "/ca.pem"},
-              Env(ports, 0, ""));
+              SecureEnv(ports, 0, ""));
     ProcessResult r = p.Wait(60);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_TRUE(Contains(r.output, "a.pem")) << r.output;

@@ -39,10 +39,6 @@ void Moments(const std::vector<float>& x, int c, std::vector<double>* mean, std:
   for (double& v : *var) v /= static_cast<double>(rows);
 }
 
-std::vector<float> Shifted(std::vector<float> v, float scale, float offset) {
-  for (float& x : v) x = x * scale + offset;
-  return v;
-}
 
 TEST(BatchNormTest, TrainingUsesBatchMomentsAndBiasedVariance) {
   auto b = Bind(BatchNorm::Create({{"type", "BatchNormalization"}}, "bn", {3, 2, 4}, "t"));
@@ -50,7 +46,7 @@ TEST(BatchNormTest, TrainingUsesBatchMomentsAndBiasedVariance) {
   b->Set("gamma", RandomVector(4, 1, 0.5f));
   b->Set("beta", RandomVector(4, 2, 0.5f));
   const int batch = 3, c = 4;
-  const std::vector<float> x = Shifted(RandomVector(batch * 24, 3), 2.0f, 3.0f);
+  const std::vector<float> x = testing::Shifted(RandomVector(batch * 24, 3), 2.0f, 3.0f);
   const float* out = b->layer->Forward(x.data(), batch, true);
   std::vector<double> mean, var;
   Moments(x, c, &mean, &var);
@@ -78,8 +74,8 @@ TEST(BatchNormTest, TrainingGradientsMatchCentralDifferences) {
     SCOPED_TRACE(config.dump());
     auto b = Bind(BatchNorm::Create(config, "bn", {2, 3, 3}, "t"));
     ASSERT_NE(b, nullptr);
-    if (b->layer->ParamSpecs()[0].suffix == "gamma") b->Set("gamma", Shifted(RandomVector(3, 5), 0.5f, 1.0f));
-    CheckTrainingGradients(*b, Shifted(RandomVector(4 * 18, 6), 1.5f, 0.5f), 4, 7);
+    if (b->layer->ParamSpecs()[0].suffix == "gamma") b->Set("gamma", testing::Shifted(RandomVector(3, 5), 0.5f, 1.0f));
+    CheckTrainingGradients(*b, testing::Shifted(RandomVector(4 * 18, 6), 1.5f, 0.5f), 4, 7);
   }
 }
 
@@ -89,7 +85,7 @@ TEST(BatchNormTest, InferenceUsesMovingStatistics) {
   b->Set("gamma", RandomVector(5, 1));
   b->Set("beta", RandomVector(5, 2));
   b->Set("moving_mean", RandomVector(5, 3));
-  b->Set("moving_variance", Shifted(RandomVector(5, 4), 0.4f, 0.6f));
+  b->Set("moving_variance", testing::Shifted(RandomVector(5, 4), 0.4f, 0.6f));
   const std::vector<float> x = RandomVector(2 * 5, 5, 3.0f);
   const float* out = b->layer->Forward(x.data(), 2, false);
   for (size_t i = 0; i < x.size(); ++i) {
@@ -108,7 +104,7 @@ TEST(BatchNormTest, FrozenRunsInInferenceModeWithoutStatistics) {
   EXPECT_EQ(b->layer->ReducedStatsSize(), 0u);
   b->Set("gamma", RandomVector(3, 1));
   b->Set("moving_mean", RandomVector(3, 2));
-  b->Set("moving_variance", Shifted(RandomVector(3, 3), 0.4f, 0.6f));
+  b->Set("moving_variance", testing::Shifted(RandomVector(3, 3), 0.4f, 0.6f));
   const std::vector<float> x = RandomVector(4 * 6, 4, 2.0f), dy = RandomVector(4 * 6, 5);
   const float* out = b->layer->Forward(x.data(), 4, true);
   const std::vector<float> out_train(out, out + x.size());
@@ -187,8 +183,8 @@ TEST(BatchNormModelTest, ReducedStatisticsAverageLikeKerasMeanAggregation) {
   const json j = ConvBnModel({{"type", "BatchNormalization"}, {"momentum", 0.9}});
   auto a = Build(j), b = Build(j), alone_a = Build(j), alone_b = Build(j);
   ASSERT_TRUE(a && b && alone_a && alone_b);
-  const std::vector<float> xa = Shifted(RandomVector(2 * 32, 1), 1.0f, 0.5f);
-  const std::vector<float> xb = Shifted(RandomVector(3 * 32, 2), 2.0f, -1.0f);
+  const std::vector<float> xa = testing::Shifted(RandomVector(2 * 32, 1), 1.0f, 0.5f);
+  const std::vector<float> xb = testing::Shifted(RandomVector(3 * 32, 2), 2.0f, -1.0f);
   a->Forward(xa.data(), 2, true);
   b->Forward(xb.data(), 3, true);
   alone_a->Forward(xa.data(), 2, true);
@@ -217,9 +213,9 @@ void CheckSyncEqualsWholeBatch(const json& bn, const std::vector<int>& batches) 
   for (int b : batches) total += b;
   auto whole = Build(j);
   ASSERT_NE(whole, nullptr);
-  SetWeight(*whole, "bn/gamma", Shifted(RandomVector(3, 11), 0.5f, 1.0f));
+  SetWeight(*whole, "bn/gamma", testing::Shifted(RandomVector(3, 11), 0.5f, 1.0f));
   SetWeight(*whole, "bn/beta", RandomVector(3, 12));
-  const std::vector<float> x = Shifted(RandomVector(total * 32, 13), 1.5f, 0.7f);
+  const std::vector<float> x = testing::Shifted(RandomVector(total * 32, 13), 1.5f, 0.7f);
   const std::vector<float> dy = RandomVector(total * 3, 14);
   std::vector<std::unique_ptr<Model>> models;
   for (int r = 0; r < replicas; ++r) {

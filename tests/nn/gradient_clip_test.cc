@@ -12,17 +12,13 @@
 
 #include "kernels/kernels.h"
 #include "nn/optimizer.h"
+#include "test_util.h"
 
 namespace ringtrain::nn {
 namespace {
 
 using nlohmann::json;
 
-std::unique_ptr<Optimizer> Make(const json& j) {
-  auto o = Optimizer::FromJson(j);
-  EXPECT_TRUE(o.ok()) << j.dump() << ": " << o.status().ToString();
-  return o.ok() ? std::move(o).value() : nullptr;
-}
 
 // The update of plain SGD with learning rate 1 from zero weights: -clipped gradient.
 std::vector<float> ClippedBySgd(const json& clip, const std::vector<float>& g,
@@ -30,7 +26,7 @@ std::vector<float> ClippedBySgd(const json& clip, const std::vector<float>& g,
   json config = clip;
   config["type"] = "sgd";
   config["learning_rate"] = 1.0;
-  auto opt = Make(config);
+  auto opt = testing::MakeOptimizer(config);
   if (!vars.empty()) opt->SetVariables(vars);
   std::vector<float> w(g.size(), 0.0f);
   opt->Apply(w.data(), g.data(), g.size());
@@ -87,8 +83,8 @@ TEST(GradientClipTest, ZeroVariableUnderClipnormStaysZero) {
 // gradient.
 TEST(GradientClipTest, ClippingHappensBeforeTheRule) {
   const std::vector<float> g = {3.0f, 4.0f};
-  auto clipped = Make(json{{"type", "adam"}, {"clipnorm", 1.0}, {"learning_rate", 0.1}});
-  auto plain = Make(json{{"type", "adam"}, {"learning_rate", 0.1}});
+  auto clipped = testing::MakeOptimizer(json{{"type", "adam"}, {"clipnorm", 1.0}, {"learning_rate", 0.1}});
+  auto plain = testing::MakeOptimizer(json{{"type", "adam"}, {"learning_rate", 0.1}});
   std::vector<float> wa = {1.0f, 1.0f}, wb = wa;
   const std::vector<float> pre = {3.0f * (1.0f / 5.0f), 4.0f * (1.0f / 5.0f)};
   std::vector<float> gc(2);

@@ -22,7 +22,7 @@ namespace {
 using nlohmann::json;
 
 json Fixture(const std::string& name) {
-  const std::string text = testing::ReadSourceFile("tests/nn/keras_json/" + name);
+  const std::string text = ringtrain::testing::ReadSourceFile("tests/nn/keras_json/" + name);
   EXPECT_FALSE(text.empty()) << name;
   return json::parse(text);
 }

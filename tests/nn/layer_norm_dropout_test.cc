@@ -19,10 +19,6 @@ using nlohmann::json;
 using testing::Bind;
 using testing::RandomVector;
 
-std::vector<float> Shifted(std::vector<float> v, float scale, float offset) {
-  for (float& x : v) x = x * scale + offset;
-  return v;
-}
 
 // ---- LayerNormalization ----------------------------------------------------------------------
 
@@ -32,7 +28,7 @@ void CheckLayerNormForward(const json& config, const Shape& in, size_t row) {
   b->Set("gamma", RandomVector(row, 1));
   b->Set("beta", RandomVector(row, 2));
   const int batch = 3;
-  const std::vector<float> x = Shifted(RandomVector(batch * b->layer->input_size(), 3), 2.0f, 1.5f);
+  const std::vector<float> x = testing::Shifted(RandomVector(batch * b->layer->input_size(), 3), 2.0f, 1.5f);
   const float* out = b->layer->Forward(x.data(), batch, false);
   for (size_t r = 0; r < x.size() / row; ++r) {
     double mean = 0, var = 0;
@@ -62,9 +58,9 @@ TEST(LayerNormTest, GradientsMatchCentralDifferences) {
     auto b = Bind(LayerNorm::Create(config, "ln", {2, 5}, "t"));
     ASSERT_NE(b, nullptr);
     if (b->layer->ParamSpecs()[0].suffix == "gamma") {
-      b->Set("gamma", Shifted(RandomVector(b->params[0].size(), 4), 0.5f, 1.0f));
+      b->Set("gamma", testing::Shifted(RandomVector(b->params[0].size(), 4), 0.5f, 1.0f));
     }
-    testing::CheckTrainingGradients(*b, Shifted(RandomVector(3 * 10, 5), 1.5f, 0.5f), 3, 6);
+    testing::CheckTrainingGradients(*b, testing::Shifted(RandomVector(3 * 10, 5), 1.5f, 0.5f), 3, 6);
   }
 }
 
@@ -125,7 +121,7 @@ TEST(DropoutTest, KeepsAboutOneMinusRateAndScalesExactly) {
     SCOPED_TRACE(rate);
     auto b = MakeDropout({{"type", "Dropout"}, {"rate", rate}}, "dropout", n);
     ASSERT_NE(b, nullptr);
-    const std::vector<float> x = Shifted(RandomVector(n * batch, 1), 1.0f, 2.5f);  // no zeros
+    const std::vector<float> x = testing::Shifted(RandomVector(n * batch, 1), 1.0f, 2.5f);  // no zeros
     const std::vector<float> out = RunDropout(*b, x, batch, 42, 3, 0);
     const float scale = 1.0f / static_cast<float>(1.0 - rate);
     size_t kept = 0;
@@ -141,7 +137,7 @@ TEST(DropoutTest, KeepsAboutOneMinusRateAndScalesExactly) {
 
 TEST(DropoutTest, MaskIsAFunctionOfSeedStepReplicaAndLayer) {
   const int n = 64;
-  const std::vector<float> x = Shifted(RandomVector(n * 4, 1), 1.0f, 2.5f);
+  const std::vector<float> x = testing::Shifted(RandomVector(n * 4, 1), 1.0f, 2.5f);
   auto a = MakeDropout({{"type", "Dropout"}, {"rate", 0.5}}, "dropout", n);
   auto same = MakeDropout({{"type", "Dropout"}, {"rate", 0.5}}, "dropout", n);
   auto other = MakeDropout({{"type", "Dropout"}, {"rate", 0.5}}, "dropout_1", n);
@@ -164,7 +160,7 @@ TEST(DropoutTest, GradientIsMaskedTheSame) {
   const int n = 50;
   auto b = MakeDropout({{"type", "Dropout"}, {"rate", 0.4}}, "dropout", n);
   ASSERT_NE(b, nullptr);
-  const std::vector<float> x = Shifted(RandomVector(n * 3, 1), 1.0f, 2.5f), dy = RandomVector(n * 3, 2);
+  const std::vector<float> x = testing::Shifted(RandomVector(n * 3, 1), 1.0f, 2.5f), dy = RandomVector(n * 3, 2);
   const std::vector<float> out = RunDropout(*b, x, 3, 5, 0, 0);
   const float* din = b->layer->Backward(dy.data(), true);
   ASSERT_NE(din, nullptr);

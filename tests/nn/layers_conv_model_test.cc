@@ -25,9 +25,6 @@ using ::ringtrain::testing::RunTfjs;
 using ::ringtrain::testing::TfjsTensor;
 using ::ringtrain::testing::TfjsValues;
 
-std::vector<float> Slice(const float* data, size_t offset, size_t count) {
-  return std::vector<float>(data + offset, data + offset + count);
-}
 
 // ---- Keras JSON -------------------------------------------------------------------------
 
@@ -90,12 +87,12 @@ TEST_P(KerasJsonLayerTest, LoadsAndMatchesTfjs) {
   auto r = RunTfjs(req);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const float* out = m.Forward(x.data(), batch, true);
-  EXPECT_TRUE(AllClose(Slice(out, 0, batch * outputs), TfjsValues((*r)["outputs"][0], {batch, outputs})))
+  EXPECT_TRUE(AllClose(testing::Slice(out, 0, batch * outputs), TfjsValues((*r)["outputs"][0], {batch, outputs})))
       << "output";
   if (!c.grads) return;
   m.Backward(dy.data());
   for (const ParamInfo& p : m.param_infos()) {
-    EXPECT_TRUE(AllClose(Slice(m.grads(), p.offset, p.count), TfjsValues((*r)["weight_grads"][p.name], p.shape)))
+    EXPECT_TRUE(AllClose(testing::Slice(m.grads(), p.offset, p.count), TfjsValues((*r)["weight_grads"][p.name], p.shape)))
         << "gradient of " << p.name;
   }
 }
@@ -152,7 +149,7 @@ TEST(GlobalPoolingTest, KeepdimsKeepsValuesAndGradients) {
       const float* out = (*m)->Forward(x.data(), 2, true);
       outs.emplace_back(out, out + 6);
       (*m)->Backward(dy.data());
-      grads.push_back(Slice((*m)->grads(), 0, (*m)->num_params()));
+      grads.push_back(testing::Slice((*m)->grads(), 0, (*m)->num_params()));
     }
     EXPECT_EQ(outs[0], outs[1]);
     EXPECT_EQ(grads[0], grads[1]);
@@ -215,7 +212,7 @@ TEST(ConvLayersTest, FrozenDepthwiseStillPassesGradients) {
     m->Forward(x.data(), batch, true);
     m->Backward(dy.data());
     for (const ParamInfo& p : m->param_infos()) {
-      if (p.trainable) grads[k][p.name] = Slice(m->grads(), p.offset, p.count);  // grads() holds the trainable only
+      if (p.trainable) grads[k][p.name] = testing::Slice(m->grads(), p.offset, p.count);  // grads() holds the trainable only
     }
     ++k;
   }

@@ -47,9 +47,6 @@ std::vector<int64_t> WithBatch(int64_t batch, const std::vector<int64_t>& shape)
   return s;
 }
 
-std::vector<float> Slice(const float* data, size_t offset, size_t count) {
-  return std::vector<float>(data + offset, data + offset + count);
-}
 
 const ParamInfo* FindParam(const Model& m, const std::string& name) {
   for (const ParamInfo& p : m.param_infos()) {
@@ -112,7 +109,7 @@ void CompareProbe(Model& m, const std::vector<float>& x, int batch, const std::v
                   const std::vector<float>& want_out, const std::map<std::string, std::vector<float>>& want_grads,
                   const std::vector<float>& want_din, bool adjoint_din = false) {
   const float* out = m.Forward(x.data(), batch, /*training=*/true);
-  EXPECT_TRUE(AllClose(Slice(out, 0, want_out.size()), want_out)) << "forward output";
+  EXPECT_TRUE(AllClose(testing::Slice(out, 0, want_out.size()), want_out)) << "forward output";
   double out_dot_dy = 0;
   for (size_t i = 0; i < want_out.size(); ++i) out_dot_dy += static_cast<double>(out[i]) * dy[i];
   m.Backward(dy.data());
@@ -123,7 +120,7 @@ void CompareProbe(Model& m, const std::vector<float>& x, int batch, const std::v
     const std::string name = p.name.substr(prefix.size());
     auto it = want_grads.find(name);
     ASSERT_NE(it, want_grads.end()) << "no reference gradient for " << p.name;
-    EXPECT_TRUE(AllClose(Slice(m.grads(), p.offset, p.count), it->second)) << "gradient of " << p.name;
+    EXPECT_TRUE(AllClose(testing::Slice(m.grads(), p.offset, p.count), it->second)) << "gradient of " << p.name;
     ++compared;
   }
   EXPECT_EQ(compared, want_grads.size()) << "the reference has weights the layer lacks";
@@ -151,8 +148,8 @@ void CompareProbe(Model& m, const std::vector<float>& x, int batch, const std::v
     for (int n = 0; n < batch; ++n) s += want_din[n * in + j];
     want_db[j] = static_cast<float>(s);
   }
-  EXPECT_TRUE(AllClose(Slice(m.grads(), pb->offset, pb->count), want_db)) << "input gradient (sum over the batch)";
-  EXPECT_TRUE(AllClose(Slice(m.grads(), pk->offset, pk->count), want_dk)) << "input gradient (x^T din)";
+  EXPECT_TRUE(AllClose(testing::Slice(m.grads(), pb->offset, pb->count), want_db)) << "input gradient (sum over the batch)";
+  EXPECT_TRUE(AllClose(testing::Slice(m.grads(), pk->offset, pk->count), want_dk)) << "input gradient (x^T din)";
 }
 
 // The oracle's answer for `config` of `class_name` with `weights` (short names).

@@ -11,17 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/optimizer.h"
+#include "test_util.h"
 
 namespace ringtrain::nn {
 namespace {
 
 using nlohmann::json;
 
-std::unique_ptr<Optimizer> Make(const json& j) {
-  auto o = Optimizer::FromJson(j);
-  EXPECT_TRUE(o.ok()) << j.dump() << ": " << o.status().ToString();
-  return o.ok() ? std::move(o).value() : nullptr;
-}
 
 constexpr int kN = 4;
 constexpr int kSteps = 6;
@@ -36,7 +32,7 @@ using Rule = std::function<void(int t, std::vector<double>& w, const std::vector
 // Runs the optimizer and the reference side by side; the weights must agree within a
 // relative 1e-6 after every step.
 void ExpectFollows(const json& config, Rule rule) {
-  auto opt = Make(config);
+  auto opt = testing::MakeOptimizer(config);
   ASSERT_NE(opt, nullptr);
   std::vector<float> w(kInit, kInit + kN);
   std::vector<double> rw(kInit, kInit + kN);
@@ -139,15 +135,15 @@ Rule NadamRule(double lr, double b1, double b2, double eps) {
 
 // ---------------------------------------------------------------- defaults
 TEST(OptimizerRulesTest, EveryDefault) {
-  EXPECT_DOUBLE_EQ(Make(json{{"type", "sgd"}})->learning_rate(), 0.01);
+  EXPECT_DOUBLE_EQ(testing::MakeOptimizer(json{{"type", "sgd"}})->learning_rate(), 0.01);
   for (const char* type : {"adam", "adamw", "rmsprop", "adagrad", "nadam"}) {
-    EXPECT_DOUBLE_EQ(Make(json{{"type", type}})->learning_rate(), 0.001) << type;
+    EXPECT_DOUBLE_EQ(testing::MakeOptimizer(json{{"type", type}})->learning_rate(), 0.001) << type;
   }
-  auto adamw = Make(json{{"type", "AdamW"}});
+  auto adamw = testing::MakeOptimizer(json{{"type", "AdamW"}});
   ASSERT_TRUE(adamw->options().weight_decay.has_value());
   EXPECT_DOUBLE_EQ(*adamw->options().weight_decay, 0.004);
-  EXPECT_FALSE(Make(json{{"type", "adam"}})->options().weight_decay.has_value());
-  EXPECT_FALSE(Make(json{{"type", "sgd"}})->options().clip.active());
+  EXPECT_FALSE(testing::MakeOptimizer(json{{"type", "adam"}})->options().weight_decay.has_value());
+  EXPECT_FALSE(testing::MakeOptimizer(json{{"type", "sgd"}})->options().clip.active());
   // The rules with every argument at its default.
   ExpectFollows(json{{"type", "sgd"}}, SgdRule(0.01, 0, false));
   ExpectFollows(json{{"type", "adam"}}, AdamRule(0.001, 0.9, 0.999, 1e-7, false));
@@ -232,7 +228,7 @@ TEST(OptimizerRulesTest, WeightDecayOnEveryOptimizer) {
 
 // The weight decay uses the learning rate of the step (a schedule's, once set).
 TEST(OptimizerRulesTest, WeightDecayFollowsTheCurrentLearningRate) {
-  auto opt = Make(json{{"type", "sgd"}, {"learning_rate", 0.1}, {"weight_decay", 0.5}});
+  auto opt = testing::MakeOptimizer(json{{"type", "sgd"}, {"learning_rate", 0.1}, {"weight_decay", 0.5}});
   ASSERT_NE(opt, nullptr);
   opt->set_learning_rate(0.2);
   float w[1] = {2.0f};
@@ -253,7 +249,7 @@ TEST(OptimizerRulesTest, StateRoundTripGivesTheSameBits) {
         json{{"type", "adagrad"}, {"clipvalue", 0.25}, {"learning_rate", 0.1}},
         json{{"type", "nadam"}, {"weight_decay", 0.01}, {"learning_rate", 0.01}}}) {
     for (int stop : {0, 3}) {
-      auto a = Make(config), b = Make(config);
+      auto a = testing::MakeOptimizer(config), b = testing::MakeOptimizer(config);
       ASSERT_TRUE(a && b);
       std::vector<float> wa(kInit, kInit + kN);
       for (int t = 0; t < stop; ++t) a->Apply(wa.data(), kGrads[t], kN);
@@ -285,7 +281,7 @@ TEST(OptimizerRulesTest, NadamResumesLongRunsBitForBit) {
     std::vector<float> w, m, v;
   };
   const float g[2] = {0.01f, -0.02f};
-  auto a = Make(config);
+  auto a = testing::MakeOptimizer(config);
   ASSERT_NE(a, nullptr);
   std::vector<float> w = {0.5f, -0.25f};
   std::vector<Snapshot> snapshots;
@@ -300,7 +296,7 @@ TEST(OptimizerRulesTest, NadamResumesLongRunsBitForBit) {
   }
   for (const Snapshot& s : snapshots) {
     for (bool detour : {false, true}) {
-      auto b = Make(config);
+      auto b = testing::MakeOptimizer(config);
       std::vector<float> wb = s.w;
       if (detour) {  // first restored to a later step and used, then to the snapshot's
         std::vector<float> scratch = s.w;
@@ -323,7 +319,7 @@ TEST(OptimizerRulesTest, NadamResumesLongRunsBitForBit) {
 // Adagrad's accumulator starts at initial_accumulator_value, not zero, also in a
 // checkpoint taken before the first step.
 TEST(OptimizerRulesTest, BuildGivesKerasInitialValues) {
-  auto o = Make(json{{"type", "adagrad"}, {"initial_accumulator_value", 0.25}});
+  auto o = testing::MakeOptimizer(json{{"type", "adagrad"}, {"initial_accumulator_value", 0.25}});
   ASSERT_NE(o, nullptr);
   auto s = o->state();
   ASSERT_EQ(s.size(), 1u);
@@ -331,7 +327,7 @@ TEST(OptimizerRulesTest, BuildGivesKerasInitialValues) {
   EXPECT_TRUE(s[0].second->empty());
   o->Build(3);
   EXPECT_EQ(*s[0].second, std::vector<float>(3, 0.25f));
-  auto r = Make(json{{"type", "rmsprop"}, {"momentum", 0.5}, {"centered", true}});
+  auto r = testing::MakeOptimizer(json{{"type", "rmsprop"}, {"momentum", 0.5}, {"centered", true}});
   r->Build(2);
   const auto rs = r->state();
   ASSERT_EQ(rs.size(), 3u);

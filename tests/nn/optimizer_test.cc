@@ -8,20 +8,16 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/optimizer.h"
+#include "test_util.h"
 
 namespace ringtrain::nn {
 namespace {
 
 using nlohmann::json;
 
-std::unique_ptr<Optimizer> Make(const json& j) {
-  auto o = Optimizer::FromJson(j);
-  EXPECT_TRUE(o.ok()) << o.status().ToString();
-  return o.ok() ? std::move(o).value() : nullptr;
-}
 
 TEST(SgdTest, PlainStepAndDefaults) {
-  auto opt = Make(json{{"type", "sgd"}});
+  auto opt = testing::MakeOptimizer(json{{"type", "sgd"}});
   ASSERT_NE(opt, nullptr);
   EXPECT_DOUBLE_EQ(opt->learning_rate(), 0.01);
   EXPECT_EQ(opt->name(), "sgd");
@@ -36,7 +32,7 @@ TEST(SgdTest, PlainStepAndDefaults) {
 }
 
 TEST(SgdTest, MomentumTwoSteps) {
-  auto opt = Make(json{{"type", "SGD"}, {"learning_rate", 0.1}, {"momentum", 0.9}});
+  auto opt = testing::MakeOptimizer(json{{"type", "SGD"}, {"learning_rate", 0.1}, {"momentum", 0.9}});
   ASSERT_NE(opt, nullptr);
   float w[1] = {1.0f};
   const float g[1] = {1.0f};
@@ -52,7 +48,7 @@ TEST(SgdTest, MomentumTwoSteps) {
 }
 
 TEST(SgdTest, NesterovTwoSteps) {
-  auto opt = Make(json{{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}, {"nesterov", true}});
+  auto opt = testing::MakeOptimizer(json{{"type", "sgd"}, {"learning_rate", 0.1}, {"momentum", 0.9}, {"nesterov", true}});
   ASSERT_NE(opt, nullptr);
   float w[1] = {1.0f};
   const float g[1] = {1.0f};
@@ -64,7 +60,7 @@ TEST(SgdTest, NesterovTwoSteps) {
 
 TEST(AdamTest, MatchesKerasFormulaOverSeveralSteps) {
   const double lr = 0.01, b1 = 0.8, b2 = 0.95, eps = 1e-7;
-  auto opt = Make(json{{"type", "adam"}, {"learning_rate", lr}, {"beta_1", b1}, {"beta_2", b2}});
+  auto opt = testing::MakeOptimizer(json{{"type", "adam"}, {"learning_rate", lr}, {"beta_1", b1}, {"beta_2", b2}});
   ASSERT_NE(opt, nullptr);
   const int n = 3;
   float w[n] = {0.5f, -1.0f, 2.0f};
@@ -91,7 +87,7 @@ TEST(AdamTest, MatchesKerasFormulaOverSeveralSteps) {
 }
 
 TEST(AdamTest, DefaultsAndFirstStepMagnitude) {
-  auto opt = Make(json{{"type", "adam"}});
+  auto opt = testing::MakeOptimizer(json{{"type", "adam"}});
   ASSERT_NE(opt, nullptr);
   EXPECT_DOUBLE_EQ(opt->learning_rate(), 0.001);
   // The first Adam step moves every weight by about lr * sign(g), whatever |g|.
@@ -104,7 +100,7 @@ TEST(AdamTest, DefaultsAndFirstStepMagnitude) {
 
 TEST(AdamTest, RestoredStateAndIterationsContinueTheRun) {
   const json config = {{"type", "adam"}, {"learning_rate", 0.05}};
-  auto a = Make(config), b = Make(config);
+  auto a = testing::MakeOptimizer(config), b = testing::MakeOptimizer(config);
   float wa[2] = {1.0f, -1.0f};
   const float g1[2] = {0.3f, -0.7f}, g2[2] = {-0.1f, 0.2f};
   a->Apply(wa, g1, 2);
@@ -198,7 +194,7 @@ TEST(OptimizerParseTest, KerasGetConfigLoads) {
       "clipnorm": null, "global_clipnorm": null, "clipvalue": null, "use_ema": false, "ema_momentum": 0.99,
       "ema_overwrite_frequency": null, "loss_scale_factor": null, "gradient_accumulation_steps": null,
       "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-07, "amsgrad": false, "type": "Adam"})");
-  auto a = Make(keras3);
+  auto a = testing::MakeOptimizer(keras3);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->name(), "adam");
   EXPECT_FALSE(a->transforms_gradients());
@@ -206,11 +202,11 @@ TEST(OptimizerParseTest, KerasGetConfigLoads) {
       "global_clipnorm": null, "clipvalue": null, "use_ema": false, "ema_momentum": 0.99,
       "ema_overwrite_frequency": null, "jit_compile": true, "is_legacy_optimizer": false, "learning_rate": 0.001,
       "rho": 0.9, "momentum": 0.0, "epsilon": 1e-07, "centered": false, "type": "RMSprop"})");
-  auto r = Make(tf2);
+  auto r = testing::MakeOptimizer(tf2);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->name(), "rmsprop");
   // Legacy tf.keras configs carry "decay": 0.0, which is no decay.
-  EXPECT_NE(Make(json{{"type", "sgd"}, {"decay", 0.0}}), nullptr);
+  EXPECT_NE(testing::MakeOptimizer(json{{"type", "sgd"}, {"decay", 0.0}}), nullptr);
 }
 
 TEST(OptimizerParseTest, TypeAcceptsSnakeAndClassNamesInAnyCase) {
@@ -220,7 +216,7 @@ TEST(OptimizerParseTest, TypeAcceptsSnakeAndClassNamesInAnyCase) {
       {"RMSprop", "rmsprop"}, {"adagrad", "adagrad"}, {"Adagrad", "adagrad"}, {"nadam", "nadam"},
       {"Nadam", "nadam"}};
   for (const auto& [type, name] : names) {
-    auto o = Make(json{{"type", type}});
+    auto o = testing::MakeOptimizer(json{{"type", type}});
     ASSERT_NE(o, nullptr) << type;
     EXPECT_EQ(o->name(), name) << type;
   }
@@ -233,7 +229,7 @@ TEST(OptimizerParseTest, StateFloatsPerParamIsExact) {
                         json{{"type", "rmsprop"}, {"momentum", 0.5}}, json{{"type", "rmsprop"}, {"centered", true}},
                         json{{"type", "rmsprop"}, {"centered", true}, {"momentum", 0.1}}, json{{"type", "adagrad"}},
                         json{{"type", "nadam"}}, json{{"type", "nadam"}, {"clipnorm", 1.0}}}) {
-    auto o = Make(j);
+    auto o = testing::MakeOptimizer(j);
     ASSERT_NE(o, nullptr) << j.dump();
     o->Build(7);
     size_t floats = 0;

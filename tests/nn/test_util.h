@@ -12,8 +12,27 @@
 
 #include "nn/init.h"
 #include "nn/layer.h"
+#include "nn/optimizer.h"
 
 namespace ringtrain::nn::testing {
+
+// data[offset, offset + count) as a vector.
+inline std::vector<float> Slice(const float* data, size_t offset, size_t count) {
+  return std::vector<float>(data + offset, data + offset + count);
+}
+
+// v * scale + offset, element by element.
+inline std::vector<float> Shifted(std::vector<float> v, float scale, float offset) {
+  for (float& x : v) x = x * scale + offset;
+  return v;
+}
+
+// The optimizer `j` describes; null (and a test failure naming `j`) if it is refused.
+inline std::unique_ptr<Optimizer> MakeOptimizer(const nlohmann::json& j) {
+  auto o = Optimizer::FromJson(j);
+  EXPECT_TRUE(o.ok()) << j.dump() << ": " << o.status().ToString();
+  return o.ok() ? std::move(o).value() : nullptr;
+}
 
 inline std::vector<float> RandomVector(size_t n, uint64_t seed, float scale = 1.0f) {
   Rng rng(seed, 0);

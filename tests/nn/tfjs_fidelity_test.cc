@@ -59,9 +59,6 @@ json OracleWeights(const Model& m, const Weights& w, const std::string& strip = 
   return out;
 }
 
-std::vector<float> Slice(const float* data, size_t offset, size_t count) {
-  return std::vector<float>(data + offset, data + offset + count);
-}
 
 std::vector<int64_t> Concat(int64_t batch, const std::vector<int64_t>& shape) {
   std::vector<int64_t> s{batch};
@@ -75,12 +72,12 @@ void CompareForwardBackward(Model& m, const std::vector<float>& x, int batch, co
                             const std::vector<float>& want_out, const json& oracle_grads,
                             const std::string& strip) {
   const float* out = m.Forward(x.data(), batch, /*training=*/true);
-  EXPECT_TRUE(AllClose(Slice(out, 0, want_out.size()), want_out)) << "forward output";
+  EXPECT_TRUE(AllClose(testing::Slice(out, 0, want_out.size()), want_out)) << "forward output";
   m.Backward(dy.data());
   for (const ParamInfo& p : m.param_infos()) {
     const std::string name = p.name.substr(strip.size());
     ASSERT_TRUE(oracle_grads.contains(name)) << "tfjs gave no gradient for " << name << ": " << oracle_grads.dump();
-    EXPECT_TRUE(AllClose(Slice(m.grads(), p.offset, p.count), TfjsValues(oracle_grads[name], p.shape)))
+    EXPECT_TRUE(AllClose(testing::Slice(m.grads(), p.offset, p.count), TfjsValues(oracle_grads[name], p.shape)))
         << "gradient of " << p.name;
   }
 }
@@ -297,7 +294,7 @@ TEST(TfjsFidelityTest, SgdTrainingFollowsTfjsLossCurve) {
   // The run must move: a curve that stays flat would pass without testing the update.
   EXPECT_LT(want_losses.back(), want_losses.front());
   for (const ParamInfo& p : m->param_infos()) {
-    EXPECT_TRUE(AllClose(Slice(m->params(), p.offset, p.count), TfjsValues((*r)["weights"][p.name], p.shape)))
+    EXPECT_TRUE(AllClose(testing::Slice(m->params(), p.offset, p.count), TfjsValues((*r)["weights"][p.name], p.shape)))
         << "final " << p.name;
   }
 }

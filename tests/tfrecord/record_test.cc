@@ -9,6 +9,7 @@
 
 #include "tfrecord/crc32c.h"
 #include "testing/temp_dir.h"
+#include "tfrecord_writer.h"
 
 namespace ringtrain::tfrecord {
 namespace {
@@ -23,11 +24,7 @@ std::string Hex(const std::string& s) {
   return out;
 }
 
-void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(f.good()) << path;
-}
+using ringtrain::testing::WriteBytes;
 
 TEST(RecordTest, FramesAKnownRecordByteForByte) {
   // Expected bytes computed with a bit-at-a-time CRC-32C outside this code base:

@@ -10,6 +10,7 @@
 #include "store/store.h"
 #include "tfrecord/record.h"
 #include "train/trainer.h"
+#include "testing/small_conv_job.h"
 
 namespace ringtrain::train {
 namespace {
@@ -39,12 +40,6 @@ constexpr char kSeedDecay[] =
     R"("lr_schedule": {"type": "piecewise_constant", "unit": "epoch", "boundaries": [3, 7],
                        "values": [1e-3, 1e-4, 1e-5]})";
 
-std::unique_ptr<collective::Communicator> Local() {
-  store::InMemoryStore store;
-  auto c = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  return std::move(c).value();
-}
 
 struct CloseFile {
   void operator()(FILE* f) const { std::fclose(f); }
@@ -79,7 +74,7 @@ FitRun Train(const config::JobConfig& job, const backup::TrainState* from = null
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   if (!t.ok()) return run;
   run.trainer = std::move(t).value();
-  run.comm = Local();
+  run.comm = ringtrain::testing::LocalCommunicator();
   EXPECT_TRUE(run.trainer->Prepare(run.comm.get()).ok());
   if (from != nullptr) {
     EXPECT_TRUE(run.trainer->Restore(*from).ok());

@@ -20,7 +20,6 @@ config::JobConfig Job(const std::string& optimizer, int save_freq) {
   return testing::ParseTestJob(j);
 }
 
-std::unique_ptr<collective::Communicator> Local() { return testing::LocalCommunicator(); }
 
 std::unique_ptr<Trainer> NewTrainer(const config::JobConfig& job, int rank = 0, int n = 1) {
   TrainerOptions o;
@@ -42,7 +41,7 @@ struct RunRecord {
 RunRecord Uninterrupted(const config::JobConfig& job) {
   RunRecord run;
   auto t = NewTrainer(job);
-  auto comm = Local();
+  auto comm = ringtrain::testing::LocalCommunicator();
   EXPECT_TRUE(t->Prepare(comm.get()).ok());
   EXPECT_TRUE(t->SyncState(comm.get()).ok());
   Status st = t->Fit(comm.get(), [&](const backup::TrainState& s) {
@@ -64,7 +63,7 @@ TEST_P(ResumeTest, FromEveryBackupPointEndsIdentical) {
   ASSERT_EQ(full.losses.size(), 3u);
   for (size_t k = 0; k < full.backups.size(); k += 3) {
     auto t = NewTrainer(job);
-    auto comm = Local();
+    auto comm = ringtrain::testing::LocalCommunicator();
     ASSERT_TRUE(t->Prepare(comm.get()).ok());
     ASSERT_TRUE(t->Restore(full.backups[k]).ok());
     EXPECT_EQ(t->global_step(), full.backups[k].global_step);
@@ -81,7 +80,7 @@ TEST_P(ResumeTest, ThroughTheBackupEncodingEndsIdentical) {
   RunRecord full = Uninterrupted(job);
   ASSERT_GE(full.backups.size(), 3u);
   auto t = NewTrainer(job);
-  auto comm = Local();
+  auto comm = ringtrain::testing::LocalCommunicator();
   ASSERT_TRUE(t->Prepare(comm.get()).ok());
   auto enc = backup::EncodeBackup(t->Identity(), full.backups[2]);
   ASSERT_TRUE(enc.ok()) << enc.status().ToString();
@@ -104,7 +103,7 @@ TEST(ResumeTest, MetricsAndRegularizedLossResumeExactly) {
   auto full_trainer = NewTrainer(job);
   std::vector<backup::TrainState> backups;
   {
-    auto comm = Local();
+    auto comm = ringtrain::testing::LocalCommunicator();
     ASSERT_TRUE(full_trainer->Prepare(comm.get()).ok());
     ASSERT_TRUE(full_trainer->SyncState(comm.get()).ok());
     ASSERT_TRUE(full_trainer->Fit(comm.get(), [&](const backup::TrainState& s) {
@@ -123,7 +122,7 @@ TEST(ResumeTest, MetricsAndRegularizedLossResumeExactly) {
     ASSERT_LT(k, backups.size());
     ASSERT_FALSE(backups[k].epoch_metric_sums.empty());
     auto t = NewTrainer(job);
-    auto comm = Local();
+    auto comm = ringtrain::testing::LocalCommunicator();
     ASSERT_TRUE(t->Prepare(comm.get()).ok());
     auto enc = backup::EncodeBackup(t->Identity(), backups[k]);
     ASSERT_TRUE(enc.ok()) << enc.status().ToString();
@@ -157,7 +156,7 @@ INSTANTIATE_TEST_SUITE_P(Optimizers, ResumeTest,
 
 TEST(ResumeTest, RestoreRefusesAStateOfAnotherShape) {
   auto t = NewTrainer(Job(R"({"type": "sgd"})", 4));
-  auto comm = Local();
+  auto comm = ringtrain::testing::LocalCommunicator();
   ASSERT_TRUE(t->Prepare(comm.get()).ok());
   backup::TrainState s = t->Snapshot();
   s.params.pop_back();

@@ -38,7 +38,6 @@ config::JobConfig Job(const std::string& dir) {
   return testing::ParseTestJob(j);
 }
 
-std::unique_ptr<collective::Communicator> Local() { return testing::LocalCommunicator(); }
 
 std::unique_ptr<Trainer> NewTrainer(const config::JobConfig& job, env::Env* env) {
   TrainerOptions o;
@@ -65,7 +64,7 @@ Status FitWithBackups(Trainer* t, collective::Communicator* comm, backup::Backup
 uint64_t UninterruptedFingerprint() {
   TempDir tmp;
   auto t = NewTrainer(Job(tmp.path()), env::Default());
-  auto comm = Local();
+  auto comm = ringtrain::testing::LocalCommunicator();
   EXPECT_TRUE(t->Prepare(comm.get()).ok());
   EXPECT_TRUE(t->SyncState(comm.get()).ok());
   backup::BackupWriter writer(tmp.path() + "/backup", t->Identity());
@@ -95,7 +94,7 @@ TEST_P(StorageFaultTest, FitStopsWithOneStorageLineAndAFreshTrainerResumesToTheS
   Status failed;
   {
     auto t = NewTrainer(job, &env);
-    auto comm = Local();
+    auto comm = ringtrain::testing::LocalCommunicator();
     ASSERT_TRUE(t->Prepare(comm.get()).ok());
     ASSERT_TRUE(t->SyncState(comm.get()).ok());
     backup::BackupWriter writer(backup_dir, t->Identity(), &env);
@@ -114,7 +113,7 @@ TEST_P(StorageFaultTest, FitStopsWithOneStorageLineAndAFreshTrainerResumesToTheS
 
   // The restarted process: the default Env, the newest good backup, to the end.
   auto t = NewTrainer(job, env::Default());
-  auto comm = Local();
+  auto comm = ringtrain::testing::LocalCommunicator();
   ASSERT_TRUE(t->Prepare(comm.get()).ok());
   std::vector<std::string> warnings;
   auto loaded = backup::LoadNewestBackup(backup_dir, t->Identity(), &warnings);

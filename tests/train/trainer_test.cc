@@ -8,6 +8,7 @@
 
 #include "rank_threads.h"
 #include "train/step_observer.h"
+#include "testing/small_conv_job.h"
 
 namespace ringtrain::train {
 namespace {
@@ -36,19 +37,13 @@ Status Train(Trainer* t, collective::Communicator* comm) {
   return t->Fit(comm);
 }
 
-std::unique_ptr<collective::Communicator> Local() {
-  store::InMemoryStore store;
-  auto c = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  return std::move(c).value();
-}
 
 TEST(TrainerTest, LearnsOnOneWorker) {
   TrainerOptions o;
   o.out = std::tmpfile();
   auto t = Trainer::Create(SyntheticJob(4, R"({"type": "adam", "learning_rate": 0.01})"), o);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  auto comm = Local();
+  auto comm = ringtrain::testing::LocalCommunicator();
   ASSERT_TRUE(Train(t->get(), comm.get()).ok());
   const auto& h = (*t)->history();
   ASSERT_EQ(h.size(), 4u);
@@ -68,7 +63,7 @@ TEST(TrainerTest, SameSeedSameBits) {
     o.out = std::tmpfile();
     auto t = Trainer::Create(SyntheticJob(1, R"({"type": "sgd", "learning_rate": 0.05, "momentum": 0.9})"), o);
     ASSERT_TRUE(t.ok());
-    auto comm = Local();
+    auto comm = ringtrain::testing::LocalCommunicator();
     ASSERT_TRUE(Train(t->get(), comm.get()).ok());
     fp[run] = (*t)->WeightsFingerprint();
     std::fclose(o.out);
@@ -96,7 +91,7 @@ TEST(TrainerTest, ObserversSeeEveryStepAndChangeNothing) {
     if (run == 1) o.observers = {&rec};
     auto t = Trainer::Create(SyntheticJob(2, R"({"type": "sgd", "learning_rate": 0.05})"), o);
     ASSERT_TRUE(t.ok());
-    auto comm = Local();
+    auto comm = ringtrain::testing::LocalCommunicator();
     ASSERT_TRUE(Train(t->get(), comm.get()).ok());
     fp[run] = (*t)->WeightsFingerprint();
     std::fclose(o.out);
