@@ -169,6 +169,7 @@ int RunJobCommand(const std::string& command, const std::vector<std::string>& ar
   auto timeout_s = flags->get_int("timeout_s", 10, 1, 3600);
   if (!timeout_s.ok()) return JobExit(timeout_s.status());
   opts.timeout = std::chrono::seconds(*timeout_s);
+  opts.wait_for_ready = true;  // a daemon started a moment ago is waited for, within --timeout_s
   daemon::DaemonClient client(opts);
 
   if (command == "submit") {

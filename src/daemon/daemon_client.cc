@@ -22,8 +22,10 @@ struct DaemonClient::Impl {
   // A fresh channel: a refused connection leaves gRPC's channel backing off for up to
   // its reconnect backoff, and a poll should reach a daemon that has just come up.
   void Reset() {
-    auto fresh = DaemonService::NewStub(coordination::MakeChannel(options.address, options.tls));
+    auto fresh_channel = coordination::MakeChannel(options.address, options.tls);
+    auto fresh = DaemonService::NewStub(fresh_channel);
     std::lock_guard<std::mutex> lock(mu);
+    channel = std::move(fresh_channel);
     stub = std::move(fresh);
   }
   std::shared_ptr<DaemonService::Stub> Stub() const {
@@ -34,17 +36,30 @@ struct DaemonClient::Impl {
   // Prepares one call of `method` carrying `request`: its deadline and its proof.
   void Prepare(grpc::ClientContext* ctx, const char* method, const google::protobuf::MessageLite& request) const {
     ctx->set_deadline(std::chrono::system_clock::now() + options.timeout);
+    ctx->set_wait_for_ready(options.wait_for_ready);
     if (!options.cluster_secret.configured()) return;
     ctx->AddMetadata(coordination::kAuthMetadataKey,
                      coordination::MakeAuthToken(options.cluster_secret, options.caller, method,
                                                  request.SerializeAsString(), coordination::UnixMillisNow()));
   }
   Status Convert(const grpc::Status& s, const char* rpc) const {
+    if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && !Connected()) {
+      // A wait-for-ready call whose daemon never listened: nothing to reach, not a hang.
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count();
+      return UnavailableError("cannot reach " + std::string(kService) + " at " + options.address + " within " +
+                              std::to_string(seconds) + " s (" + rpc + "); check that it is running and that " +
+                              options.address + " is the chief's address in TF_CONFIG (or raise --timeout_s)");
+    }
     return coordination::FromGrpcStatus(s, options.address, rpc, kService);
+  }
+  bool Connected() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return channel && channel->GetState(false) == GRPC_CHANNEL_READY;
   }
 
   DaemonClientOptions options;
   mutable std::mutex mu;
+  std::shared_ptr<grpc::Channel> channel;     // guarded by mu
   std::shared_ptr<DaemonService::Stub> stub;  // guarded by mu
 };
 

@@ -29,6 +29,11 @@ struct DaemonClientOptions {
   security::ClusterSecret cluster_secret;
   coordination::TlsCredentials tls;
   std::chrono::milliseconds timeout{std::chrono::seconds(10)};
+  // Whether a call waits, within `timeout`, for a daemon that is not listening yet
+  // (gRPC's wait-for-ready), as a user's submit right after starting `serve` needs;
+  // false: a refused connection fails the call at once, as a daemon's poll loop,
+  // which reconnects by itself, wants.
+  bool wait_for_ready = false;
 };
 
 struct LogChunk {

@@ -35,9 +35,14 @@ std::string Field(const std::map<int64_t, nlohmann::json>& jobs, int64_t id, con
 // Two daemons on loopback, each with its own work directory under `dir`.
 class Daemons {
  public:
-  explicit Daemons(std::string dir, int n = 2) : dir_(std::move(dir)), ports_(FreePorts(n)), procs_(n) {
+  // `start` false: the ports are chosen, the daemons not started (StartAll).
+  explicit Daemons(std::string dir, int n = 2, bool start = true)
+      : dir_(std::move(dir)), ports_(FreePorts(n)), procs_(n) {
     std::filesystem::create_directories(dir_);
-    for (int i = 0; i < n; ++i) Start(i);
+    if (start) StartAll();
+  }
+  void StartAll() {
+    for (size_t i = 0; i < procs_.size(); ++i) Start(static_cast<int>(i));
     WaitForChief();
   }
   // Until the chief daemon answers (it may take a moment to listen).
@@ -315,6 +320,27 @@ TEST_F(DaemonTest, SigtermEndsEveryDaemonAndTheJobResumesWhenTheyReturn) {
   auto jobs = d.WaitDone({id}, 240);
   ASSERT_EQ(Field(jobs, id, "state"), "finished") << jobs[id].dump();
   EXPECT_EQ(ReadFileOrEmpty(d.JobDir(id) + "/model.safetensors"), LaunchBytes(tmp_.path() + "/launch", Long(12)));
+  d.StopAll();
+}
+
+TEST_F(DaemonTest, ASubmitRightAfterServeWaitsForTheDaemonWithinItsTimeout) {
+  Daemons d(tmp_.path() + "/d", 2, /*start=*/false);
+  const std::string job = SubmittedJob(tmp_.path(), "job", Short(9));
+  // Nothing listens yet: the call waits out its deadline, then says so in one line, exit 4.
+  const auto t0 = std::chrono::steady_clock::now();
+  ProcessResult none = d.Client({"jobs", "--timeout_s", "1"});
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_EQ(none.exit_code, 4) << none.output;
+  EXPECT_NE(none.output.find("cannot reach the chief's daemon"), std::string::npos) << none.output;
+  EXPECT_NE(none.output.find("within 1 s"), std::string::npos) << none.output;
+  // A submit started before the daemons is answered once they listen.
+  std::vector<std::string> args = {"submit", job, "--timeout_s", "60", "--chief", d.Chief()};
+  Process submit(RingtrainBinary(), args, {{"RINGTRAIN_CLUSTER_SECRET", kSecret}});
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  d.StartAll();
+  ProcessResult r = submit.Wait(90);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(d.Jobs().size(), 1u);
   d.StopAll();
 }
 
