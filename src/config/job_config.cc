@@ -8,9 +8,9 @@
 #include "common/file.h"
 #include "common/fingerprint.h"
 #include "common/json.h"
-#include "nn/keras_json.h"
-#include "nn/loss.h"
-#include "nn/metrics.h"
+#include "nn/keras/keras_json.h"
+#include "nn/losses/loss.h"
+#include "nn/metrics/metrics.h"
 
 namespace ringtrain::config {
 namespace {

@@ -2,7 +2,7 @@
 // file's directory). The top level is validated here; the "model", "optimizer" and
 // data-source sections are validated by the libraries that own them (nn, data).
 // "model": {"keras_json": "model.json" | {...}} (Keras' model.to_json()) is read and
-// translated here (nn/keras_json.h), so that `model` and `raw` hold the compact form.
+// translated here (nn/keras/keras_json.h), so that `model` and `raw` hold the compact form.
 // Unknown keys are errors that name the key, so typos are caught before training.
 #pragma once
 
@@ -42,11 +42,11 @@ struct JobConfig {
   std::string base_dir;   // the job file's directory ("." for inline jobs)
 
   nlohmann::json model;                 // the compact form ("keras_json" already translated)
-  // "loss" as Keras takes it (a name, {"type": ...} or {"class_name", "config"}; nn/loss.h),
+  // "loss" as Keras takes it (a name, {"type": ...} or {"class_name", "config"}; nn/losses/loss.h),
   // checked here except for what needs the model's output size. Absent: the compact
   // form's default {"type": "sparse_categorical_crossentropy", "from_logits": true}.
   nlohmann::json loss;
-  // "metrics": Keras' list (nn/metrics.h); absent: ["accuracy"], null: none.
+  // "metrics": Keras' list (nn/metrics/metrics.h); absent: ["accuracy"], null: none.
   nlohmann::json metrics;
   nlohmann::json optimizer;
   nlohmann::json train_data;            // data.train

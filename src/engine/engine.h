@@ -33,7 +33,7 @@
 #include "common/status.h"
 #include "engine/objective.h"
 #include "nn/model.h"
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 
 namespace ringtrain::engine {
 

@@ -1,6 +1,6 @@
 // What an engine computes on each batch besides the forward and backward passes: the
-// job's loss (nn/loss.h: its per-example sum and the output gradient) and its metrics
-// (nn/metrics.h: sums that add across batches and workers), built from the job's
+// job's loss (nn/losses/loss.h: its per-example sum and the output gradient) and its metrics
+// (nn/metrics/metrics.h: sums that add across batches and workers), built from the job's
 // "loss" and "metrics" once the model's output size is known.
 //
 // Threading: immutable once built (Loss::Compute is called by one engine thread at a
@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
-#include "nn/loss.h"
-#include "nn/metrics.h"
+#include "nn/losses/loss.h"
+#include "nn/metrics/metrics.h"
 
 namespace ringtrain::engine {
 

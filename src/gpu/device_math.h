@@ -5,7 +5,7 @@
 // the kernels' math.
 //
 // Every function repeats the CPU's order of operations (src/kernels/optimizer_updates.cc,
-// src/kernels/portable.cc, src/nn/loss.cc, src/nn/activation.h) with each product and
+// src/kernels/portable.cc, src/nn/losses/loss.cc, src/nn/layers/activation.h) with each product and
 // sum rounded on its own. Bit-identical results need the same on both sides: nvcc
 // compiles the kernels with --fmad=false, and host callers must not let the compiler
 // contract a*b+c into an FMA (x86-64's default target has no FMA; build with

@@ -23,8 +23,8 @@
 #include "gpu/gpu_engine.h"
 #include "gpu/gpu_kernels.h"
 #include "gpu/gpu_layers.h"
-#include "nn/adam.h"
-#include "nn/sgd.h"
+#include "nn/optimizers/adam.h"
+#include "nn/optimizers/sgd.h"
 
 namespace ringtrain::gpu {
 namespace {

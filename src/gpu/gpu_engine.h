@@ -18,7 +18,7 @@
 #include "common/status.h"
 #include "engine/engine.h"
 #include "nn/model.h"
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 
 namespace ringtrain::gpu {
 

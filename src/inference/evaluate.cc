@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nn/loss.h"
-#include "nn/metrics.h"
+#include "nn/losses/loss.h"
+#include "nn/metrics/metrics.h"
 #include "nn/model_regularization.h"
 
 namespace ringtrain::inference {

@@ -29,8 +29,8 @@ struct EvalResult {
 };
 
 // Evaluates `model` on all of `data` in batches of `batch` (the last may be smaller)
-// under the job's "loss" and "metrics" (config::JobConfig's fields: nn/loss.h,
-// nn/metrics.h). INVALID_ARGUMENT when batch < 1, the data is empty, its examples do
+// under the job's "loss" and "metrics" (config::JobConfig's fields: nn/losses/loss.h,
+// nn/metrics/metrics.h). INVALID_ARGUMENT when batch < 1, the data is empty, its examples do
 // not have the model's input size, the loss or metrics do not fit the model ("loss: ..."),
 // or a label is one the loss cannot take (naming it).
 StatusOr<EvalResult> EvaluateModel(nn::Model* model, const data::Dataset& data, int batch, const nlohmann::json& loss,

@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "nn/initializers.h"
+#include "nn/initializers/initializers.h"
 #include "nn/layer_desc.h"
-#include "nn/regularizer.h"
+#include "nn/regularizers/regularizer.h"
 
 namespace ringtrain::nn {
 
@@ -34,7 +34,7 @@ std::string ShapeToString(const Shape& shape);
 
 // A parameter tensor a layer asks the model to allocate and initialise.
 struct ParamSpec {
-  // Keras' initializer (nn/initializers.h); ParamSpec::Init::kZeros, kOnes and
+  // Keras' initializer (nn/initializers/initializers.h); ParamSpec::Init::kZeros, kOnes and
   // kGlorotUniform name the common ones.
   using Init = Initializer;
   ParamSpec() = default;

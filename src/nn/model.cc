@@ -11,8 +11,8 @@
 #include "common/logging.h"
 #include "common/memory_bound.h"
 #include "kernels/elementwise.h"
-#include "nn/initializers.h"
-#include "nn/json_fields.h"
+#include "nn/initializers/initializers.h"
+#include "nn/keras/json_fields.h"
 #include "nn/layer.h"
 #include "nn/model_build.h"
 

@@ -18,7 +18,7 @@
 
 #include "common/status.h"
 #include "nn/layer_desc.h"
-#include "nn/regularizer.h"
+#include "nn/regularizers/regularizer.h"
 
 namespace ringtrain::nn {
 
@@ -37,7 +37,7 @@ struct StepContext;  // defined in nn/layer.h
 class Model {
  public:
   // Builds and initialises the model: each weight by its layer's initializer (by default
-  // Glorot-uniform kernels and zero biases; nn/initializers.h), drawn deterministically
+  // Glorot-uniform kernels and zero biases; nn/initializers/initializers.h), drawn deterministically
   // from `seed` (same seed -> same bits). Errors name the bad layer and field, e.g.
   // "model.layers[2] (dense): 'units' must be a positive integer".
   static StatusOr<std::unique_ptr<Model>> FromJson(const nlohmann::json& model_json, uint64_t seed);

@@ -6,7 +6,7 @@
 #include "data/dataset.h"
 #include "data/footprint.h"
 #include "nn/model_memory.h"
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 
 namespace ringtrain::train {
 

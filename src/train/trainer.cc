@@ -15,7 +15,7 @@
 #include "env/file_util.h"
 #include "env/storage_error.h"
 #include "inference/weights_by_name.h"
-#include "nn/loss.h"
+#include "nn/losses/loss.h"
 #include "nn/layer.h"
 #include "train/gradient_sync.h"
 #include "train/memory_bound.h"

@@ -8,7 +8,7 @@
 #include "checkpoint/safetensors.h"
 #include "common/logging.h"
 #include "env/storage_error.h"
-#include "nn/loss.h"
+#include "nn/losses/loss.h"
 #include "train/trainer.h"
 #include "train/step_observer.h"
 

@@ -1,5 +1,5 @@
 // "model": {"keras_json": ...} in a job file: read (a path relative to the job file,
-// or inline), translated into the compact model form (nn/keras_json.h) at parse time,
+// or inline), translated into the compact model form (nn/keras/keras_json.h) at parse time,
 // so that JobConfig::model and ::raw hold the compact form; errors are kConfig.
 #include <cstdlib>
 #include <filesystem>

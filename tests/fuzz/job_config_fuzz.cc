@@ -14,10 +14,10 @@
 #include "data/footprint.h"
 #include "data/source_spec.h"
 #include "fuzz_target.h"
-#include "nn/lr_schedule.h"
+#include "nn/schedules/lr_schedule.h"
 #include "nn/model.h"
 #include "nn/model_memory.h"
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 
 using namespace ringtrain;
 

@@ -16,8 +16,8 @@
 #include "kernels/impl.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/kernels.h"
-#include "nn/activation.h"
-#include "nn/loss.h"
+#include "nn/layers/activation.h"
+#include "nn/losses/loss.h"
 
 namespace ringtrain::gpu {
 namespace {

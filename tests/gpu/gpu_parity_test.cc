@@ -26,13 +26,13 @@
 #include "gpu/gpu_context.h"
 #include "gpu/gpu_engine.h"
 #include "gpu/gpu_layers.h"
-#include "nn/adam.h"
-#include "nn/conv2d.h"
-#include "nn/dense.h"
+#include "nn/optimizers/adam.h"
+#include "nn/layers/conv2d.h"
+#include "nn/layers/dense.h"
 #include "nn/layer.h"
-#include "nn/max_pool2d.h"
+#include "nn/layers/max_pool2d.h"
 #include "nn/model.h"
-#include "nn/sgd.h"
+#include "nn/optimizers/sgd.h"
 #include "store/store.h"
 
 namespace ringtrain::gpu {

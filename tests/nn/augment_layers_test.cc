@@ -15,11 +15,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/keras_json.h"
+#include "nn/keras/keras_json.h"
 #include "nn/model.h"
-#include "nn/random_affine.h"
-#include "nn/random_crop.h"
-#include "nn/random_flip.h"
+#include "nn/layers/random_affine.h"
+#include "nn/layers/random_crop.h"
+#include "nn/layers/random_flip.h"
 #include "test_util.h"
 
 namespace ringtrain::nn {

@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/batch_norm.h"
-#include "nn/dropout.h"
-#include "nn/keras_json.h"
+#include "nn/layers/batch_norm.h"
+#include "nn/layers/dropout.h"
+#include "nn/keras/keras_json.h"
 #include "nn/model.h"
 #include "norm_test_util.h"
 #include "testing/source_dir.h"

@@ -1,6 +1,6 @@
 // Keras' clipnorm / global_clipnorm / clipvalue, through the optimizers (SGD with
 // learning rate 1, so the weights move by exactly the clipped gradient's float value).
-#include "nn/gradient_clip.h"
+#include "nn/optimizers/gradient_clip.h"
 
 #include <cmath>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/kernels.h"
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 #include "test_util.h"
 
 namespace ringtrain::nn {

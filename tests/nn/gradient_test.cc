@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/conv2d.h"
-#include "nn/dense.h"
-#include "nn/loss.h"
-#include "nn/max_pool2d.h"
+#include "nn/layers/conv2d.h"
+#include "nn/layers/dense.h"
+#include "nn/losses/loss.h"
+#include "nn/layers/max_pool2d.h"
 #include "nn/model.h"
 #include "test_util.h"
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/init.h"
+#include "nn/initializers/init.h"
 #include "nn/model.h"
 
 namespace ringtrain::nn {

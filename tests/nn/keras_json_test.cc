@@ -1,8 +1,8 @@
-// Keras model JSON -> compact model form (nn/keras_json.h). The fixtures in
+// Keras model JSON -> compact model form (nn/keras/keras_json.h). The fixtures in
 // tests/nn/keras_json/ are real: tfjs_*.json written by TensorFlow.js' toJSON() (the
 // tf.keras 2 format; make_fixtures.js), keras3_*.json the same models as Keras 3's
 // to_json() writes them.
-#include "nn/keras_json.h"
+#include "nn/keras/keras_json.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/dropout.h"
-#include "nn/layer_norm.h"
+#include "nn/layers/dropout.h"
+#include "nn/layers/layer_norm.h"
 #include "nn/model.h"
 #include "norm_test_util.h"
 

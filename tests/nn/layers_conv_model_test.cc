@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/kernels.h"
-#include "nn/keras_json.h"
+#include "nn/keras/keras_json.h"
 #include "nn/model.h"
 #include "test_util.h"
 #include "testing/tfjs_oracle.h"

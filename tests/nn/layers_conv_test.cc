@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/keras_json.h"
+#include "nn/keras/keras_json.h"
 #include "nn/model.h"
 #include "test_util.h"
 #include "testing/tfjs_oracle.h"

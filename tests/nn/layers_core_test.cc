@@ -12,15 +12,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/activation_layers.h"
-#include "nn/activations.h"
-#include "nn/dense.h"
-#include "nn/init.h"
-#include "nn/initializers.h"
-#include "nn/keras_json.h"
-#include "nn/merge_layers.h"
+#include "nn/layers/activation_layers.h"
+#include "nn/layers/activations.h"
+#include "nn/layers/dense.h"
+#include "nn/initializers/init.h"
+#include "nn/initializers/initializers.h"
+#include "nn/keras/keras_json.h"
+#include "nn/layers/merge_layers.h"
 #include "nn/model.h"
-#include "nn/rescaling.h"
+#include "nn/layers/rescaling.h"
 #include "test_util.h"
 #include "testing/source_dir.h"
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/loss.h"
+#include "nn/losses/loss.h"
 
 namespace ringtrain::nn {
 namespace {

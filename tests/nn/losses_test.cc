@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/init.h"
-#include "nn/loss.h"
+#include "nn/initializers/init.h"
+#include "nn/losses/loss.h"
 
 namespace ringtrain::nn {
 namespace {

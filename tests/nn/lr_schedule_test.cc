@@ -1,4 +1,4 @@
-#include "nn/lr_schedule.h"
+#include "nn/schedules/lr_schedule.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/init.h"
-#include "nn/metric_auc.h"
-#include "nn/metrics.h"
+#include "nn/initializers/init.h"
+#include "nn/metrics/metric_auc.h"
+#include "nn/metrics/metrics.h"
 
 namespace ringtrain::nn {
 namespace {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nn/model.h"
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 
 namespace ringtrain::nn {
 namespace {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/loss.h"
+#include "nn/losses/loss.h"
 #include "nn/model.h"
 #include "test_util.h"
 

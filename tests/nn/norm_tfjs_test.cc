@@ -2,17 +2,17 @@
 // TensorFlow.js (tests/oracle), the Keras reference: outputs, input gradients, weight
 // gradients and BatchNormalization's moving statistics after one training call, within
 // AllClose's relative 1e-4; and a Sequential built by tfjs as Keras model JSON, loaded
-// through nn/keras_json.h. Skips, with the reason, where the oracle is not installed.
+// through nn/keras/keras_json.h. Skips, with the reason, where the oracle is not installed.
 #include <cmath>
 #include <map>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/batch_norm.h"
-#include "nn/dropout.h"
-#include "nn/keras_json.h"
-#include "nn/layer_norm.h"
+#include "nn/layers/batch_norm.h"
+#include "nn/layers/dropout.h"
+#include "nn/keras/keras_json.h"
+#include "nn/layers/layer_norm.h"
 #include "nn/model.h"
 #include "norm_test_util.h"
 #include "testing/tfjs_oracle.h"

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 #include "test_util.h"
 
 namespace ringtrain::nn {

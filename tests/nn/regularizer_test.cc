@@ -1,4 +1,4 @@
-#include "nn/regularizer.h"
+#include "nn/regularizers/regularizer.h"
 
 #include <string>
 

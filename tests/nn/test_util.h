@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/init.h"
+#include "nn/initializers/init.h"
 #include "nn/layer.h"
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 
 namespace ringtrain::nn::testing {
 

@@ -16,9 +16,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "nn/loss.h"
+#include "nn/losses/loss.h"
 #include "nn/model.h"
-#include "nn/optimizer.h"
+#include "nn/optimizers/optimizer.h"
 #include "test_util.h"
 #include "testing/tfjs_oracle.h"
 

@@ -1,0 +1,401 @@
+#include "nn/keras/keras_json.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "nn/keras/keras_json_layer.h"
+
+namespace ringtrain::nn {
+namespace {
+
+using keras_json::Bad;
+using keras_json::Entry;
+using nlohmann::json;
+
+// A tensor reference: tf.keras 2's [layer, node, tensor] or the keras_history of a
+// Keras 3 __keras_tensor__.
+struct Ref {
+  std::string layer;
+  int64_t node = 0;
+  int64_t tensor = 0;
+};
+
+StatusOr<Ref> ReadHistory(const json& h, const std::string& who) {
+  const bool ok = (h.is_array() && (h.size() == 3 || h.size() == 4) && h[0].is_string() &&
+                   JsonInt(h[1], 0, 1 << 20) && JsonInt(h[2], 0, 1 << 20));
+  if (!ok) return Bad(who + "tensor reference " + JsonBrief(h) + " is not [layer, node_index, tensor_index]");
+  if (h.size() == 4) {  // tf.keras 2's call kwargs
+    if (!h[3].is_object()) return Bad(who + "tensor reference " + JsonBrief(h) + " has call arguments that are not an object");
+    for (auto& [k, v] : h[3].items()) {
+      if (!v.is_null()) {
+        return Bad(who + "the call passes " + k + "=" + JsonBrief(v) +
+                   "; ringtrain calls layers with their input only" +
+                   (k == "training" ? " (to freeze a model, set trainable false: frozen BatchNormalization then runs "
+                                      "in inference mode, as in Keras)"
+                                    : ""));
+      }
+    }
+  }
+  return Ref{h[0].get<std::string>(), *JsonInt(h[1], 0, 1 << 20), *JsonInt(h[2], 0, 1 << 20)};
+}
+
+// Keras 3: {"class_name": "__keras_tensor__", "config": {"keras_history": [...]}}.
+StatusOr<Ref> ReadKerasTensor(const json& t, const std::string& who) {
+  if (!t.is_object() || t.value("class_name", json()) != "__keras_tensor__" || !t.contains("config") ||
+      !t["config"].is_object() || !t["config"].contains("keras_history")) {
+    return Bad(who + "call argument " + JsonBrief(t) + " is not a Keras tensor; ringtrain layers take tensors only");
+  }
+  return ReadHistory(t["config"]["keras_history"], who);
+}
+
+// The inputs of a layer's one call, from its "inbound_nodes" (tf.keras 2 / tfjs or Keras 3).
+StatusOr<std::vector<Ref>> ReadInbound(const Entry& e) {
+  const std::string who = "layer '" + e.name + "' (" + e.cls + "): ";
+  if (!e.inbound || !e.inbound->is_array()) return e.Error("'inbound_nodes' must be a list");
+  const json& nodes = *e.inbound;
+  if (nodes.empty()) return e.Error("has no inbound node: it is not called on anything (only an InputLayer may be)");
+  if (nodes.size() > 1) {
+    return e.Error("is called " + std::to_string(nodes.size()) +
+                   " times (a shared layer); ringtrain needs each layer called once: give each call its own layer");
+  }
+  const json& node = nodes[0];
+  std::vector<Ref> refs;
+  if (node.is_array()) {  // tf.keras 2: [[layer, node, tensor, kwargs], ...]
+    for (const json& h : node) {
+      RT_ASSIGN_OR_RETURN(Ref r, ReadHistory(h, who));
+      refs.push_back(std::move(r));
+    }
+  } else if (node.is_object()) {  // Keras 3: {"args": [x] or [[x, y]], "kwargs": {}}
+    for (auto& [k, v] : node.items()) {
+      if (k != "args" && k != "kwargs") return e.Error("inbound node has the unknown key '" + k + "'");
+    }
+    const json args = node.value("args", json::array());
+    const json kwargs = node.value("kwargs", json::object());
+    if (!kwargs.is_object()) return e.Error("inbound node 'kwargs' must be an object");
+    for (auto& [k, v] : kwargs.items()) {
+      if (!v.is_null()) {
+        return e.Error("the call passes " + k + "=" + JsonBrief(v) + "; ringtrain calls layers with their input only" +
+                       (k == "training" ? " (to freeze a model, set trainable false: frozen BatchNormalization then "
+                                          "runs in inference mode, as in Keras)"
+                                        : ""));
+      }
+    }
+    if (!args.is_array() || args.size() != 1) {
+      return e.Error("inbound node 'args' must hold one argument (a tensor or a list of tensors), got " +
+                     JsonBrief(args));
+    }
+    const json& arg = args[0];
+    if (arg.is_array()) {
+      for (const json& t : arg) {
+        RT_ASSIGN_OR_RETURN(Ref r, ReadKerasTensor(t, who));
+        refs.push_back(std::move(r));
+      }
+    } else {
+      RT_ASSIGN_OR_RETURN(Ref r, ReadKerasTensor(arg, who));
+      refs.push_back(std::move(r));
+    }
+  } else {
+    return e.Error("inbound node " + JsonBrief(node) + " is neither tf.keras 2's list nor Keras 3's {args, kwargs}");
+  }
+  if (refs.empty()) return e.Error("is called on no tensor");
+  return refs;
+}
+
+// "input_layers" / "output_layers": one reference ([name, node, tensor]), a list of
+// them, or (Keras 3) a dict of them. ringtrain models have exactly one of each.
+StatusOr<Ref> ReadSingleEndpoint(const json& v, const std::string& model, const char* key) {
+  std::vector<const json*> refs;
+  if (v.is_array() && !v.empty() && v[0].is_string()) {
+    refs.push_back(&v);
+  } else if (v.is_array() || v.is_object()) {
+    for (const json& r : v) refs.push_back(&r);
+  } else {
+    return Bad("model '" + model + "': '" + key + "' " + JsonBrief(v) + " is not a list of [layer, node, tensor]");
+  }
+  const std::string what = std::string(key) == "input_layers" ? "input" : "output";
+  if (refs.size() != 1) {
+    return Bad("model '" + model + "' has " + std::to_string(refs.size()) + " " + what + "s; ringtrain models have " +
+               "exactly one " + what);
+  }
+  return ReadHistory(*refs[0], "model '" + model + "': ");
+}
+
+class Translator {
+ public:
+  json layers = json::array();
+  std::string input_name;        // what layers name in "inputs" for the model input
+  bool input_referenced = false;
+
+  // Appends the compact layers of `model` (a model entry) called on `feed` (a compact
+  // name); returns the compact name of its output.
+  StatusOr<std::string> Model(const Entry& model, const std::string& feed, bool frozen, int depth) {
+    if (depth > kMaxKerasModelNesting) return model.Error("models are nested more than 16 deep");
+    const json& c = *model.config;
+    bool trainable = true;
+    if (c.is_object()) {
+      static const std::set<std::string> kKeys = {"name", "trainable", "dtype", "layers", "input_layers",
+                                                  "output_layers", "build_input_shape"};
+      for (auto& [k, v] : c.items()) {
+        if (!kKeys.count(k)) return model.Error("unknown model config key '" + k + "'");
+      }
+      if (c.contains("trainable")) {
+        if (!c["trainable"].is_boolean()) return model.Error("'trainable' must be true or false");
+        trainable = c["trainable"].get<bool>();
+      }
+      if (c.contains("dtype")) RT_RETURN_IF_ERROR(keras_json::CheckDtype(c["dtype"], "model '" + model.name + "': "));
+    }
+    if (!c.is_array() && (!c.contains("layers") || !c["layers"].is_array())) return model.Error("has no 'layers' list");
+    frozen = frozen || !trainable;
+    if (model.cls == "Sequential") return SequentialModel(model, c.is_array() ? c : c["layers"], feed, frozen, depth);
+    return FunctionalModel(model, feed, frozen, depth);
+  }
+
+ private:
+  std::set<std::string> names_;  // compact layer names emitted so far
+  std::string last_;             // the last compact layer emitted ("" before the first)
+
+  Status Emit(const Entry& e, const std::vector<std::string>& inputs, bool frozen) {
+    RT_ASSIGN_OR_RETURN(json layer, keras_json::CompactLayer(e, frozen));
+    if (e.name == input_name) {
+      return e.Error("the model input has this name too; layer names must be unique (rename the layer)");
+    }
+    if (!names_.insert(e.name).second) {
+      return e.Error("another layer has this name once nested models are flattened into one; layer names must be "
+                     "unique (rename one)");
+    }
+    const std::string previous = last_.empty() ? input_name : last_;
+    if (inputs.size() != 1 || inputs[0] != previous) {
+      layer["inputs"] = inputs;
+      for (const std::string& in : inputs) input_referenced = input_referenced || in == input_name;
+    }
+    layers.push_back(std::move(layer));
+    last_ = e.name;
+    return Status::Ok();
+  }
+
+  StatusOr<std::string> SequentialModel(const Entry& model, const json& list, const std::string& feed, bool frozen,
+                                        int depth) {
+    std::string prev = feed;
+    for (size_t i = 0; i < list.size(); ++i) {
+      RT_ASSIGN_OR_RETURN(Entry e, keras_json::ReadEntry(list[i], i));
+      if (e.inbound) return e.Error("has 'inbound_nodes' inside Sequential model '" + model.name + "'");
+      if (e.is_input) {
+        if (i != 0) return e.Error("an InputLayer can only be the first layer of Sequential model '" + model.name + "'");
+        RT_RETURN_IF_ERROR(keras_json::InputLayerBatchShape(e).status());
+        continue;
+      }
+      if (e.is_model) {
+        RT_ASSIGN_OR_RETURN(prev, Model(e, prev, frozen, depth + 1));
+        continue;
+      }
+      RT_RETURN_IF_ERROR(Emit(e, {prev}, frozen));
+      prev = e.name;
+    }
+    if (prev == feed) return model.Error("has no layers");
+    return prev;
+  }
+
+  StatusOr<std::string> FunctionalModel(const Entry& model, const std::string& feed, bool frozen, int depth) {
+    const json& c = *model.config;
+    const json& list = c["layers"];
+    std::vector<Entry> entries;
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < list.size(); ++i) {
+      RT_ASSIGN_OR_RETURN(Entry e, keras_json::ReadEntry(list[i], i));
+      if (!index.emplace(e.name, i).second) return e.Error("two layers of model '" + model.name + "' have this name");
+      entries.push_back(std::move(e));
+    }
+    for (const char* key : {"input_layers", "output_layers"}) {
+      if (!c.contains(key)) return model.Error(std::string("has no '") + key + "'");
+    }
+    RT_ASSIGN_OR_RETURN(Ref in, ReadSingleEndpoint(c["input_layers"], model.name, "input_layers"));
+    RT_ASSIGN_OR_RETURN(Ref out, ReadSingleEndpoint(c["output_layers"], model.name, "output_layers"));
+    if (!index.count(in.layer) || !entries[index[in.layer]].is_input || in.node != 0 || in.tensor != 0) {
+      return model.Error("its input " + in.layer + " is not one of its InputLayers");
+    }
+    // Each layer's inputs, checked against the layers they name.
+    std::vector<std::vector<size_t>> deps(entries.size());
+    auto resolve = [&](const Ref& r, const std::string& who) -> StatusOr<size_t> {
+      const auto it = index.find(r.layer);
+      if (it == index.end()) return Bad(who + "reads '" + r.layer + "', which is not a layer of model '" + model.name + "'");
+      const Entry& src = entries[it->second];
+      // Keras numbers the calls of a nested Functional model after the call that built
+      // it (node 1 is the first use; Keras 3's Sequential starts at 0): either is its
+      // one call here.
+      const bool node_ok = r.node == 0 || (src.is_model && r.node == 1);
+      if (!node_ok || r.tensor != 0) {
+        return Bad(who + "reads output " + std::to_string(r.tensor) + " of call " + std::to_string(r.node) + " of '" +
+                   r.layer + "'; ringtrain layers are called once and have one output");
+      }
+      return it->second;
+    };
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Entry& e = entries[i];
+      if (e.is_input) {
+        if (e.inbound && (!e.inbound->is_array() || !e.inbound->empty())) return e.Error("an InputLayer has no inbound nodes");
+        continue;
+      }
+      RT_ASSIGN_OR_RETURN(std::vector<Ref> refs, ReadInbound(e));
+      if (e.is_model && refs.size() != 1) return e.Error("a nested model must be called on one tensor");
+      for (const Ref& r : refs) {
+        RT_ASSIGN_OR_RETURN(size_t d, resolve(r, "layer '" + e.name + "' (" + e.cls + ") "));
+        deps[i].push_back(d);
+      }
+    }
+    RT_ASSIGN_OR_RETURN(size_t out_index, resolve(out, "model '" + model.name + "': the output "));
+    RT_ASSIGN_OR_RETURN(std::vector<size_t> order, Order(model, entries, deps, out_index, index[in.layer]));
+
+    std::map<size_t, std::string> compact;  // entry -> the compact name that holds its output
+    for (size_t i : order) {
+      const Entry& e = entries[i];
+      if (e.is_input) {
+        RT_RETURN_IF_ERROR(keras_json::InputLayerBatchShape(e).status());
+        compact[i] = feed;
+      } else if (e.is_model) {
+        RT_ASSIGN_OR_RETURN(compact[i], Model(e, compact[deps[i][0]], frozen, depth + 1));
+      } else {
+        std::vector<std::string> inputs;
+        for (size_t d : deps[i]) inputs.push_back(compact[d]);
+        RT_RETURN_IF_ERROR(Emit(e, inputs, frozen));
+        compact[i] = e.name;
+      }
+    }
+    if (entries[out_index].is_input) return model.Error("has no layers: its output is its input");
+    return compact[out_index];
+  }
+
+  // The layers the output depends on, in a topological order that keeps Keras' order
+  // where it can (the output comes last: every other one is its ancestor).
+  static StatusOr<std::vector<size_t>> Order(const Entry& model, const std::vector<Entry>& entries,
+                                             const std::vector<std::vector<size_t>>& deps, size_t out, size_t in) {
+    std::vector<bool> needed(entries.size(), false);
+    std::vector<size_t> stack = {out};
+    needed[out] = true;
+    while (!stack.empty()) {
+      const size_t i = stack.back();
+      stack.pop_back();
+      for (size_t d : deps[i]) {
+        if (!needed[d]) needed[d] = true, stack.push_back(d);
+      }
+    }
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (needed[i] && entries[i].is_input && i != in) {
+        return model.Error("its output depends on a second input '" + entries[i].name +
+                           "'; ringtrain models have exactly one input");
+      }
+    }
+    if (!needed[in]) return model.Error("its output does not depend on its input '" + entries[in].name + "'");
+    std::vector<size_t> missing(entries.size(), 0);  // unmet dependencies
+    std::vector<std::vector<size_t>> users(entries.size());
+    std::set<size_t> ready;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (!needed[i]) continue;
+      for (size_t d : deps[i]) ++missing[i], users[d].push_back(i);
+      if (missing[i] == 0) ready.insert(i);
+    }
+    std::vector<size_t> order;
+    while (!ready.empty()) {
+      const size_t i = *ready.begin();
+      ready.erase(ready.begin());
+      order.push_back(i);
+      for (size_t u : users[i]) {
+        if (--missing[u] == 0) ready.insert(u);
+      }
+    }
+    size_t count = 0;
+    for (bool n : needed) count += n;
+    if (order.size() != count) return model.Error("its layers form a cycle");
+    return order;
+  }
+};
+
+// The top model's input: its InputLayer's name (or "input") and its shape.
+Status TopInput(const Entry& model, std::string* name, json* shape) {
+  const json& c = *model.config;
+  if (model.cls == "Sequential") {
+    const json& list = c.is_array() ? c : c["layers"];
+    if (!list.is_array() || list.empty()) return model.Error("has no layers");
+    RT_ASSIGN_OR_RETURN(Entry first, keras_json::ReadEntry(list[0], 0));
+    *name = "input";
+    const std::string where = "layer '" + first.name + "' (" + first.cls + ")";
+    if (first.is_input) {
+      *name = first.name;
+      RT_ASSIGN_OR_RETURN(json batch, keras_json::InputLayerBatchShape(first));
+      RT_ASSIGN_OR_RETURN(*shape, keras_json::InputShapeFromBatchShape(batch, where));
+      return Status::Ok();
+    }
+    if (first.is_model) {
+      std::string unused;
+      return TopInput(first, &unused, shape);
+    }
+    for (const char* key : {"batch_input_shape", "batch_shape"}) {
+      if (first.config->contains(key)) {
+        RT_ASSIGN_OR_RETURN(*shape, keras_json::InputShapeFromBatchShape((*first.config)[key], where));
+        return Status::Ok();
+      }
+    }
+    if (c.is_object() && c.contains("build_input_shape") && !c["build_input_shape"].is_null()) {
+      RT_ASSIGN_OR_RETURN(*shape, keras_json::InputShapeFromBatchShape(c["build_input_shape"],
+                                                                       "model '" + model.name + "'"));
+      return Status::Ok();
+    }
+    return Bad("model '" + model.name + "' has no input shape; build it with an Input (or input_shape on the first "
+               "layer) before calling to_json()");
+  }
+  if (!c.is_object() || !c.contains("input_layers") || !c.contains("layers") || !c["layers"].is_array()) {
+    return model.Error("has no 'layers' and 'input_layers'");
+  }
+  RT_ASSIGN_OR_RETURN(Ref in, ReadSingleEndpoint(c["input_layers"], model.name, "input_layers"));
+  for (size_t i = 0; i < c["layers"].size(); ++i) {
+    RT_ASSIGN_OR_RETURN(Entry e, keras_json::ReadEntry(c["layers"][i], i));
+    if (e.name != in.layer) continue;
+    if (!e.is_input) return model.Error("its input '" + e.name + "' is not an InputLayer");
+    *name = e.name;
+    RT_ASSIGN_OR_RETURN(json batch, keras_json::InputLayerBatchShape(e));
+    RT_ASSIGN_OR_RETURN(*shape, keras_json::InputShapeFromBatchShape(batch, "layer '" + e.name + "' (InputLayer)"));
+    return Status::Ok();
+  }
+  return model.Error("its input '" + in.layer + "' is not one of its layers");
+}
+
+}  // namespace
+
+StatusOr<json> KerasJsonToCompact(const json& keras_model) {
+  if (!keras_model.is_object()) return Bad("must be an object (the JSON that model.to_json() writes)");
+  if (keras_model.contains("modelTopology")) {
+    return Bad("this is a TensorFlow.js model.json (it has 'modelTopology'): give its modelTopology object, or the "
+               "JSON that model.to_json() writes");
+  }
+  const json cls = keras_model.value("class_name", json());
+  if (!cls.is_string() || !keras_json::IsModelClass(cls.get<std::string>())) {
+    return Bad("class_name " + JsonBrief(cls) +
+               " is not a model; expected Sequential, Functional or Model (the JSON that model.to_json() writes)");
+  }
+  for (auto& [k, v] : keras_model.items()) {
+    static const std::set<std::string> kKeys = {"class_name", "config",       "keras_version", "backend",
+                                                "module",     "registered_name", "build_config", "compile_config"};
+    if (!kKeys.count(k)) return Bad("unknown top-level key '" + k + "'; it is not part of Keras' model JSON");
+  }
+  const json config = keras_model.value("config", json());
+  if (!config.is_object() && !(cls == "Sequential" && config.is_array())) {
+    return Bad("the model's 'config' must be an object with its layers, got " + JsonBrief(config));
+  }
+  // The top model is read as an entry of its own, named by its config.
+  json entry = {{"class_name", cls}, {"config", keras_model.value("config", json())}};
+  if (entry["config"].is_object() && !entry["config"].contains("name")) entry["config"]["name"] = "model";
+  if (entry["config"].is_array()) entry["name"] = "model";
+  RT_ASSIGN_OR_RETURN(Entry model, keras_json::ReadEntry(entry, 0));
+
+  Translator t;
+  json shape;
+  RT_RETURN_IF_ERROR(TopInput(model, &t.input_name, &shape));
+  RT_RETURN_IF_ERROR(t.Model(model, t.input_name, /*frozen=*/false, /*depth=*/0).status());
+  json out = {{"name", model.name}, {"input_shape", std::move(shape)}, {"layers", std::move(t.layers)}};
+  if (t.input_referenced) out["input_name"] = t.input_name;
+  return out;
+}
+
+}  // namespace ringtrain::nn

@@ -1,0 +1,133 @@
+#include "nn/layers/activation_layers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "nn/layers/activations.h"
+
+namespace ringtrain::nn {
+
+StatusOr<std::unique_ptr<Layer>> ActivationLayer::CreateActivation(const nlohmann::json& j, std::string name,
+                                                                   const Shape& in, const std::string& ctx) {
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "activation"}, ctx));
+  if (!j.contains("activation")) {
+    return InvalidArgumentError(ctx + ": missing 'activation' (a Keras activation name, e.g. \"relu\")");
+  }
+  RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
+  return std::unique_ptr<Layer>(new ActivationLayer("activation", "Activation", std::move(name), in, act, false, {}));
+}
+
+StatusOr<std::unique_ptr<Layer>> ActivationLayer::CreateReLU(const nlohmann::json& j, std::string name,
+                                                             const Shape& in, const std::string& ctx) {
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "max_value", "negative_slope", "threshold"}, ctx));
+  const double kInf = std::numeric_limits<double>::infinity();
+  Relu r;
+  if (auto m = j.find("max_value"); m != j.end() && !m->is_null()) {
+    RT_ASSIGN_OR_RETURN(double v, GetNumber(j, "max_value", 0.0, 0.0, false, kInf, true, ctx));
+    r.has_max = true;
+    r.max_value = static_cast<float>(v);
+  }
+  RT_ASSIGN_OR_RETURN(double slope, GetNumber(j, "negative_slope", 0.0, 0.0, false, kInf, true, ctx));
+  RT_ASSIGN_OR_RETURN(double threshold, GetNumber(j, "threshold", 0.0, 0.0, false, kInf, true, ctx));
+  r.negative_slope = static_cast<float>(slope);
+  r.threshold = static_cast<float>(threshold);
+  return std::unique_ptr<Layer>(
+      new ActivationLayer("re_lu", "ReLU", std::move(name), in, Activation::kRelu, true, r));
+}
+
+StatusOr<std::unique_ptr<Layer>> ActivationLayer::CreateLeakyReLU(const nlohmann::json& j, std::string name,
+                                                                  const Shape& in, const std::string& ctx) {
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "negative_slope", "alpha"}, ctx));
+  if (j.contains("negative_slope") && j.contains("alpha")) {
+    return InvalidArgumentError(ctx + ": give 'negative_slope' (Keras 3) or 'alpha' (tf.keras 2), not both");
+  }
+  const char* key = j.contains("alpha") ? "alpha" : "negative_slope";
+  const double kInf = std::numeric_limits<double>::infinity();
+  RT_ASSIGN_OR_RETURN(double slope, GetNumber(j, key, 0.3, 0.0, false, kInf, true, ctx));
+  Relu r;
+  r.negative_slope = static_cast<float>(slope);
+  return std::unique_ptr<Layer>(
+      new ActivationLayer("leaky_re_lu", "LeakyReLU", std::move(name), in, Activation::kLeakyRelu, true, r));
+}
+
+StatusOr<std::unique_ptr<Layer>> ActivationLayer::CreateSoftmax(const nlohmann::json& j, std::string name,
+                                                                const Shape& in, const std::string& ctx) {
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "axis"}, ctx));
+  if (auto a = j.find("axis"); a != j.end()) {
+    // -1, or the last axis counted with the batch (Keras' axis numbering).
+    const bool last = a->is_number_integer() &&
+                      (a->get<int64_t>() == -1 || a->get<int64_t>() == static_cast<int64_t>(in.size()));
+    if (!last) {
+      return InvalidArgumentError(ctx + ": 'axis' " + BriefDump(*a) +
+                                  " is not supported; Softmax runs over the last axis only (axis -1)");
+    }
+  }
+  return std::unique_ptr<Layer>(
+      new ActivationLayer("softmax", "Softmax", std::move(name), in, Activation::kSoftmax, false, {}));
+}
+
+ActivationLayer::ActivationLayer(const char* type, const char* class_name, std::string name, const Shape& in,
+                                 Activation act, bool generic_relu, Relu relu)
+    : Layer(std::move(name), in, in),
+      type_(type),
+      class_name_(class_name),
+      act_(act),
+      generic_relu_(generic_relu),
+      relu_(relu) {}
+
+LayerDesc ActivationLayer::Describe() const {
+  LayerDesc d;
+  d.kind = LayerDesc::Kind::kOther;
+  d.class_name = class_name_;
+  return d;
+}
+
+const float* ActivationLayer::Forward(const float* in, int batch, bool training) {
+  if (pass_through_) return in;
+  const size_t n = static_cast<size_t>(batch) * output_size();
+  float* out = EnsureSize(out_, n);
+  if (!generic_relu_) {
+    ActivationForward(act_, in, n / units(), units(), out);
+  } else {
+    const Relu r = relu_;
+    const float max_value = r.has_max ? r.max_value : std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < n; ++i) {
+      const float x = in[i];
+      const float pos = std::min(x > r.threshold ? x : 0.0f, max_value);
+      out[i] = x < r.threshold ? pos + r.negative_slope * (x - r.threshold) : pos;
+    }
+  }
+  if (training) {
+    x_ = in;
+    batch_ = batch;
+  }
+  return out;
+}
+
+const float* ActivationLayer::Backward(const float* dout, bool need_din) {
+  if (!need_din) return nullptr;
+  if (pass_through_) return dout;
+  const size_t n = static_cast<size_t>(batch_) * output_size();
+  float* din = EnsureSize(din_, n);
+  if (!generic_relu_) {
+    ActivationBackwardInto(act_, dout, x_, out_.data(), n / units(), units(), din);
+    return din;
+  }
+  const Relu r = relu_;
+  const float max_value = r.has_max ? r.max_value : std::numeric_limits<float>::infinity();
+  if (!r.has_max && r.threshold == 0.0f && r.negative_slope != 0.0f) {
+    // Keras' leaky_relu path (TensorFlow's LeakyReluGrad: the slope at 0 too).
+    for (size_t i = 0; i < n; ++i) din[i] = x_[i] > 0.0f ? dout[i] : dout[i] * r.negative_slope;
+    return din;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const float x = x_[i];
+    float g = x > r.threshold && x < max_value ? 1.0f : 0.0f;
+    if (x < r.threshold) g += r.negative_slope;
+    din[i] = dout[i] * g;
+  }
+  return din;
+}
+
+}  // namespace ringtrain::nn

@@ -1,0 +1,42 @@
+// average_pooling2d: Keras AveragePooling2D over NHWC input. Each output is the mean of
+// its window's cells that lie inside the input ('same' padding counts no padding cell,
+// as TensorFlow does); Backward spreads dy / count over those cells.
+//
+// Threading: one thread at a time (the owning Model's). Errors: Create returns
+// INVALID_ARGUMENT naming the field.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "nn/layer.h"
+#include "nn/layers/window.h"
+
+namespace ringtrain::nn {
+
+class AvgPool2D final : public Layer {
+ public:
+  // Fields: pool_size (2), strides (= pool_size), padding ("valid"). `in` must be [H, W, C].
+  static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,
+                                                 const std::string& ctx);
+
+  const char* type() const override { return "average_pooling2d"; }
+  const char* class_name() const override { return "AveragePooling2D"; }
+  const float* Forward(const float* in, int batch, bool training) override;
+  const float* Backward(const float* dout, bool need_din) override;
+  LayerDesc Describe() const override;
+
+ private:
+  AvgPool2D(std::string name, const Shape& in, const Window2D& g);
+
+  Window2D g_;
+  kernels::Window kg_;
+  int batch_ = 0;
+  std::vector<float> out_, din_;
+};
+
+}  // namespace ringtrain::nn

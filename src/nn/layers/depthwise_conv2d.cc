@@ -1,0 +1,94 @@
+#include "nn/layers/depthwise_conv2d.h"
+
+#include "kernels/kernels.h"
+#include "nn/layers/activation.h"
+#include "nn/layers/conv_args.h"
+
+namespace ringtrain::nn {
+
+StatusOr<std::unique_ptr<Layer>> DepthwiseConv2D::Create(const nlohmann::json& j, std::string name, const Shape& in,
+                                                         const std::string& ctx) {
+  RT_RETURN_IF_ERROR(CheckKnownFields(j,
+                                      {"type", "name", "kernel_size", "strides", "padding", "depth_multiplier",
+                                       "dilation_rate", "groups", "activation", "use_bias", "depthwise_initializer",
+                                       "bias_initializer", "depthwise_regularizer", "bias_regularizer"},
+                                      ctx));
+  RT_RETURN_IF_ERROR(CheckImageInput(in, "depthwise_conv2d", ctx));
+  RT_ASSIGN_OR_RETURN(DepthwiseArgs a, GetDepthwiseArgs(j, "DepthwiseConv2D", ctx));
+  RT_RETURN_IF_ERROR(CheckDefaultKernelInitializer(j, "depthwise_initializer", "glorot_uniform", ctx));
+  RT_RETURN_IF_ERROR(CheckDefaultKernelInitializer(j, "bias_initializer", "zeros", ctx));
+  RT_RETURN_IF_ERROR(CheckNoRegularizer(j, "depthwise_regularizer", ctx));
+  RT_RETURN_IF_ERROR(CheckNoRegularizer(j, "bias_regularizer", ctx));
+  RT_ASSIGN_OR_RETURN(Window2D g, DepthwiseWindow(in, a, "output", ctx));
+  return std::unique_ptr<Layer>(new DepthwiseConv2D(std::move(name), in, g, a.multiplier, a.act, a.use_bias));
+}
+
+DepthwiseConv2D::DepthwiseConv2D(std::string name, const Shape& in, const Window2D& g, int multiplier,
+                                 Activation act, bool use_bias)
+    : Layer(std::move(name), in, Shape{g.h.out, g.w.out, g.channels * multiplier}),
+      g_(g),
+      kg_(ToKernelWindow(g)),
+      multiplier_(multiplier),
+      act_(act),
+      use_bias_(use_bias) {}
+
+std::vector<ParamSpec> DepthwiseConv2D::ParamSpecs() const {
+  // Keras' fans for a 4-D kernel [kh, kw, c, m]: receptive field times c (in) and m (out).
+  const int64_t area = static_cast<int64_t>(g_.h.k) * g_.w.k;
+  std::vector<ParamSpec> specs;
+  specs.push_back({"depthwise_kernel", {g_.h.k, g_.w.k, g_.channels, multiplier_}, ParamSpec::Init::kGlorotUniform,
+                   area * g_.channels, area * multiplier_});
+  if (use_bias_) specs.push_back({"bias", {static_cast<int64_t>(g_.channels) * multiplier_}, ParamSpec::Init::kZeros, 0, 0});
+  return specs;
+}
+
+void DepthwiseConv2D::BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) {
+  kernel_ = params[0];
+  dkernel_ = grads[0];
+  if (use_bias_) {
+    bias_ = params[1];
+    dbias_ = grads[1];
+  }
+}
+
+LayerDesc DepthwiseConv2D::Describe() const {
+  LayerDesc d;
+  d.kind = LayerDesc::Kind::kOther;
+  d.class_name = class_name();
+  d.window = kg_;
+  d.units = g_.channels * multiplier_;
+  d.relu = act_ == Activation::kRelu;
+  d.use_bias = use_bias_;
+  return d;
+}
+
+uint64_t DepthwiseConv2D::ScratchFloatsPerExample(bool training) const {
+  // The direct loops need no scratch; relu's masked output gradient in training.
+  return training && act_ == Activation::kRelu ? static_cast<uint64_t>(output_size()) : 0;
+}
+
+const float* DepthwiseConv2D::Forward(const float* in, int batch, bool training) {
+  float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
+  kernels::DepthwiseConvForward(kg_, multiplier_, in, batch, kernel_, use_bias_ ? bias_ : nullptr,
+                                act_ == Activation::kRelu, out);
+  if (training) {
+    x_ = in;
+    batch_ = batch;
+  }
+  return out;
+}
+
+const float* DepthwiseConv2D::Backward(const float* dout, bool need_din) {
+  if (dkernel_ == nullptr && dbias_ == nullptr && !need_din) return nullptr;
+  const size_t rows = static_cast<size_t>(batch_) * g_.out_pixels();
+  const size_t units = static_cast<size_t>(g_.channels) * multiplier_;
+  float* masked = act_ == Activation::kRelu ? EnsureSize(dpre_, rows * units) : nullptr;
+  const float* d = ActivationBiasBackward(dout, out_.data(), rows, units, act_, masked, use_bias_ ? dbias_ : nullptr);
+  if (dkernel_ != nullptr) kernels::DepthwiseConvFilterGrad(kg_, multiplier_, x_, d, batch_, dkernel_);
+  if (!need_din) return nullptr;
+  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
+  kernels::DepthwiseConvInputGrad(kg_, multiplier_, d, kernel_, batch_, din);
+  return din;
+}
+
+}  // namespace ringtrain::nn

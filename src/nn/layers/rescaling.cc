@@ -1,0 +1,88 @@
+#include "nn/layers/rescaling.h"
+
+#include <cmath>
+#include <limits>
+
+#include "nn/keras/json_fields.h"
+
+namespace ringtrain::nn {
+namespace {
+
+// A number, or a list of `channels` numbers; absent -> `fallback` repeated (missing when
+// `required`).
+StatusOr<std::vector<float>> PerChannel(const nlohmann::json& j, const char* key, bool required, float fallback,
+                                        size_t channels, const std::string& ctx) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) return InvalidArgumentError(ctx + ": missing '" + key + "' (a number, e.g. 0.00392156862745098)");
+    return std::vector<float>(channels, fallback);
+  }
+  auto finite = [](const nlohmann::json& v) {
+    return v.is_number() && std::isfinite(v.get<double>()) &&
+           std::abs(v.get<double>()) <= std::numeric_limits<float>::max();
+  };
+  if (finite(*it)) return std::vector<float>(channels, static_cast<float>(it->get<double>()));
+  if (it->is_array() && it->size() == channels) {
+    std::vector<float> out;
+    for (const auto& v : *it) {
+      if (!finite(v)) break;
+      out.push_back(static_cast<float>(v.get<double>()));
+    }
+    if (out.size() == channels) return out;
+  }
+  return InvalidArgumentError(ctx + ": '" + key + "' must be a finite number or a list of " +
+                              std::to_string(channels) + " (one per channel of the input's last axis), got " +
+                              BriefDump(*it));
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Layer>> Rescaling::Create(const nlohmann::json& j, std::string name, const Shape& in,
+                                                   const std::string& ctx) {
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "scale", "offset"}, ctx));
+  const size_t channels = static_cast<size_t>(in.back());
+  RT_ASSIGN_OR_RETURN(std::vector<float> scale, PerChannel(j, "scale", true, 1.0f, channels, ctx));
+  RT_ASSIGN_OR_RETURN(std::vector<float> offset, PerChannel(j, "offset", false, 0.0f, channels, ctx));
+  return std::unique_ptr<Layer>(new Rescaling(std::move(name), in, std::move(scale), std::move(offset)));
+}
+
+Rescaling::Rescaling(std::string name, const Shape& in, std::vector<float> scale, std::vector<float> offset)
+    : Layer(std::move(name), in, in), scale_(std::move(scale)), offset_(std::move(offset)) {}
+
+LayerDesc Rescaling::Describe() const {
+  LayerDesc d;
+  d.kind = LayerDesc::Kind::kOther;
+  d.class_name = "Rescaling";
+  return d;
+}
+
+const float* Rescaling::Forward(const float* in, int batch, bool training) {
+  const size_t c = scale_.size();
+  const size_t rows = static_cast<size_t>(batch) * output_size() / c;
+  float* out = EnsureSize(out_, rows * c);
+  const float* s = scale_.data();
+  const float* o = offset_.data();
+  for (size_t r = 0; r < rows; ++r) {
+    const float* x = in + r * c;
+    float* y = out + r * c;
+    for (size_t k = 0; k < c; ++k) y[k] = x[k] * s[k] + o[k];
+  }
+  if (training) batch_ = batch;
+  return out;
+}
+
+const float* Rescaling::Backward(const float* dout, bool need_din) {
+  if (!need_din) return nullptr;
+  const size_t c = scale_.size();
+  const size_t rows = static_cast<size_t>(batch_) * output_size() / c;
+  float* din = EnsureSize(din_, rows * c);
+  const float* s = scale_.data();
+  for (size_t r = 0; r < rows; ++r) {
+    const float* d = dout + r * c;
+    float* g = din + r * c;
+    for (size_t k = 0; k < c; ++k) g[k] = d[k] * s[k];
+  }
+  return din;
+}
+
+}  // namespace ringtrain::nn
