@@ -8,6 +8,9 @@
   vgg16_bench.json           the VGG16 speed workload: the same model with its first 10 layers
                              (blocks 1-3) frozen, on synthetic data of the same shape, a few short epochs
                              (tests/bench/train_bench.sh WORKLOADS=vgg16)
+  mobilenetv2_transfer.json  the stem and first three inverted-residual blocks of Keras' MobileNetV2
+                             (Conv2D, DepthwiseConv2D, BatchNormalization, ReLU6, ZeroPadding2D, a residual
+                             Add) at MNIST's 28x28x1, the first two blocks frozen, on the real MNIST test set
 Run from anywhere: python3 deploy/make_model_jobs.py
 """
 import json
@@ -114,9 +117,94 @@ def vgg16_bench():
     return job
 
 
+def mobilenetv2_transfer():
+    """MobileNetV2's stem and first three inverted-residual blocks (Keras' layer names; the first block
+    without expansion, the second with stride 2 behind ZeroPadding2D as Keras pads it, the third with its
+    residual Add), narrowed to MNIST, the stem and the first two blocks frozen and the third fine-tuned
+    with a GlobalAveragePooling2D and softmax head."""
+    layers = [{"type": "Reshape", "name": "reshape", "target_shape": [28, 28, 1]}]
+
+    def add(frozen, **layer):
+        if frozen:
+            layer["trainable"] = False
+        layers.append(layer)
+
+    def conv(frozen, name, filters, kernel_size=1, strides=1):
+        add(frozen, type="Conv2D", name=name, filters=filters, kernel_size=kernel_size, strides=strides,
+            padding="same", use_bias=False)
+
+    def depthwise(frozen, name, strides=1):
+        add(frozen, type="DepthwiseConv2D", name=name, kernel_size=3, strides=strides,
+            padding="same" if strides == 1 else "valid", use_bias=False)
+
+    def bn(frozen, name):
+        # Momentum 0.9 where it trains: 375 steps must forget the initial moving statistics.
+        add(frozen, type="BatchNormalization", name=name, **({} if frozen else {"momentum": 0.9}))
+
+    def relu6(frozen, name):
+        add(frozen, type="ReLU", name=name, max_value=6.0)
+
+    conv(True, "Conv1", 16, kernel_size=3, strides=2)
+    bn(True, "bn_Conv1")
+    relu6(True, "Conv1_relu")
+    depthwise(True, "expanded_conv_depthwise")
+    bn(True, "expanded_conv_depthwise_BN")
+    relu6(True, "expanded_conv_depthwise_relu")
+    conv(True, "expanded_conv_project", 8)
+    bn(True, "expanded_conv_project_BN")
+    conv(True, "block_1_expand", 48)
+    bn(True, "block_1_expand_BN")
+    relu6(True, "block_1_expand_relu")
+    add(True, type="ZeroPadding2D", name="block_1_pad", padding=[[0, 1], [0, 1]])
+    depthwise(True, "block_1_depthwise", strides=2)
+    bn(True, "block_1_depthwise_BN")
+    relu6(True, "block_1_depthwise_relu")
+    conv(True, "block_1_project", 16)
+    bn(True, "block_1_project_BN")
+    conv(False, "block_2_expand", 96)
+    bn(False, "block_2_expand_BN")
+    relu6(False, "block_2_expand_relu")
+    depthwise(False, "block_2_depthwise")
+    bn(False, "block_2_depthwise_BN")
+    relu6(False, "block_2_depthwise_relu")
+    conv(False, "block_2_project", 16)
+    bn(False, "block_2_project_BN")
+    add(False, type="Add", name="block_2_add", inputs=["block_1_project_BN", "block_2_project_BN"])
+    add(False, type="GlobalAveragePooling2D", name="global_average_pooling2d")
+    add(False, type="Dense", name="predictions", units=10, activation="softmax")
+    mnist = "../../data/mnist/"
+    return {
+        "description": ("A MobileNetV2-style transfer job: the stem and the first three inverted-residual blocks "
+                        "of Keras' MobileNetV2 (Conv2D stride 2, BatchNormalization, ReLU6, DepthwiseConv2D, 1x1 "
+                        "projections, ZeroPadding2D before the stride-2 depthwise, a residual Add) at MNIST's "
+                        "28x28x1. The stem and the first two blocks are frozen (trainable: false, so their "
+                        "BatchNormalization runs in inference mode); the third block is fine-tuned (its "
+                        "BatchNormalization with momentum 0.9, not Keras' 0.99: in 375 steps the moving "
+                        "statistics must forget their initial (0, 1)) with a GlobalAveragePooling2D and softmax "
+                        "head, as Keras' transfer-learning guide fine-tunes the top of a base model. Pretrained "
+                        "weights go in initial_weights; without them the base keeps its seeded initial values. "
+                        "Adam 0.003 on the real MNIST test set (examples 0..7999 train, 8000..9999 eval). "
+                        "Written by deploy/make_model_jobs.py."),
+        "model": {"name": "mobilenetv2_transfer", "input_shape": [28, 28], "layers": layers},
+        "loss": {"type": "sparse_categorical_crossentropy", "from_logits": False},
+        "metrics": ["accuracy"],
+        "optimizer": {"type": "adam", "learning_rate": 0.003},
+        "data": {
+            "train": {"format": "mnist_idx", "images": mnist + "t10k-images-idx3-ubyte.gz",
+                      "labels": mnist + "t10k-labels-idx1-ubyte.gz", "first": 0, "count": 8000},
+            "eval": {"format": "mnist_idx", "images": mnist + "t10k-images-idx3-ubyte.gz",
+                     "labels": mnist + "t10k-labels-idx1-ubyte.gz", "first": 8000, "count": 2000},
+        },
+        "batch_size_per_worker": 32,
+        "epochs": 3,
+        "seed": 1,
+        "save_model": "../../build/mobilenetv2_transfer/model.safetensors",
+    }
+
+
 def main():
     for name, job in (("resnet20_cifar_shape", resnet20()), ("vgg16_transfer", vgg16()),
-                      ("vgg16_bench", vgg16_bench())):
+                      ("vgg16_bench", vgg16_bench()), ("mobilenetv2_transfer", mobilenetv2_transfer())):
         with open(os.path.join(HERE, "jobs", name + ".json"), "w") as f:
             json.dump(job, f, indent=2)
             f.write("\n")

@@ -19,7 +19,8 @@ if [ ! -e data/mnist ] && [ -d ../shared/data/mnist ]; then
 fi
 
 # job:epochs:steps (0 steps: the job's whole epoch)
-JOBS=(demo:3:0 mnist_w1:1:0 mnist_w2:1:0 mnist_w3:1:0 mnist_residual:1:0 resnet20_cifar_shape:2:8 vgg16_bench:1:1)
+JOBS=(demo:3:0 mnist_w1:1:0 mnist_w2:1:0 mnist_w3:1:0 mnist_residual:1:0 resnet20_cifar_shape:2:8 vgg16_bench:1:1
+      mobilenetv2_transfer:1:0)
 tmp_jobs=()
 cleanup() { rm -f "${tmp_jobs[@]}"; }
 trap cleanup EXIT
