@@ -28,7 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 // Removes a temporary directory on every way out.
 struct TempTree {
   std::string path;

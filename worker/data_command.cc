@@ -19,7 +19,6 @@
 namespace ringtrain::cli {
 namespace {
 
-
 // TF_CONFIG's number of training tasks when it is set, else 1 (as `ringtrain worker`
 // trains alone without it).
 StatusOr<int> DefaultWorkers() {

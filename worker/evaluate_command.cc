@@ -42,7 +42,6 @@ Status FileError(const Status& s, Subject file) {
   return s.About(s.code() == Code::kInvalidArgument ? Subject::kConfig : file);
 }
 
-
 // Returns kExitOk and fills *out, or prints the error and returns the exit code.
 int Load(const Flags& flags, Loaded* out) {
   if (!flags.has("job")) return Fail(BadFlag("--job JOB.json is required"));

@@ -19,7 +19,6 @@
 namespace ringtrain::cli {
 namespace {
 
-
 // --eval_timeout_s overrides RINGTRAIN_EVALUATOR_TIMEOUT_S.
 StatusOr<double> TimeoutOf(const Flags& flags, const config::Settings& settings) {
   if (!flags.has("eval_timeout_s")) return settings.evaluator_timeout_s;

@@ -11,15 +11,15 @@
 
 namespace ringtrain::cli {
 
-// The cluster secret, TLS files and the loopback rule: who this task admits and proves
-// itself to. INVALID_ARGUMENT (exit 2) for a bad secret, incomplete or unreadable TLS
-// files, or a cluster beyond loopback without a secret (unless RINGTRAIN_ALLOW_INSECURE).
-// Never puts the secret in a message; logs only its fingerprint.
 StatusOr<security::ClusterSecret> LoadClusterSecret() {
   const config::ClusterSecretSource source = config::LoadClusterSecretSource();
   return security::ClusterSecret::FromSource(source.value, source.file);
 }
 
+// The cluster secret, TLS files and the loopback rule: who this task admits and proves
+// itself to. INVALID_ARGUMENT (exit 2) for a bad secret, incomplete or unreadable TLS
+// files, or a cluster beyond loopback without a secret (unless RINGTRAIN_ALLOW_INSECURE).
+// Never puts the secret in a message; logs only its fingerprint.
 StatusOr<cluster::SessionSecurity> LoadSecurity(const config::Settings& settings, const config::ClusterSpec& spec,
                                                 const std::string& tls_cert, const std::string& tls_key,
                                                 const std::string& tls_ca) {

@@ -44,11 +44,11 @@ struct DaemonClient::Impl {
   }
   Status Convert(const grpc::Status& s, const char* rpc) const {
     if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && !Connected()) {
-      // A wait-for-ready call whose daemon never listened: nothing to reach, not a hang.
+      // A wait-for-ready call whose daemon never listened: unreachable, not hung.
       const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count();
-      return UnavailableError("cannot reach " + std::string(kService) + " at " + options.address + " within " +
-                              std::to_string(seconds) + " s (" + rpc + "); check that it is running and that " +
-                              options.address + " is the chief's address in TF_CONFIG (or raise --timeout_s)");
+      const std::string detail = "nothing answered within " + std::to_string(seconds) + " s; --timeout_s waits longer";
+      const grpc::Status unreachable(grpc::StatusCode::UNAVAILABLE, detail);
+      return coordination::FromGrpcStatus(unreachable, options.address, rpc, kService);
     }
     return coordination::FromGrpcStatus(s, options.address, rpc, kService);
   }

@@ -31,6 +31,13 @@ double UnixNow() {
 // The longest a poll is held (PollRequest.wait_ms).
 constexpr std::chrono::milliseconds kMaxPollWait{2000};
 
+}  // namespace
+
+// The service's classes have a name space of their own, not the anonymous one: a member
+// of DaemonServer::Impl of an anonymous-namespace type makes gcc warn when this file is
+// part of a unity source (-Wsubobject-linkage).
+namespace internal {
+
 // The handlers: each answers at once, but an idle daemon's poll, which may be parked.
 class DaemonServiceImpl {
  public:
@@ -155,13 +162,13 @@ class DaemonFront final : public grpc::CallbackGenericService {
   coordination::CallGuard guard_;
 };
 
-}  // namespace
+}  // namespace internal
 
 struct DaemonServer::Impl {
   std::string address;
   int port = 0;
-  std::unique_ptr<DaemonServiceImpl> service;
-  std::unique_ptr<DaemonFront> front;
+  std::unique_ptr<internal::DaemonServiceImpl> service;
+  std::unique_ptr<internal::DaemonFront> front;
   std::unique_ptr<grpc::Server> server;
   std::mutex stop_mu;
   bool stopped = false;
@@ -179,8 +186,8 @@ StatusOr<std::unique_ptr<DaemonServer>> DaemonServer::Start(const DaemonServerOp
   guard.secret = options.cluster_secret;
   guard.cluster_hosts = options.cluster_hosts;
   guard.check_peer_address = options.check_peer_address;
-  impl.service = std::make_unique<DaemonServiceImpl>(options.board, options.jobs_dir);
-  impl.front = std::make_unique<DaemonFront>(impl.service.get(), std::move(guard));
+  impl.service = std::make_unique<internal::DaemonServiceImpl>(options.board, options.jobs_dir);
+  impl.front = std::make_unique<internal::DaemonFront>(impl.service.get(), std::move(guard));
   coordination::ListeningServer listening =
       coordination::StartGenericServer(options.address, options.bind_all, options.tls, impl.front.get());
   if (!listening.server) {

@@ -12,13 +12,10 @@ namespace ringtrain::data {
 namespace {
 
 using entry::Invalid;
+using entry::kMaxNumClasses;
 
 using numpy::DType;
 using numpy::NpyArray;
-
-// The most classes a label array may imply (a stray huge label would otherwise size the
-// model's output layer).
-constexpr int64_t kMaxArrayClasses = 1 << 20;
 
 Status BadData(const std::string& what) { return InvalidArgumentError(what).About(Subject::kData); }
 
@@ -88,9 +85,9 @@ class ArraySource : public Source {
 
 Status ParseArrayOptions(const nlohmann::json& s, const std::string& field, ArrayOptions* out) {
   if (s.contains("num_classes")) {
-    const std::optional<int64_t> n = JsonInt(s["num_classes"], 1, kMaxArrayClasses);
+    const std::optional<int64_t> n = JsonInt(s["num_classes"], 1, kMaxNumClasses);
     if (!n) {
-      return Invalid(field + ".num_classes", "must be an integer in [1, " + std::to_string(kMaxArrayClasses) + "], got " +
+      return Invalid(field + ".num_classes", "must be an integer in [1, " + std::to_string(kMaxNumClasses) + "], got " +
                                                  JsonBrief(s["num_classes"]));
     }
     out->num_classes = static_cast<int>(*n);
@@ -151,9 +148,9 @@ StatusOr<std::unique_ptr<Source>> MakeArraySource(NpyArray x, const NpyArray& y,
                      (y.dtype() == DType::kUint64 ? std::string("above 2^63") : std::to_string(v)) +
                      "; labels must be class indices >= 0");
     }
-    if (options.num_classes ? v >= *options.num_classes : v >= kMaxArrayClasses) {
+    if (options.num_classes ? v >= *options.num_classes : v >= kMaxNumClasses) {
       return BadData(y.name() + "[" + std::to_string(i) + "] is " + std::to_string(v) + ", not below num_classes (" +
-                     std::to_string(options.num_classes.value_or(kMaxArrayClasses)) + ")" +
+                     std::to_string(options.num_classes.value_or(kMaxNumClasses)) + ")" +
                      (options.num_classes ? "; raise num_classes or fix the label" : ""));
     }
     labels[i] = static_cast<int32_t>(v);

@@ -4,6 +4,7 @@
 // Pure functions; any thread.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -12,6 +13,10 @@
 #include "common/status.h"
 
 namespace ringtrain::data::entry {
+
+// The most classes a source's "num_classes" may declare or its labels imply (a stray
+// huge label would otherwise size the model's output layer).
+constexpr int64_t kMaxNumClasses = 1 << 20;
 
 // Everything wrong with an entry is the job file's: INVALID_ARGUMENT about kConfig,
 // "data.train.image_size: must be ...".

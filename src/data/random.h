@@ -6,16 +6,9 @@
 
 #include <cstdint>
 
-namespace ringtrain::data {
+#include "common/splitmix.h"
 
-// One step of SplitMix64 (Steele, Lea, Flood 2014): advances `state`, returns a
-// well-mixed 64-bit value.
-inline uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+namespace ringtrain::data {
 
 // Derives an independent seed for sub-stream `b` of seed `a` (e.g. pass p of a
 // shuffle, example i of a synthetic set). For a fixed `a` the map b -> result is a

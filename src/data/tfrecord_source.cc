@@ -15,6 +15,7 @@ namespace ringtrain::data {
 namespace {
 
 using entry::Invalid;
+using entry::kMaxNumClasses;
 using entry::CheckKeys;
 using entry::ResolvePath;
 
@@ -23,7 +24,6 @@ using json = nlohmann::json;
 
 constexpr int kMaxDim = 1 << 16;
 constexpr int64_t kMaxExampleFloats = int64_t{1} << 28;  // 1 GiB of floats per example
-constexpr int kMaxRecordClasses = 1 << 20;
 
 StatusOr<std::string> GetString(const json& j, const std::string& field) {
   if (!j.is_string()) return Invalid(field, "must be a string, got " + JsonBrief(j));
@@ -127,8 +127,11 @@ Status ParseLabelFeature(const json& j, const std::string& f, TfRecordSpec* spec
     RT_ASSIGN_OR_RETURN(spec->label_key, GetString(j["key"], f + ".key"));
   }
   if (j.contains("num_classes")) {
-    const auto n = JsonInt(j["num_classes"], 1, kMaxRecordClasses);
-    if (!n) return Invalid(f + ".num_classes", "must be an integer in [1, 1048576], got " + JsonBrief(j["num_classes"]));
+    const auto n = JsonInt(j["num_classes"], 1, kMaxNumClasses);
+    if (!n) {
+      return Invalid(f + ".num_classes", "must be an integer in [1, " + std::to_string(kMaxNumClasses) +
+                                             "], got " + JsonBrief(j["num_classes"]));
+    }
     spec->num_classes = static_cast<int>(*n);
   }
   return Status::Ok();

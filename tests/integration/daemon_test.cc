@@ -45,12 +45,9 @@ class Daemons {
     for (size_t i = 0; i < procs_.size(); ++i) Start(static_cast<int>(i));
     WaitForChief();
   }
-  // Until the chief daemon answers (it may take a moment to listen).
+  // Until the chief daemon answers (it may take a moment to listen; the client waits for it).
   void WaitForChief() const {
-    for (int tries = 0; tries < 100; ++tries) {
-      if (Client({"jobs"}).exit_code == 0) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
+    if (Client({"jobs", "--timeout_s", "20"}).exit_code == 0) return;
     ADD_FAILURE() << "the chief daemon never answered: " << Log(0);
   }
   ~Daemons() {

@@ -8,10 +8,7 @@ Rng::Rng(uint64_t seed, uint64_t stream)
     : state_(SplitMix64Finalize(seed + 0x9E3779B97F4A7C15ULL) ^
              SplitMix64Finalize((stream + 1) * 0xD1B54A32D192ED03ULL)) {}
 
-uint64_t Rng::Next() {
-  state_ += 0x9E3779B97F4A7C15ULL;
-  return SplitMix64Finalize(state_);
-}
+uint64_t Rng::Next() { return SplitMix64(state_); }
 
 float Rng::Uniform() { return static_cast<float>(Next() >> 40) * (1.0f / 16777216.0f); }
 

@@ -7,15 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace ringtrain::nn {
+#include "common/splitmix.h"
 
-// SplitMix64's output function (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
-// Rng, dropout's masks and the augmentations' per-example seeds all hash with it.
-inline uint64_t SplitMix64Finalize(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+namespace ringtrain::nn {
 
 // SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and passes BigCrush; plenty for
 // weight initialisation.
