@@ -2,7 +2,7 @@
 #
 # RINGTRAIN_CUDA: AUTO (default) builds whatever is found, ON fails the configure unless
 # all four are found, OFF does not look. Found parts:
-#   - CUDA toolkit (with nvcc) + cuBLAS + cuDNN -> the GPU training engine (src/gpu):
+#   - CUDA toolkit (with nvcc) + cuBLAS + cuDNN -> the CUDA backend (src/backends/cuda) and the GPU engine:
 #     RINGTRAIN_HAVE_CUDA, the CUDA language enabled, RINGTRAIN_CUDNN_INCLUDE_DIR/_LIBRARY.
 #   - CUDA toolkit + NCCL -> the NCCL collective backend (src/collective/nccl):
 #     RINGTRAIN_HAVE_NCCL, RINGTRAIN_NCCL_INCLUDE_DIR/_LIBRARY.

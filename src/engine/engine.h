@@ -1,6 +1,6 @@
 // Where a worker's model runs: the device backend behind the trainer. Two engines
 // implement it: the CPU one (engine/cpu_engine.h: nn::Model and nn::Optimizer on the
-// AVX-512/OpenBLAS kernels) and the GPU one (gpu/gpu_engine.h: cuDNN, cuBLAS and CUDA
+// AVX-512/OpenBLAS kernels) and the GPU one (engine/gpu_engine.h: cuDNN, cuBLAS and CUDA
 // kernels, built when CMake finds CUDA). The trainer drives both through this
 // interface, with the same job file.
 //

@@ -1,5 +1,5 @@
 #include "engine/gpu_engine_link.h"
-#include "gpu/gpu_engine.h"
+#include "engine/gpu_engine.h"
 
 namespace ringtrain::engine::internal {
 

@@ -22,6 +22,8 @@
 #include <cstddef>
 #include <string>
 
+#include "ops/window.h"
+
 namespace ringtrain::kernels {
 
 // Threads the AVX-512 kernels split their work over (the caller's thread is one of
@@ -43,20 +45,10 @@ void DenseInputGrad(const float* d, const float* w, int batch, int in, int units
 size_t DenseInputGradScratch(int batch, int units);
 
 // ---------------------------------------------------------------- 2-D windows
-// The geometry of a convolution or pooling window over an [h, w, c] input (padding
-// already resolved to explicit cells before the first row and column).
-struct Window {
-  int h = 0, w = 0, c = 0;          // input
-  int kh = 0, kw = 0;               // window
-  int stride_h = 1, stride_w = 1;
-  int pad_top = 0, pad_left = 0;
-  int out_h = 0, out_w = 0;
-  // Keras' dilation_rate: window tap (i, j) reads input cell (oh * stride_h - pad_top +
-  // i * dilation_h, ...). Only the grouped/dilated and depthwise kernels below honour
-  // it; ConvForward and the pooling kernels need 1.
-  int dilation_h = 1, dilation_w = 1;
-  size_t in_size() const { return static_cast<size_t>(h) * w * c; }
-};
+// The geometry of a convolution or pooling window (ops/window.h). Only the
+// grouped/dilated and depthwise kernels below honour dilation; ConvForward and the
+// pooling kernels need 1.
+using Window = ::ringtrain::ops::Window;
 
 // ---------------------------------------------------------------- conv2d
 // y[batch, out_h, out_w, filters] = act(conv(x, w) + bias); w is HWIO

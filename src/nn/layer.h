@@ -18,15 +18,16 @@
 #include <vector>
 
 #include "nn/initializers/initializers.h"
-#include "nn/layer_desc.h"
+#include "backends/kernel.h"
 #include "nn/regularizers/regularizer.h"
+#include "ops/graph.h"
+#include "ops/op.h"
 
 namespace ringtrain::nn {
 
 // Per-example shape, e.g. {26, 26, 32} for an NHWC activation.
-using Shape = std::vector<int>;
-
-int64_t NumElements(const Shape& shape);
+using Shape = ops::Shape;
+using ops::NumElements;
 // "(None, 26, 26, 32)", Keras' notation with the batch dimension first.
 std::string ShapeWithBatch(const Shape& shape);
 // "[26, 26, 32]".
@@ -60,21 +61,9 @@ struct ParamSpec {
   Regularizer regularizer;
 };
 
-// What a layer may need to know about the step it runs in: Dropout and the
-// augmentation layers draw their random numbers from (seed, step, replica), so a run
-// gives the same bits whatever the thread count, and a resumed run the same as one
-// that never stopped.
-struct StepContext {
-  uint64_t seed = 0;     // the job's seed
-  int64_t step = 0;      // updates applied before this one (the optimizer's iterations)
-  int replica = 0;       // this worker's rank
-  int num_replicas = 1;  // workers in the all-reduce
-  // Sums n floats element-wise across the replicas, in place; every replica calls it with the same n in
-  // the same order. Null outside multi-worker training (one replica: nothing to sum). Returns false if the
-  // collective failed; the layer then leaves its outputs as they are and the trainer abandons the step.
-  // Synchronized BatchNormalization calls it inside a training Forward and Backward.
-  std::function<bool(float* data, size_t n)> all_reduce_sum;
-};
+// The step a layer runs in (backends/kernel.h): Dropout's and augmentation's random
+// streams, synchronized BatchNormalization's all-reduce.
+using StepContext = backends::StepContext;
 
 class Layer {
  public:
@@ -148,41 +137,40 @@ class Layer {
     (*din)[0] = Backward(dout, need_din[0]);
   }
 
-  // Relu fusion, set up once by the model before the first Forward. When a layer's
-  // output feeds nothing but a plain relu (IsPlainRelu), the model asks the layer to take
-  // the relu over: AbsorbRelu returns true if it did, and from then on the layer's output
-  // is relu'd and its Backward receives the relu's output gradient, which it masks where
-  // its output is not > 0. The relu layer is then told to PassThrough: its Forward
-  // returns its input and its Backward its output gradient. The bits are those of the
-  // unfused pair; two passes over memory fewer each way.
+  // The CPU passes' fusions, set up once by the executor's fusion pass (executor/fusion.h)
+  // through the layer's CPU kernel (nn/layer_kernel.h), before the first Forward.
+  //
+  // A relu into the layer before it: when a layer's output feeds nothing but a plain
+  // relu, the pass asks the layer to take the relu over: AbsorbRelu returns true if it
+  // did, and from then on the layer's output is relu'd and its Backward receives the
+  // relu's output gradient, which it masks where its output is not > 0. The relu layer is
+  // then told to PassThrough: its Forward returns its input and its Backward its output
+  // gradient. The bits are those of the unfused pair; two passes over memory fewer each way.
   virtual bool AbsorbRelu() { return false; }
-  virtual bool IsPlainRelu() const { return false; }
   virtual void PassThrough() {}
   // After AbsorbRelu: the output of the last training Forward (the relu's gradient
-  // passes where it is > 0). Where the relu's output feeds two layers, the model sums
+  // passes where it is > 0). Where the relu's output feeds two layers, the executor sums
   // their gradients and masks the sum in one pass, then calls GradientMasked: the next
   // Backward then takes its output gradient as already masked (masking again would give
   // the same bits; it only saves a pass). Layers that absorb a relu implement both.
   virtual const float* ReluGradientMask() const { return nullptr; }
   virtual void GradientMasked() {}
 
-  // Add fusion, set up once by the model after relu fusion. A layer whose output feeds
-  // nothing but an Add of two inputs (IsAddOfTwo) may leave that output to the Add:
-  // DeferToAdd returns true if it does, and from then on its Forward returns null and the
-  // Add calls AddOutputTo(other, relu, out), which writes out = this layer's output +
-  // other (relu'd when asked) in one pass, with the bits of the two passes. The Add learns
-  // which input it is through TakeDeferredInput. The layer's Backward is unchanged (it
-  // must not need its own output).
-  virtual bool IsAddOfTwo() const { return false; }
+  // A layer into the Add it feeds (after relu fusion): a layer whose output feeds nothing
+  // but an Add of two inputs may leave that output to the Add: DeferToAdd returns true if
+  // it does, and from then on its Forward returns null and the Add calls
+  // AddOutputTo(other, relu, out), which writes out = this layer's output + other (relu'd
+  // when asked) in one pass, with the bits of the two passes. The Add learns which input
+  // it is through TakeDeferredInput. The layer's Backward is unchanged (it must not need
+  // its own output).
   virtual bool DeferToAdd() { return false; }
   virtual void AddOutputTo(const float* other, bool relu, float* out) const {}
   virtual void TakeDeferredInput(size_t k, const Layer* producer) {}
 
-  // This layer for another backend: kind, shapes, geometry, activation. The model
-  // fills in the name, the parameter offsets and need_input_grad. Layers the GPU
-  // engine does not run return Kind::kOther.
-  virtual LayerDesc Describe() const = 0;
-  // For the memory check (nn/model_memory.h) of a layer Describe() reports as kOther:
+  // What the layer computes, device-neutral (ops/op.h): the model's graph (Model::graph)
+  // holds one op per layer, which the executor plans on a backend.
+  virtual ops::Op op() const = 0;
+  // For the memory check (nn/model_memory.h) of a layer without a cost model of its own there:
   // the floats per example its CPU passes keep besides its output and its input gradients
   // (pre-activation copies, masks, kernel scratch), with the backward pass's needs when
   // `training`. An upper bound; 0 when it keeps nothing that grows with the batch.

@@ -9,11 +9,13 @@
 #include <set>
 
 #include "common/logging.h"
+#include "backends/cpu/cpu_backend.h"
 #include "common/memory_bound.h"
-#include "kernels/elementwise.h"
+#include "executor/executor.h"
 #include "nn/initializers/initializers.h"
 #include "nn/keras/json_fields.h"
 #include "nn/layer.h"
+#include "nn/layer_kernel.h"
 #include "nn/model_build.h"
 
 namespace ringtrain::nn {
@@ -21,10 +23,6 @@ namespace ringtrain::nn {
 struct Model::Impl {
   internal::LayerGraph graph;
   size_t input_size = 0;
-  // need_din[i][k]: layer i must pass a gradient back to its input k (a layer feeding
-  // it has trainable weights). run_backward[i]: layer i's Backward runs at all.
-  std::vector<std::vector<bool>> need_din;
-  std::vector<bool> run_backward;
   // first_trainable[i]: where layer i's trainable weights start in params()/grads()
   // (the total of those before it), so after layer i's Backward, grads()[first_trainable[i]
   // .. num_trainable) are final.
@@ -41,22 +39,20 @@ struct Model::Impl {
   // A training Forward copies its input here: layers keep pointers into it for
   // Backward, and the caller's buffer may be reused before then.
   std::vector<float> input_copy;
-  std::vector<const float*> outputs;  // per layer, of the last Forward
-  // Backward: the gradient w.r.t. each layer's output, and sums for outputs that feed
-  // several layers (a residual connection).
-  std::vector<const float*> dout;
-  std::vector<int> pending;  // contributions still to come per layer
-  std::vector<std::vector<float>> dsum;
-  // The layer that took over the relu whose output is layer l's (l itself, or the relu
-  // layer l passes through), -1 for none: a gradient summed for l is masked in the same
-  // pass (Layer::ReluGradientMask).
-  std::vector<int> mask_owner;
-  // Scratch for the input and input-gradient pointers of a layer of several inputs,
-  // kept here so Forward/Backward allocate nothing after the first call.
-  std::vector<const float*> in, din;
-  int batch = 0;  // of the last training Forward
+  // The CPU backend and the executor that runs the layers' graph on it.
+  std::unique_ptr<backends::Backend> backend;
+  std::unique_ptr<executor::Executor> exec;
   bool ready_for_backward = false;
   float empty_logits[1] = {0.0f};
+
+  // The layers are bound to these same buffers; the executor passes them on.
+  backends::KernelArgs Args() {
+    backends::KernelArgs a;
+    a.params = params.data();
+    a.grads = grads.data();
+    a.step = &context;
+    return a;
+  }
 };
 
 
@@ -145,44 +141,41 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
   }
 
   const std::vector<bool> up = m.graph.TrainableUpstream();
-  m.need_din.resize(nl);
-  m.run_backward.assign(nl, false);
+  ops::Graph graph;
+  graph.input_shape = m.graph.input_shape;
+  graph.num_params = total;
+  graph.num_trainable = m.num_trainable;
+  graph.num_reduced = m.grads.size();
   for (size_t l = 0; l < nl; ++l) {
-    for (int k : m.graph.inputs[l]) {
-      m.need_din[l].push_back(k != internal::kModelInput && up[static_cast<size_t>(k)]);
+    const Layer& layer = *layers[l];
+    ops::Node node;
+    node.name = layer.name();
+    node.class_name = layer.class_name();
+    node.op = layer.op();
+    node.inputs = m.graph.inputs[l];
+    node.input_shapes = layer.input_shapes();
+    node.output_shape = layer.output_shape();
+    for (size_t k = 0; k < specs[l].size(); ++k) {
+      const ParamInfo& info = m.infos[m.layer_first_info[l] + k];
+      node.params.push_back({info.name, info.shape, info.offset, info.count, info.trainable});
     }
-    m.run_backward[l] = up[l];
+    node.first_trainable = m.first_trainable[l];
+    node.first_stat = m.first_stat[l];
+    node.num_stats = layer.ReducedStatsSize();
+    for (int k : node.inputs) node.need_input_grad.push_back(k != internal::kModelInput && up[static_cast<size_t>(k)]);
+    node.run_backward = up[l];
+    node.consumers = m.graph.consumers[l];
+    graph.nodes.push_back(std::move(node));
   }
-  // A plain relu whose input feeds nothing else runs inside the layer before it, when
-  // that layer can take it over (Layer::AbsorbRelu): the same bits, fewer passes.
-  m.mask_owner.assign(nl, -1);
-  for (size_t l = 0; l < nl && g_relu_fusion.load(); ++l) {
-    if (!layers[l]->IsPlainRelu() || m.graph.inputs[l].size() != 1) continue;
-    const int k = m.graph.inputs[l][0];
-    if (k == internal::kModelInput || m.graph.consumers[static_cast<size_t>(k)] != 1) continue;
-    if (layers[static_cast<size_t>(k)]->AbsorbRelu()) {
-      layers[l]->PassThrough();
-      m.mask_owner[l] = k;
-    }
-  }
-  // A layer whose output feeds nothing but an Add of two inputs may be computed inside
-  // the Add's pass (Layer::DeferToAdd): the same bits, one pass over memory fewer each way.
-  for (size_t l = 0; l < nl && g_relu_fusion.load(); ++l) {
-    const std::vector<int>& from = m.graph.inputs[l];
-    if (!layers[l]->IsAddOfTwo() || from.size() != 2 || from[0] == from[1]) continue;
-    for (size_t k = 0; k < 2; ++k) {
-      const int src = from[k];
-      if (src == internal::kModelInput || m.graph.consumers[static_cast<size_t>(src)] != 1) continue;
-      if (layers[static_cast<size_t>(src)]->DeferToAdd()) {
-        layers[l]->TakeDeferredInput(k, layers[static_cast<size_t>(src)].get());
-        break;
-      }
-    }
-  }
-  m.outputs.assign(nl, nullptr);
-  m.dout.assign(nl, nullptr);
-  m.pending.assign(nl, 0);
-  m.dsum.resize(nl);
+  // The layers' CPU passes run as the CPU backend's kernels; the fusion pass (a relu into
+  // the layer before it, a layer into the Add it feeds) keeps the unfused bits.
+  m.backend = backends::NewCpuBackend();
+  executor::PlanOptions plan;
+  plan.fuse = g_relu_fusion.load();
+  plan.make_kernel = [&layers](const ops::Node&, size_t i) -> StatusOr<std::unique_ptr<backends::Kernel>> {
+    return std::unique_ptr<backends::Kernel>(new LayerKernel(layers[i].get()));
+  };
+  RT_ASSIGN_OR_RETURN(m.exec, executor::Executor::Create(std::move(graph), m.backend.get(), plan));
   return model;
 }
 
@@ -200,12 +193,12 @@ bool Model::sequential() const { return impl_->graph.sequential; }
 
 void Model::set_step_context(const StepContext& context) { impl_->context = context; }
 
+const StepContext& Model::step_context() const { return impl_->context; }
+
 void Model::ApplyReducedStats(int num_replicas) {
   Impl& m = *impl_;
-  for (size_t l = 0; l < m.graph.layers.size(); ++l) {
-    if (m.graph.layers[l]->ReducedStatsSize() == 0) continue;
-    m.graph.layers[l]->ApplyReducedStats(m.grads.data() + m.first_stat[l], num_replicas);
-  }
+  const Status s = m.exec->ApplyReducedStats(m.Args(), num_replicas);
+  if (!s.ok()) RT_LOG(ERROR) << "nn::Model::ApplyReducedStats: " << s.ToString();
 }
 
 const float* Model::Forward(const float* input, int batch, bool training) {
@@ -217,23 +210,15 @@ const float* Model::Forward(const float* input, int batch, bool training) {
     float* copy = EnsureSize(m.input_copy, static_cast<size_t>(batch) * m.input_size);
     std::memcpy(copy, input, static_cast<size_t>(batch) * m.input_size * sizeof(float));
     x = copy;
-    m.batch = batch;
   }
-  std::vector<const float*>& in = m.in;
-  for (size_t l = 0; l < m.graph.layers.size(); ++l) {
-    Layer& layer = *m.graph.layers[l];
-    const std::vector<int>& from = m.graph.inputs[l];
-    if (from.size() == 1) {
-      const int k = from[0];
-      m.outputs[l] = layer.Forward(k == internal::kModelInput ? x : m.outputs[static_cast<size_t>(k)], batch, training);
-    } else {
-      in.clear();
-      for (int k : from) in.push_back(k == internal::kModelInput ? x : m.outputs[static_cast<size_t>(k)]);
-      m.outputs[l] = layer.ForwardInputs(in, batch, training);
-    }
+  // The CPU kernels cannot fail; a failure here is a bug, and zero logits are safer than none.
+  auto out = m.exec->Forward(m.Args(), x, batch, training);
+  if (!out.ok()) {
+    RT_LOG(ERROR) << "nn::Model::Forward: " << out.status().ToString();
+    return m.empty_logits;
   }
   m.ready_for_backward = training;
-  return m.outputs.back();
+  return *out;
 }
 
 void Model::Backward(const float* grad_logits) { Backward(grad_logits, nullptr); }
@@ -247,79 +232,11 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
     std::fill(m.grads.begin(), m.grads.begin() + static_cast<std::ptrdiff_t>(m.num_trainable), 0.0f);
     return;
   }
-  const size_t nl = m.graph.layers.size();
-  for (size_t l = 0; l < nl; ++l) m.pending[l] = m.graph.consumers[l];
-  m.dout[nl - 1] = grad_logits;
-  std::vector<const float*>& din = m.din;
-  for (size_t i = nl; i-- > 0;) {
-    if (!m.run_backward[i]) continue;  // no trainable weight at or before this layer
-    Layer& layer = *m.graph.layers[i];
-    const std::vector<int>& from = m.graph.inputs[i];
-    din.assign(from.size(), nullptr);
-    if (from.size() == 1) {
-      din[0] = layer.Backward(m.dout[i], m.need_din[i][0]);
-    } else {
-      layer.BackwardInputs(m.dout[i], m.need_din[i], &din);
-    }
-    // Hand each input gradient to the layer that produced that input. An output that
-    // feeds several layers gets the sum of their gradients, added in this fixed
-    // (reverse layer) order.
-    for (size_t k = 0; k < from.size(); ++k) {
-      if (!m.need_din[i][k]) continue;
-      const size_t src = static_cast<size_t>(from[k]);
-      // The first contribution is kept by pointer (it stays valid: its layer has run;
-      // the only one for an output that feeds one layer), the second is added to it
-      // into dsum, later ones into dsum: first + second + ...
-      const int seen = m.graph.consumers[src] - m.pending[src];
-      if (seen == 0) {
-        m.dout[src] = din[k];
-      } else {
-        const size_t n = static_cast<size_t>(m.batch) * static_cast<size_t>(m.graph.layers[src]->output_size());
-        float* acc = EnsureSize(m.dsum[src], n);
-        const int owner = m.mask_owner[src];
-        if (seen == 1 && m.pending[src] == 1 && owner >= 0) {
-          // The last of two contributions, bound for a fused relu: summed and masked in
-          // one pass (the bits of the sum, then the mask), and the owner not masking again.
-          Layer& fused = *m.graph.layers[static_cast<size_t>(owner)];
-          kernels::AddArraysMasked(m.dout[src], din[k], fused.ReluGradientMask(), n, acc);
-          fused.GradientMasked();
-        } else if (seen == 1) {
-          kernels::AddArrays(m.dout[src], din[k], n, /*relu=*/false, acc);
-        } else {
-          kernels::AccumulateArray(acc, din[k], n);
-        }
-        m.dout[src] = acc;
-      }
-      --m.pending[src];
-    }
-    // Layers run back to front, so every gradient from this layer's first one on is final.
-    const size_t end = i + 1 < nl ? m.first_trainable[i + 1] : m.num_trainable;
-    if (on_ready && end > m.first_trainable[i]) on_ready(m.first_trainable[i]);
-  }
-  if (on_ready) on_ready(0);
+  const Status s = m.exec->Backward(m.Args(), grad_logits, on_ready);
+  if (!s.ok()) RT_LOG(ERROR) << "nn::Model::Backward: " << s.ToString();
 }
 
-std::vector<LayerDesc> Model::layers() const {
-  const Impl& m = *impl_;
-  std::vector<LayerDesc> out;
-  for (size_t l = 0; l < m.graph.layers.size(); ++l) {
-    const Layer& layer = *m.graph.layers[l];
-    LayerDesc d = layer.Describe();
-    d.name = layer.name();
-    if (d.class_name.empty()) d.class_name = layer.class_name();  // a layer may say more ("Dense with activation ...")
-    d.input_shape = layer.input_shape();
-    d.output_shape = layer.output_shape();
-    d.inputs = m.graph.inputs[l];
-    d.need_input_grad = !m.need_din[l].empty() && m.need_din[l][0];
-    const size_t first = m.layer_first_info[l];
-    const size_t nparams = layer.ParamSpecs().size();
-    if (nparams >= 1) d.kernel_offset = m.infos[first].offset;
-    if (nparams >= 2) d.bias_offset = m.infos[first + 1].offset;
-    for (size_t k = 0; k < nparams; ++k) d.frozen = d.frozen || !m.infos[first + k].trainable;
-    out.push_back(std::move(d));
-  }
-  return out;
-}
+const ops::Graph& Model::graph() const { return impl_->exec->graph(); }
 
 namespace {
 

@@ -17,8 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
-#include "nn/layer_desc.h"
+#include "backends/kernel.h"
 #include "nn/regularizers/regularizer.h"
+#include "ops/graph.h"
 
 namespace ringtrain::nn {
 
@@ -32,7 +33,7 @@ struct ParamInfo {
 };
 
 class Layer;         // defined in nn/layer.h
-struct StepContext;  // defined in nn/layer.h
+using StepContext = backends::StepContext;  // nn/layer.h
 
 class Model {
  public:
@@ -41,8 +42,8 @@ class Model {
   // from `seed` (same seed -> same bits). Errors name the bad layer and field, e.g.
   // "model.layers[2] (dense): 'units' must be a positive integer".
   static StatusOr<std::unique_ptr<Model>> FromJson(const nlohmann::json& model_json, uint64_t seed);
-  // Models built after SetReluFusion(false) run every relu and Add as its own pass (see
-  // Layer::AbsorbRelu and Layer::DeferToAdd): for tests, which check that fusion keeps the
+  // Models built after SetReluFusion(false) run every relu and Add as its own pass (the
+  // executor's fusion pass, executor/fusion.h, is off): for tests, which check that fusion keeps the
   // bits. On by default.
   static void SetReluFusion(bool enabled);
   ~Model();
@@ -71,6 +72,7 @@ class Model {
   // The step the next training Forward runs in (Dropout's and augmentation's random
   // streams). Defaults to step 0 of replica 0 of 1 with seed 0.
   void set_step_context(const StepContext& context);
+  const StepContext& step_context() const;
   // After grads() has been all-reduced (summed over num_replicas): layers update their
   // state from the summed statistics (BatchNormalization's moving mean and variance).
   // A no-op for models without such layers.
@@ -91,9 +93,10 @@ class Model {
   // offsets only decrease. on_ready must not touch the model.
   void Backward(const float* grad_logits, const std::function<void(size_t)>& on_ready);
 
-  // Every layer, in the graph's topological order (LayerDesc::inputs: each one's inputs),
-  // for backends that run the model on their own buffers.
-  std::vector<LayerDesc> layers() const;
+  // The model as a graph of device-neutral ops, one node per layer in a topological
+  // order, with the weights' offsets: what an executor (executor/executor.h) runs on a
+  // backend. The CPU executor behind Forward/Backward runs this same graph.
+  const ops::Graph& graph() const;
 
   // A Keras-like summary table (layer, output shape, parameter count).
   std::string Summary() const;

@@ -20,10 +20,30 @@ uint64_t Product(const std::vector<int64_t>& shape) {
 }
 
 // The kernels' scratch needs per example (kernels/conv_common.cc), from the window.
-uint64_t PaddedInput(const kernels::Window& g) {
+uint64_t PaddedInput(const ops::Window& g) {
   const uint64_t ph = U(int64_t{g.out_h - 1} * g.stride_h + g.kh), pw = U(int64_t{g.out_w - 1} * g.stride_w + g.kw);
   const bool pads = g.pad_top != 0 || g.pad_left != 0 || ph > U(g.h) || pw > U(g.w);
   return pads ? SatMul(SatMul(ph, pw), U(g.c)) : 0;
+}
+
+// Which cost model a layer's CPU passes follow: the dense and convolution kernels with
+// relu or no activation fused, and views, are modelled here; every other layer reports
+// its own scratch (Layer::ScratchFloatsPerExample).
+enum class Cost { kView, kDense, kConv2D, kLayer };
+
+Cost CostModel(const ops::Op& op) {
+  const bool fused = op.activation == ops::Activation::kLinear || op.activation == ops::Activation::kRelu;
+  switch (op.kind) {
+    case ops::OpKind::kView:
+      return Cost::kView;
+    case ops::OpKind::kDense:
+      return fused ? Cost::kDense : Cost::kLayer;
+    case ops::OpKind::kConv2D:
+      return fused && op.groups == 1 && op.window.dilation_h == 1 && op.window.dilation_w == 1 ? Cost::kConv2D
+                                                                                                : Cost::kLayer;
+    default:
+      return Cost::kLayer;
+  }
 }
 
 }  // namespace
@@ -46,23 +66,23 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
       largest = params;
       f.largest_layer_ = "model.layers[" + std::to_string(i) + "] (" + l.name() + ")";
     }
-    const LayerDesc d = l.Describe();
+    const ops::Op op = l.op();
     bool need_din = false;  // a layer feeding this one has trainable weights: it passes a gradient back
     for (int k : graph.inputs[i]) need_din = need_din || (k != internal::kModelInput && up[static_cast<size_t>(k)]);
     LayerCost c;
     c.name = "model.layers[" + std::to_string(i) + "] (" + l.name() + ")";
     const uint64_t in = U(l.input_size()), out = U(l.output_size());
-    switch (d.kind) {
-      case LayerDesc::Kind::kView:
+    switch (CostModel(op)) {
+      case Cost::kView:
         break;  // the same buffer under another shape
-      case LayerDesc::Kind::kDense:
+      case Cost::kDense:
         c.forward = out;
-        c.backward = SatAdd(d.relu ? out : 0, need_din ? in : 0);
+        c.backward = SatAdd(op.activation == ops::Activation::kRelu ? out : 0, need_din ? in : 0);
         c.dense = need_din;
-        c.dense_units = U(d.units);
+        c.dense_units = U(op.units);
         break;
-      case LayerDesc::Kind::kConv2D: {
-        const kernels::Window& g = d.window;
+      case Cost::kConv2D: {
+        const ops::Window& g = op.window;
         const uint64_t positions = SatMul(U(g.out_h), U(g.out_w));
         const uint64_t taps = SatMul(SatMul(U(g.kh), U(g.kw)), U(g.c));
         const uint64_t cols = SatMul(positions, taps);
@@ -71,20 +91,19 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
         c.backward = need_din ? SatAdd(out, in) : 0;  // dpre and the input gradient
         c.scratch_fwd = std::max(cols, padded);
         const uint64_t filter_grad =
-            std::max(SatAdd(SatAdd(padded, out), SatMul(SatAdd(taps, 1), U(d.units))), SatAdd(cols, out));
+            std::max(SatAdd(SatAdd(padded, out), SatMul(SatAdd(taps, 1), U(op.units))), SatAdd(cols, out));
         // The input gradient: im2col columns, or (AVX-512, stride 1) the zero-padded output
         // gradient and the flipped kernel of the transposed convolution.
         const uint64_t transposed =
             g.stride_h == 1 && g.stride_w == 1
-                ? SatAdd(SatMul(SatMul(U(int64_t{g.out_h} + g.kh - 1), U(int64_t{g.out_w} + g.kw - 1)), U(d.units)),
-                         SatMul(taps, U(d.units)))
+                ? SatAdd(SatMul(SatMul(U(int64_t{g.out_h} + g.kh - 1), U(int64_t{g.out_w} + g.kw - 1)), U(op.units)),
+                         SatMul(taps, U(op.units)))
                 : 0;
         c.scratch_bwd = std::max(filter_grad, need_din ? std::max(cols, transposed) : 0);
         c.rows_per_example = positions;
         break;
       }
-      case LayerDesc::Kind::kMaxPool2D:
-      case LayerDesc::Kind::kOther:
+      case Cost::kLayer:
         // The output, an input gradient per input, and what the layer says it keeps.
         c.forward = out;
         c.backward = need_din ? SatMul(in, U(l.num_inputs())) : 0;

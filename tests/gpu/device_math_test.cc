@@ -1,8 +1,8 @@
-// gpu/device_math.h on the host against the CPU kernels. The GPU kernels
-// (src/gpu/gpu_kernels.cu) are thin loops over these functions, and CI has no GPU, so
+// backends/cuda/device_math.h on the host against the CPU kernels. The GPU kernels
+// (src/backends/cuda/gpu_kernels.cu) are thin loops over these functions, and CI has no GPU, so
 // this is where their arithmetic is proven: each test runs the functions in the same
 // loops (index decomposition, chunking, summation order) as the kernels do.
-#include "gpu/device_math.h"
+#include "backends/cuda/device_math.h"
 
 #include <gtest/gtest.h>
 

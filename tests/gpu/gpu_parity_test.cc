@@ -22,10 +22,11 @@
 
 #include "collective/communicator.h"
 #include "engine/engine.h"
-#include "gpu/device_buffer.h"
-#include "gpu/gpu_context.h"
-#include "gpu/gpu_engine.h"
-#include "gpu/gpu_layers.h"
+#include "backends/cuda/device_buffer.h"
+#include "backends/cuda/gpu_context.h"
+#include "engine/gpu_engine.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/op_kernels.h"
 #include "nn/optimizers/adam.h"
 #include "nn/layers/conv2d.h"
 #include "nn/layers/dense.h"
@@ -153,20 +154,29 @@ void CheckLayer(const LayerCase& c) {
   ASSERT_NE(dx_cpu_p, nullptr);
   const std::vector<float> dx_cpu(dx_cpu_p, dx_cpu_p + in_n);
 
-  nn::LayerDesc desc = cpu->Describe();
-  desc.name = c.label;
-  desc.input_shape = cpu->input_shape();
-  desc.output_shape = cpu->output_shape();
-  desc.kernel_offset = offsets.empty() ? 0 : offsets[0];
-  desc.bias_offset = offsets.size() > 1 ? offsets[1] : 0;
-  desc.need_input_grad = true;
+  // The node the model's graph would hold for this layer.
+  ops::Node node;
+  node.name = c.label;
+  node.class_name = cpu->class_name();
+  node.op = cpu->op();
+  node.inputs = {ops::kModelInput};
+  node.input_shapes = cpu->input_shapes();
+  node.output_shape = cpu->output_shape();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    node.params.push_back({specs[i].suffix, specs[i].shape, offsets[i],
+                           (i + 1 < offsets.size() ? offsets[i + 1] : total) - offsets[i], true});
+  }
+  node.need_input_grad = {true};
+  node.run_backward = true;
 
   auto ctx_or = GpuContext::Create(0);
   ASSERT_TRUE(ctx_or.ok()) << ctx_or.status().ToString();
   std::unique_ptr<GpuContext> ctx = std::move(ctx_or).value();
-  auto layer_or = NewGpuLayer(desc, ctx.get());
+  std::unique_ptr<backends::Backend> backend = NewCudaBackend(ctx.get());
+  ASSERT_TRUE(backend->Supports(node.op).ok()) << backend->Supports(node.op).ToString();
+  auto layer_or = backend->NewKernel(node);
   ASSERT_TRUE(layer_or.ok()) << layer_or.status().ToString();
-  std::unique_ptr<GpuLayer> layer = std::move(layer_or).value();
+  std::unique_ptr<backends::Kernel> layer = std::move(layer_or).value();
   ASSERT_TRUE(layer->Reserve(c.batch).ok());
   auto ws_or = layer->PrepareBatch(c.batch);
   ASSERT_TRUE(ws_or.ok()) << ws_or.status().ToString();
@@ -178,20 +188,22 @@ void CheckLayer(const LayerCase& c) {
   DeviceBuffer<float> d_grads = Upload(std::vector<float>(total, NAN));
   DeviceBuffer<float> d_x = Upload(x);
   DeviceBuffer<float> d_dy = Upload(dy);
-  LayerArgs args;
+  backends::KernelArgs args;
   args.params = d_params.get();
   args.grads = d_grads.get();
   args.workspace = workspace.get();
   args.workspace_bytes = workspace.bytes();
 
-  auto y_or = layer->Forward(args, d_x.get(), c.batch, /*training=*/true);
+  auto y_or = layer->Forward(args, {d_x.get()}, c.batch, /*training=*/true);
   ASSERT_TRUE(y_or.ok()) << y_or.status().ToString();
-  auto dx_or = layer->Backward(args, d_dy.get(), /*need_din=*/true);
-  ASSERT_TRUE(dx_or.ok()) << dx_or.status().ToString();
+  std::vector<const float*> din(1, nullptr);
+  const Status backward = layer->Backward(args, d_dy.get(), {true}, &din);
+  ASSERT_TRUE(backward.ok()) << backward.ToString();
+  const float* dx_or = din[0];
   ASSERT_TRUE(ctx->SyncCompute("layer test").ok());
 
   EXPECT_LE(RelErr(Download(*y_or, out_n), y_cpu), kTolerance) << "forward output";
-  EXPECT_LE(RelErr(Download(*dx_or, in_n), dx_cpu), kTolerance) << "input gradient";
+  EXPECT_LE(RelErr(Download(dx_or, in_n), dx_cpu), kTolerance) << "input gradient";
   const std::vector<float> grads_gpu = Download(d_grads.get(), total);
   for (size_t i = 0; i < specs.size(); ++i) {
     const size_t end = i + 1 < offsets.size() ? offsets[i + 1] : total;

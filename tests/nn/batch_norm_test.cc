@@ -165,9 +165,11 @@ TEST(BatchNormModelTest, WeightsAreKerasNamedAndMovingStatisticsNotTrainable) {
   EXPECT_EQ(Weight(*m, "bn/moving_variance"), std::vector<float>(3, 1.0f));
   EXPECT_EQ(m->num_reduced() - m->num_trainable(), 6u);  // batch mean and variance of 3 channels
   EXPECT_NE(m->Summary().find("Non-trainable params: 6"), std::string::npos) << m->Summary();
-  const auto descs = m->layers();
-  EXPECT_EQ(descs[1].kind, LayerDesc::Kind::kOther);
-  EXPECT_EQ(descs[1].class_name, "BatchNormalization");
+  const ops::Node& bn = m->graph().nodes[1];
+  EXPECT_EQ(bn.op.kind, ops::OpKind::kBatchNorm);
+  EXPECT_TRUE(bn.op.training_mode);
+  EXPECT_EQ(bn.class_name, "BatchNormalization");
+  EXPECT_TRUE(bn.has_frozen_weights());  // the moving statistics
 
   auto frozen = ConvBnModel({{"type", "BatchNormalization"}});
   frozen["layers"][1]["trainable"] = false;

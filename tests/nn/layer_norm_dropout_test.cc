@@ -75,7 +75,7 @@ TEST(LayerNormTest, WeightsHaveTheNormalizedAxesShape) {
   EXPECT_EQ(infos[0].name, "layer_normalization/gamma");
   EXPECT_EQ(infos[0].shape, (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(infos[1].name, "layer_normalization/beta");
-  EXPECT_EQ((*m)->layers()[0].kind, LayerDesc::Kind::kOther);
+  EXPECT_EQ((*m)->graph().nodes[0].op.kind, ops::OpKind::kLayerNorm);
 }
 
 TEST(LayerNormTest, BadArgumentsAreRefusedNamingThem) {

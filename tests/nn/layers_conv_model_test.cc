@@ -141,8 +141,7 @@ TEST(GlobalPoolingTest, KeepdimsKeepsValuesAndGradients) {
       ASSERT_TRUE(m.ok()) << m.status().ToString();
       ASSERT_EQ((*m)->num_classes(), 3);
       if (keepdims) {
-        const auto descs = (*m)->layers();
-        EXPECT_EQ(descs[1].output_shape, (std::vector<int>{1, 1, 3}));
+        EXPECT_EQ((*m)->graph().nodes[1].output_shape, (std::vector<int>{1, 1, 3}));
       }
       const std::vector<float> x = testing::RandomVector(2 * 5 * 4 * 2, 3);
       const std::vector<float> dy = testing::RandomVector(2 * 3, 4);

@@ -295,7 +295,8 @@ TEST(ActivationTest, SiluIsSwishBitForBit) {
   EXPECT_EQ(std::vector<float>(ya, ya + 8), std::vector<float>(yb, yb + 8));
 }
 
-TEST(ActivationTest, GpuSeesReluAndLinearOnly) {
+// Each layer's op carries its activation, whatever it is: the backends decide what they run.
+TEST(ActivationTest, OpsCarryTheActivation) {
   auto m = Build(json::parse(R"({"input_shape": [4, 4, 1], "layers": [
       {"type": "conv2d", "filters": 2, "kernel_size": 3, "activation": "relu"},
       {"type": "conv2d", "filters": 2, "kernel_size": 1, "activation": "gelu"},
@@ -303,14 +304,17 @@ TEST(ActivationTest, GpuSeesReluAndLinearOnly) {
       {"type": "dense", "units": 3, "activation": "tanh"},
       {"type": "dense", "units": 2}]})"));
   ASSERT_NE(m, nullptr);
-  const std::vector<LayerDesc> d = m->layers();
-  EXPECT_EQ(d[0].kind, LayerDesc::Kind::kConv2D);
-  EXPECT_TRUE(d[0].relu);
-  EXPECT_EQ(d[1].kind, LayerDesc::Kind::kOther);
-  EXPECT_EQ(d[1].class_name, "Conv2D with activation \"gelu\"");
-  EXPECT_EQ(d[3].kind, LayerDesc::Kind::kOther);
-  EXPECT_EQ(d[3].class_name, "Dense with activation \"tanh\"");
-  EXPECT_EQ(d[4].kind, LayerDesc::Kind::kDense);
+  const std::vector<ops::Node>& d = m->graph().nodes;
+  EXPECT_EQ(d[0].op.kind, ops::OpKind::kConv2D);
+  EXPECT_EQ(d[0].op.activation, Activation::kRelu);
+  EXPECT_EQ(d[1].op.kind, ops::OpKind::kConv2D);
+  EXPECT_EQ(d[1].op.activation, Activation::kGelu);
+  EXPECT_EQ(ops::Describe(d[1].op), "Conv2D (1x1, gelu)");
+  EXPECT_EQ(d[2].op.kind, ops::OpKind::kView);
+  EXPECT_EQ(d[3].op.kind, ops::OpKind::kDense);
+  EXPECT_EQ(d[3].op.activation, Activation::kTanh);
+  EXPECT_EQ(d[4].op.activation, Activation::kLinear);
+  EXPECT_EQ(d[4].class_name, "Dense");
 }
 
 // ---- the simple layers -------------------------------------------------------------------

@@ -87,8 +87,8 @@ TEST(ModelGraphTest, InputsNameEarlierLayersOrTheModelInput) {
       {"type": "dense", "units": 2, "inputs": ["a"]}]})");
   ASSERT_NE(m, nullptr);
   EXPECT_TRUE(m->sequential());
-  EXPECT_EQ(m->layers()[1].inputs, std::vector<int>{0});
-  EXPECT_EQ(m->layers()[0].inputs, std::vector<int>{-1});
+  EXPECT_EQ(m->graph().nodes[1].inputs, std::vector<int>{0});
+  EXPECT_EQ(m->graph().nodes[0].inputs, std::vector<int>{-1});
 }
 
 TEST(ModelGraphTest, BadGraphsAreRefusedNamingTheLayer) {

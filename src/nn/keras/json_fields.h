@@ -11,21 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
+#include "ops/activation.h"
 
 namespace ringtrain::nn {
 
-// Keras' activations by name (nn/layers/activations.h computes them). relu is fused into the
-// Dense and Conv2D kernels; the others run after the linear part.
-enum class Activation {
-  kLinear, kRelu, kRelu6, kSigmoid, kTanh, kSoftmax,
-  kGelu,      // "gelu": Keras' default approximate=False, x * Phi(x)
-  kGeluTanh,  // "gelu_new" (tfjs' name): the tanh approximation
-  kSwish,     // "swish" / "silu"
-  kElu,       // alpha 1
-  kSelu,
-  kLeakyRelu,  // Keras 3's activations.leaky_relu: negative_slope 0.2
-  kSoftplus, kSoftsign, kMish, kExponential,
-};
+// Keras' activations by name (ops/activation.h; nn/layers/activations.h computes them).
+using Activation = ::ringtrain::ops::Activation;
 enum class Padding { kValid, kSame };
 
 // `j` must be an object whose keys are all in `allowed`.

@@ -76,11 +76,21 @@ ActivationLayer::ActivationLayer(const char* type, const char* class_name, std::
       generic_relu_(generic_relu),
       relu_(relu) {}
 
-LayerDesc ActivationLayer::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name_;
-  return d;
+ops::Op ActivationLayer::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kActivation;
+  op.activation = act_;
+  op.relu.generic = generic_relu_;
+  op.relu.has_max = relu_.has_max;
+  op.relu.max_value = relu_.max_value;
+  op.relu.negative_slope = relu_.negative_slope;
+  op.relu.threshold = relu_.threshold;
+  if (generic_relu_) {
+    op.detail = std::string(class_name_) + (relu_.has_max ? " max_value " + std::to_string(relu_.max_value) : "") +
+                (relu_.negative_slope != 0.0f ? " negative_slope " + std::to_string(relu_.negative_slope) : "") +
+                (relu_.threshold != 0.0f ? " threshold " + std::to_string(relu_.threshold) : "");
+  }
+  return op;
 }
 
 const float* ActivationLayer::Forward(const float* in, int batch, bool training) {

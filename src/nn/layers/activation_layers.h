@@ -36,8 +36,7 @@ class ActivationLayer final : public Layer {
   const char* class_name() const override { return class_name_; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
-  bool IsPlainRelu() const override { return act_ == Activation::kRelu && !generic_relu_; }
+  ops::Op op() const override;
   void PassThrough() override { pass_through_ = true; }
 
  private:

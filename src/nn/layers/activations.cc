@@ -49,28 +49,6 @@ void SoftmaxBackwardRows(const float* dout, const float* y, size_t rows, size_t 
 
 }  // namespace
 
-const char* ActivationName(Activation act) {
-  switch (act) {
-    case Activation::kLinear: return "linear";
-    case Activation::kRelu: return "relu";
-    case Activation::kRelu6: return "relu6";
-    case Activation::kSigmoid: return "sigmoid";
-    case Activation::kTanh: return "tanh";
-    case Activation::kSoftmax: return "softmax";
-    case Activation::kGelu: return "gelu";
-    case Activation::kGeluTanh: return "gelu_new";
-    case Activation::kSwish: return "swish";
-    case Activation::kElu: return "elu";
-    case Activation::kSelu: return "selu";
-    case Activation::kLeakyRelu: return "leaky_relu";
-    case Activation::kSoftplus: return "softplus";
-    case Activation::kSoftsign: return "softsign";
-    case Activation::kMish: return "mish";
-    case Activation::kExponential: return "exponential";
-  }
-  return "?";
-}
-
 void ActivationForward(Activation act, const float* x, size_t rows, size_t units, float* y) {
   const size_t n = rows * units;
   switch (act) {

@@ -10,11 +10,12 @@
 #include <cstddef>
 
 #include "nn/keras/json_fields.h"
+#include "ops/op.h"
 
 namespace ringtrain::nn {
 
 // Keras' name of the activation ("relu", "gelu", ...), for messages and summaries.
-const char* ActivationName(Activation act);
+using ::ringtrain::ops::ActivationName;
 
 // y = act(x) over rows x units floats. `y` may be `x` (in place).
 void ActivationForward(Activation act, const float* x, size_t rows, size_t units, float* y);

@@ -41,12 +41,11 @@ StatusOr<std::unique_ptr<Layer>> AvgPool2D::Create(const nlohmann::json& j, std:
 AvgPool2D::AvgPool2D(std::string name, const Shape& in, const Window2D& g)
     : Layer(std::move(name), in, Shape{g.h.out, g.w.out, g.channels}), g_(g), kg_(ToKernelWindow(g)) {}
 
-LayerDesc AvgPool2D::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  d.window = kg_;
-  return d;
+ops::Op AvgPool2D::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kAvgPool2D;
+  op.window = kg_;
+  return op;
 }
 
 const float* AvgPool2D::Forward(const float* in, int batch, bool training) {

@@ -28,7 +28,7 @@ class AvgPool2D final : public Layer {
   const char* class_name() const override { return "AveragePooling2D"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
  private:
   AvgPool2D(std::string name, const Shape& in, const Window2D& g);

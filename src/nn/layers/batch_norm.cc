@@ -104,11 +104,16 @@ void BatchNorm::BindParams(const std::vector<float*>& params, const std::vector<
   moving_var_ = params[k];
 }
 
-LayerDesc BatchNorm::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op BatchNorm::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kBatchNorm;
+  op.training_mode = trainable();
+  op.synchronized = o_.synchronized;
+  op.epsilon = o_.epsilon;
+  op.momentum = o_.momentum;
+  op.center = o_.center;
+  op.scale = o_.scale;
+  return op;
 }
 
 void BatchNorm::ApplyReducedStats(const float* sums, int num_replicas) {

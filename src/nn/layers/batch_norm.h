@@ -52,7 +52,7 @@ class BatchNorm final : public Layer {
   void ApplyReducedStats(const float* sums, int num_replicas) override;
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
   bool AbsorbRelu() override {
     fused_relu_ = true;
     return true;

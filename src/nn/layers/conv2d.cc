@@ -87,24 +87,15 @@ void Conv2D::BindParams(const std::vector<float*>& params, const std::vector<flo
   }
 }
 
-LayerDesc Conv2D::Describe() const {
-  LayerDesc d;
-  if (general()) {  // the GPU engine runs neither dilation nor groups
-    d.kind = LayerDesc::Kind::kOther;
-    d.class_name = class_name();
-    return d;
-  }
-  if (!fused()) {  // the GPU engine runs relu and linear only
-    d.kind = LayerDesc::Kind::kOther;
-    d.class_name = std::string("Conv2D with activation \"") + ActivationName(act_) + "\"";
-    return d;
-  }
-  d.kind = LayerDesc::Kind::kConv2D;
-  d.window = kg_;
-  d.units = filters_;
-  d.relu = act_ == Activation::kRelu;
-  d.use_bias = use_bias_;
-  return d;
+ops::Op Conv2D::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kConv2D;
+  op.window = kg_;
+  op.units = filters_;
+  op.groups = groups_;
+  op.activation = act_;
+  op.use_bias = use_bias_;
+  return op;
 }
 
 uint64_t Conv2D::ScratchFloatsPerExample(bool training) const {

@@ -57,18 +57,13 @@ void Dense::BindParams(const std::vector<float*>& params, const std::vector<floa
   }
 }
 
-LayerDesc Dense::Describe() const {
-  LayerDesc d;
-  if (!fused()) {  // the GPU engine runs relu and linear only
-    d.kind = LayerDesc::Kind::kOther;
-    d.class_name = std::string("Dense with activation \"") + ActivationName(act_) + "\"";
-    return d;
-  }
-  d.kind = LayerDesc::Kind::kDense;
-  d.units = units_;
-  d.relu = act_ == Activation::kRelu;
-  d.use_bias = use_bias_;
-  return d;
+ops::Op Dense::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kDense;
+  op.units = units_;
+  op.activation = act_;
+  op.use_bias = use_bias_;
+  return op;
 }
 
 uint64_t Dense::ScratchFloatsPerExample(bool training) const {

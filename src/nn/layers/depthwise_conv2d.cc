@@ -51,15 +51,15 @@ void DepthwiseConv2D::BindParams(const std::vector<float*>& params, const std::v
   }
 }
 
-LayerDesc DepthwiseConv2D::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  d.window = kg_;
-  d.units = g_.channels * multiplier_;
-  d.relu = act_ == Activation::kRelu;
-  d.use_bias = use_bias_;
-  return d;
+ops::Op DepthwiseConv2D::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kDepthwiseConv2D;
+  op.window = kg_;
+  op.units = g_.channels * multiplier_;
+  op.depth_multiplier = multiplier_;
+  op.activation = act_;
+  op.use_bias = use_bias_;
+  return op;
 }
 
 uint64_t DepthwiseConv2D::ScratchFloatsPerExample(bool training) const {

@@ -34,7 +34,7 @@ class DepthwiseConv2D final : public Layer {
   void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) override;
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
   uint64_t ScratchFloatsPerExample(bool training) const override;
 
  private:

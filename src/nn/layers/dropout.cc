@@ -37,11 +37,13 @@ Dropout::Dropout(std::string name, const Shape& in, double rate, uint64_t layer_
       name_hash_(HashName(this->name())),
       layer_seed_(layer_seed) {}
 
-LayerDesc Dropout::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op Dropout::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kDropout;
+  op.rate = rate_;
+  op.name_hash = name_hash_;
+  op.layer_seed = layer_seed_;
+  return op;
 }
 
 uint64_t Dropout::ScratchFloatsPerExample(bool training) const {

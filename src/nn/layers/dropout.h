@@ -33,7 +33,7 @@ class Dropout final : public Layer {
   const char* class_name() const override { return "Dropout"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
   uint64_t ScratchFloatsPerExample(bool training) const override;
 
   // The keep decision for element `index` of the stream `key` (exposed for tests).

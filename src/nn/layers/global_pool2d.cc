@@ -31,11 +31,10 @@ GlobalPool2D::GlobalPool2D(std::string name, const Shape& in, bool keepdims, boo
       pixels_(in[0] * in[1]),
       channels_(in[2]) {}
 
-LayerDesc GlobalPool2D::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op GlobalPool2D::op() const {
+  ops::Op op;
+  op.kind = max_ ? ops::OpKind::kGlobalMaxPool2D : ops::OpKind::kGlobalAvgPool2D;
+  return op;
 }
 
 const float* GlobalPool2D::Forward(const float* in, int batch, bool training) {

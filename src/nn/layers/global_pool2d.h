@@ -30,7 +30,7 @@ class GlobalPool2D final : public Layer {
   const char* class_name() const override { return max_ ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
  private:
   static StatusOr<std::unique_ptr<Layer>> Create(const nlohmann::json& j, std::string name, const Shape& in,

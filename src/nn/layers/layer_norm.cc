@@ -62,11 +62,14 @@ void LayerNorm::BindParams(const std::vector<float*>& params, const std::vector<
   }
 }
 
-LayerDesc LayerNorm::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op LayerNorm::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kLayerNorm;
+  op.epsilon = epsilon_;
+  op.row_size = static_cast<int64_t>(row_);
+  op.center = center_;
+  op.scale = scale_;
+  return op;
 }
 
 const float* LayerNorm::Forward(const float* in, int batch, bool training) {

@@ -32,7 +32,7 @@ class LayerNorm final : public Layer {
   void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) override;
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
  private:
   LayerNorm(std::string name, const Shape& in, int num_axes, float epsilon, bool center, bool scale);

@@ -30,11 +30,11 @@ StatusOr<std::unique_ptr<Layer>> MaxPool2D::Create(const nlohmann::json& j, std:
 MaxPool2D::MaxPool2D(std::string name, const Shape& in, const Window2D& g)
     : Layer(std::move(name), in, Shape{g.h.out, g.w.out, g.channels}), g_(g), kg_(ToKernelWindow(g)) {}
 
-LayerDesc MaxPool2D::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kMaxPool2D;
-  d.window = kg_;
-  return d;
+ops::Op MaxPool2D::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kMaxPool2D;
+  op.window = kg_;
+  return op;
 }
 
 const float* MaxPool2D::Forward(const float* in, int batch, bool training) {

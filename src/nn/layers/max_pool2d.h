@@ -26,7 +26,7 @@ class MaxPool2D final : public Layer {
   const char* class_name() const override { return "MaxPooling2D"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
  private:
   MaxPool2D(std::string name, const Shape& in, const Window2D& g);

@@ -106,11 +106,12 @@ const char* MergeLayer::class_name() const {
   return "?";
 }
 
-LayerDesc MergeLayer::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op MergeLayer::op() const {
+  ops::Op op;
+  op.kind = op_ == Op::kAdd ? ops::OpKind::kAdd : op_ == Op::kMultiply ? ops::OpKind::kMultiply : ops::OpKind::kConcatenate;
+  op.num_inputs = num_inputs();
+  op.axis = axis_;
+  return op;
 }
 
 const float* MergeLayer::Forward(const float* in, int batch, bool training) {

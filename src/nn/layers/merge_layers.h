@@ -35,7 +35,7 @@ class MergeLayer final : public Layer {
   const float* Backward(const float* dout, bool need_din) override;
   const float* ForwardInputs(const std::vector<const float*>& in, int batch, bool training) override;
   void BackwardInputs(const float* dout, const std::vector<bool>& need_din, std::vector<const float*>* din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
   // Add takes a following relu over (Layer::AbsorbRelu); the others do not.
   bool AbsorbRelu() override {
     fused_relu_ = op_ == Op::kAdd;
@@ -43,7 +43,6 @@ class MergeLayer final : public Layer {
   }
   const float* ReluGradientMask() const override { return fused_relu_ ? out_.data() : nullptr; }
   void GradientMasked() override { masked_ = fused_relu_; }
-  bool IsAddOfTwo() const override { return op_ == Op::kAdd && input_shapes().size() == 2; }
   void TakeDeferredInput(size_t k, const Layer* producer) override {
     deferred_input_ = k;
     producer_ = producer;

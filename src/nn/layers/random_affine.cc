@@ -48,11 +48,10 @@ StatusOr<std::unique_ptr<Layer>> RandomAffine::Finish(std::unique_ptr<RandomAffi
   return std::unique_ptr<Layer>(std::move(l));
 }
 
-LayerDesc RandomAffine::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op RandomAffine::op() const {
+  ops::Op op;
+  op.kind = rotation_ ? ops::OpKind::kRandomRotation : ops::OpKind::kRandomTranslation;
+  return op;
 }
 
 void RandomAffine::DrawTransform(int64_t example, float* t) const {

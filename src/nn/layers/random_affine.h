@@ -45,7 +45,7 @@ class RandomAffine final : public Layer {
   const char* class_name() const override { return rotation_ ? "RandomRotation" : "RandomTranslation"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
   // Example i's transform in the last training Forward (8 floats), for tests.
   const float* transform(int i) const { return &transforms_[static_cast<size_t>(i) * 8]; }

@@ -59,11 +59,10 @@ RandomCrop::RandomCrop(std::string name, const Shape& in, int height, int width,
   ResizeWeights(crop_w, width, &cols_);
 }
 
-LayerDesc RandomCrop::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op RandomCrop::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kRandomCrop;
+  return op;
 }
 
 void RandomCrop::CropAt(const float* x, int h0, int w0, float* y) const {

@@ -42,7 +42,7 @@ class RandomCrop final : public Layer {
   const char* class_name() const override { return "RandomCrop"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
   // Example i's crop offset in the last training Forward (random path only).
   int h_start(int i) const { return offsets_[2 * static_cast<size_t>(i)]; }

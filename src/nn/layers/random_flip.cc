@@ -29,11 +29,12 @@ StatusOr<std::unique_ptr<Layer>> RandomFlip::Create(const nlohmann::json& j, std
 RandomFlip::RandomFlip(std::string name, const Shape& in, bool horizontal, bool vertical, uint64_t key)
     : Layer(std::move(name), in, in), horizontal_(horizontal), vertical_(vertical), key_(key) {}
 
-LayerDesc RandomFlip::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op RandomFlip::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kRandomFlip;
+  op.detail = std::string(horizontal_ ? "horizontal" : "") + (horizontal_ && vertical_ ? "_and_" : "") +
+              (vertical_ ? "vertical" : "");
+  return op;
 }
 
 // dst = the flips of src, per example (flips_ says which).

@@ -33,7 +33,7 @@ class RandomFlip final : public Layer {
   const char* class_name() const override { return "RandomFlip"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
   // Bit 0: example i was flipped left-right, bit 1: upside down (last training Forward).
   int flips(int i) const { return flips_[static_cast<size_t>(i)]; }

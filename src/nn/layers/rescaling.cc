@@ -49,11 +49,12 @@ StatusOr<std::unique_ptr<Layer>> Rescaling::Create(const nlohmann::json& j, std:
 Rescaling::Rescaling(std::string name, const Shape& in, std::vector<float> scale, std::vector<float> offset)
     : Layer(std::move(name), in, in), scale_(std::move(scale)), offset_(std::move(offset)) {}
 
-LayerDesc Rescaling::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = "Rescaling";
-  return d;
+ops::Op Rescaling::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kRescaling;
+  op.scale_values = scale_;
+  op.offset_values = offset_;
+  return op;
 }
 
 const float* Rescaling::Forward(const float* in, int batch, bool training) {

@@ -24,7 +24,7 @@ class Rescaling final : public Layer {
   const char* class_name() const override { return "Rescaling"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
  private:
   Rescaling(std::string name, const Shape& in, std::vector<float> scale, std::vector<float> offset);

@@ -26,7 +26,7 @@ class ShapeView final : public Layer {
   const char* class_name() const override { return flatten_ ? "Flatten" : "Reshape"; }
   const float* Forward(const float* in, int batch, bool training) override { return in; }
   const float* Backward(const float* dout, bool need_din) override { return need_din ? dout : nullptr; }
-  LayerDesc Describe() const override { return LayerDesc{}; }  // kView
+  ops::Op op() const override { return ops::Op{}; }  // kView
 
  private:
   ShapeView(std::string name, const Shape& in, const Shape& out, bool flatten)

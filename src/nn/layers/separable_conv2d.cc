@@ -59,15 +59,15 @@ void SeparableConv2D::BindParams(const std::vector<float*>& params, const std::v
   }
 }
 
-LayerDesc SeparableConv2D::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  d.window = kg_;
-  d.units = filters_;
-  d.relu = act_ == Activation::kRelu;
-  d.use_bias = use_bias_;
-  return d;
+ops::Op SeparableConv2D::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kSeparableConv2D;
+  op.window = kg_;
+  op.units = filters_;
+  op.depth_multiplier = multiplier_;
+  op.activation = act_;
+  op.use_bias = use_bias_;
+  return op;
 }
 
 uint64_t SeparableConv2D::ScratchFloatsPerExample(bool training) const {

@@ -52,11 +52,12 @@ StatusOr<std::unique_ptr<Layer>> ZeroPadding2D::Create(const nlohmann::json& j, 
 ZeroPadding2D::ZeroPadding2D(std::string name, const Shape& in, int top, int bottom, int left, int right)
     : Layer(std::move(name), in, Shape{in[0] + top + bottom, in[1] + left + right, in[2]}), top_(top), left_(left) {}
 
-LayerDesc ZeroPadding2D::Describe() const {
-  LayerDesc d;
-  d.kind = LayerDesc::Kind::kOther;
-  d.class_name = class_name();
-  return d;
+ops::Op ZeroPadding2D::op() const {
+  ops::Op op;
+  op.kind = ops::OpKind::kZeroPadding2D;
+  op.window.pad_top = top_;
+  op.window.pad_left = left_;
+  return op;
 }
 
 const float* ZeroPadding2D::Forward(const float* in, int batch, bool training) {

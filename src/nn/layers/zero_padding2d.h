@@ -27,7 +27,7 @@ class ZeroPadding2D final : public Layer {
   const char* class_name() const override { return "ZeroPadding2D"; }
   const float* Forward(const float* in, int batch, bool training) override;
   const float* Backward(const float* dout, bool need_din) override;
-  LayerDesc Describe() const override;
+  ops::Op op() const override;
 
  private:
   ZeroPadding2D(std::string name, const Shape& in, int top, int bottom, int left, int right);

@@ -1,5 +1,5 @@
-// The CUDA kernels behind gpu/gpu_kernels.h. The arithmetic of every element lives in
-// gpu/device_math.h (unit-tested on the host against the CPU kernels); this file only
+// The CUDA kernels behind backends/cuda/gpu_kernels.h. The arithmetic of every element lives in
+// backends/cuda/device_math.h (unit-tested on the host against the CPU kernels); this file only
 // maps threads onto elements.
 //
 // Conventions: 256 threads per block; grid-stride loops with 64-bit indices (tensors
@@ -7,13 +7,13 @@
 // nothing. No kernel uses atomics: each output element is written by one thread, and
 // every sum runs in an order fixed by the problem's shape alone, so the bits are the
 // same every run. Each entry point returns cudaGetLastError() after its launches.
-#include "gpu/gpu_kernels.h"
+#include "backends/cuda/gpu_kernels.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 
-#include "gpu/device_math.h"
+#include "backends/cuda/device_math.h"
 
 namespace ringtrain::gpu {
 namespace {
@@ -314,6 +314,37 @@ cudaError_t AdamUpdate(float* p, float* m, float* v, const float* g, size_t n, f
   if (n == 0) return cudaSuccess;
   const int64_t len = static_cast<int64_t>(n);
   AdamKernel<<<Blocks(len), kThreads, 0, stream>>>(p, m, v, g, len, alpha, one_minus_b1, one_minus_b2, eps);
+  return cudaGetLastError();
+}
+
+// ---------------------------------------------------------------- element-wise sums
+
+namespace {
+
+__global__ void AddArraysKernel(const float* a, const float* b, const float* mask, int64_t n, float* out) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    const float sum = a[i] + b[i];
+    out[i] = mask == nullptr || mask[i] > 0.0f ? sum : 0.0f;
+  }
+}
+
+__global__ void AccumulateKernel(float* acc, const float* x, int64_t n) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) acc[i] += x[i];
+}
+
+}  // namespace
+
+cudaError_t AddArrays(const float* a, const float* b, const float* mask, size_t n, float* out, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const int64_t count = static_cast<int64_t>(n);
+  AddArraysKernel<<<Blocks(count), kThreads, 0, stream>>>(a, b, mask, count, out);
+  return cudaGetLastError();
+}
+
+cudaError_t AccumulateArray(float* acc, const float* x, size_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const int64_t count = static_cast<int64_t>(n);
+  AccumulateKernel<<<Blocks(count), kThreads, 0, stream>>>(acc, x, count);
   return cudaGetLastError();
 }
 

@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "common/logging.h"
-#include "gpu/cuda_status.h"
-#include "gpu/device_buffer.h"
-#include "gpu/gpu_kernels.h"
-#include "gpu/gpu_layers.h"
-#include "gpu/gpu_pad.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/device_buffer.h"
+#include "backends/cuda/gpu_kernels.h"
+#include "backends/cuda/op_kernels.h"
+#include "backends/kernel.h"
+#include "backends/cuda/gpu_pad.h"
 
 namespace ringtrain::gpu {
 namespace {
@@ -57,9 +58,9 @@ bool Acceptable(const Perf& p, bool default_math_is_fp32) {
          (p.mathType == CUDNN_FMA_MATH || (default_math_is_fp32 && p.mathType == CUDNN_DEFAULT_MATH));
 }
 
-class GpuConv final : public GpuLayer {
+class GpuConv final : public backends::Kernel {
  public:
-  GpuConv(const nn::LayerDesc& d, const GpuContext* gpu) : d_(d), g_(d.window), f_(d.units), gpu_(gpu) {}
+  GpuConv(const NodeDesc& d, const GpuContext* gpu) : d_(d), g_(d.window), f_(d.units), gpu_(gpu) {}
 
   // Descriptors, and the padding decision.
   Status Init() {
@@ -123,7 +124,9 @@ class GpuConv final : public GpuLayer {
     return a.workspace;
   }
 
-  StatusOr<const float*> Forward(const LayerArgs& args, const float* x, int batch, bool training) override {
+  StatusOr<const float*> Forward(const backends::KernelArgs& args, const std::vector<const float*>& inputs, int batch,
+                                 bool training) override {
+    const float* x = inputs[0];
     const int id = gpu_->ordinal();
     RT_ASSIGN_OR_RETURN(const Algorithms* a, Prepared(batch, args));
     RT_RETURN_IF_ERROR(SetBatch(batch));
@@ -154,25 +157,30 @@ class GpuConv final : public GpuLayer {
     return static_cast<const float*>(y_.get());
   }
 
-  StatusOr<const float*> Backward(const LayerArgs& args, const float* dy, bool need_din) override {
+  Status Backward(const backends::KernelArgs& args, const float* dy, const std::vector<bool>& need,
+                  std::vector<const float*>* din) override {
+    const bool need_din = need[0];
     const int id = gpu_->ordinal();
     RT_ASSIGN_OR_RETURN(const Algorithms* a, Prepared(batch_, args));
     RT_RETURN_IF_ERROR(SetBatch(batch_));
     const int64_t rows = static_cast<int64_t>(batch_) * g_.out_h * g_.out_w;
     RT_RETURN_IF_ERROR(CudaCheck(ActivationBiasBackward(dy, y_.get(), rows, f_, d_.relu, dpre_.get(),
-                                                        d_.use_bias ? args.grads + d_.bias_offset : nullptr,
+                                                        d_.use_bias && d_.bias_trainable ? args.grads + d_.bias_offset
+                                                                                         : nullptr,
                                                         bias_partial_.get(), gpu_->compute()),
                                  "ActivationBiasBackward(" + d_.name + ")", id));
     const float one = 1.0f, zero = 0.0f;
-    RT_RETURN_IF_ERROR(CudnnCheck(
-        cudnnConvolutionBackwardFilter(gpu_->cudnn(), &one, x_desc_.get(), x_, y_desc_.get(), dpre_.get(),
-                                       conv_desc_.get(), a->bwd_filter, args.workspace, args.workspace_bytes, &zero,
-                                       w_desc_.get(), dw_ohwi_.get()),
-        "cudnnConvolutionBackwardFilter(" + d_.name + ")", id));
-    RT_RETURN_IF_ERROR(CudaCheck(
-        OhwiToHwio(dw_ohwi_.get(), g_.kh, g_.kw, g_.c, f_, args.grads + d_.kernel_offset, gpu_->compute()),
-        "OhwiToHwio(" + d_.name + ")", id));
-    if (!need_din) return static_cast<const float*>(nullptr);
+    if (d_.kernel_trainable) {  // a frozen kernel gets no gradient
+      RT_RETURN_IF_ERROR(CudnnCheck(
+          cudnnConvolutionBackwardFilter(gpu_->cudnn(), &one, x_desc_.get(), x_, y_desc_.get(), dpre_.get(),
+                                         conv_desc_.get(), a->bwd_filter, args.workspace, args.workspace_bytes, &zero,
+                                         w_desc_.get(), dw_ohwi_.get()),
+          "cudnnConvolutionBackwardFilter(" + d_.name + ")", id));
+      RT_RETURN_IF_ERROR(CudaCheck(
+          OhwiToHwio(dw_ohwi_.get(), g_.kh, g_.kw, g_.c, f_, args.grads + d_.kernel_offset, gpu_->compute()),
+          "OhwiToHwio(" + d_.name + ")", id));
+    }
+    if (!need_din) return Status::Ok();
     if (!d_.need_input_grad) {
       return InternalError(d_.name + ": input gradient asked for, but the layer was built without one");
     }
@@ -187,7 +195,8 @@ class GpuConv final : public GpuLayer {
                                             g_.w, dx_.get(), gpu_->compute()),
                                    "CropNhwc(" + d_.name + ")", id));
     }
-    return static_cast<const float*>(dx_.get());
+    (*din)[0] = dx_.get();
+    return Status::Ok();
   }
 
  private:
@@ -224,7 +233,7 @@ class GpuConv final : public GpuLayer {
     return Status::Ok();
   }
 
-  StatusOr<const Algorithms*> Prepared(int batch, const LayerArgs& args) const {
+  StatusOr<const Algorithms*> Prepared(int batch, const backends::KernelArgs& args) const {
     auto it = algos_.find(batch);
     if (it == algos_.end() || it->second.workspace > args.workspace_bytes) {
       return InternalError(d_.name + ": batch of " + std::to_string(batch) +
@@ -317,7 +326,7 @@ class GpuConv final : public GpuLayer {
                                    "; set the job's \"device\" to \"cpu\"");
   }
 
-  const nn::LayerDesc d_;
+  const NodeDesc d_;
   const kernels::Window g_;
   const int f_;
   const GpuContext* gpu_;
@@ -335,14 +344,14 @@ class GpuConv final : public GpuLayer {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<GpuLayer>> NewGpuConv(const nn::LayerDesc& desc, const GpuContext* gpu) {
+StatusOr<std::unique_ptr<backends::Kernel>> NewConvKernel(const NodeDesc& desc, const GpuContext* gpu) {
   const kernels::Window& g = desc.window;
   if (g.h < 1 || g.w < 1 || g.c < 1 || g.kh < 1 || g.kw < 1 || g.out_h < 1 || g.out_w < 1 || desc.units < 1) {
     return InvalidArgumentError("conv2d layer '" + desc.name + "' has an empty window, input or filter count");
   }
   std::unique_ptr<GpuConv> layer(new GpuConv(desc, gpu));
   RT_RETURN_IF_ERROR(layer->Init());
-  return std::unique_ptr<GpuLayer>(std::move(layer));
+  return std::unique_ptr<backends::Kernel>(std::move(layer));
 }
 
 }  // namespace ringtrain::gpu

@@ -1,4 +1,4 @@
-#include "gpu/gpu_context.h"
+#include "backends/cuda/gpu_context.h"
 
 #include <chrono>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include "common/logging.h"
 #include "device/cublas_loader.h"
-#include "gpu/cuda_status.h"
+#include "backends/cuda/cuda_status.h"
 
 namespace ringtrain::gpu {
 

@@ -6,17 +6,18 @@
 // FP32 sgemm with CUBLAS_DEFAULT_MATH (no TF32), set on the handle by GpuContext.
 #include <string>
 
-#include "gpu/cuda_status.h"
-#include "gpu/device_buffer.h"
-#include "gpu/gpu_kernels.h"
-#include "gpu/gpu_layers.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/device_buffer.h"
+#include "backends/cuda/gpu_kernels.h"
+#include "backends/cuda/op_kernels.h"
+#include "backends/kernel.h"
 
 namespace ringtrain::gpu {
 namespace {
 
-class GpuDense final : public GpuLayer {
+class GpuDense final : public backends::Kernel {
  public:
-  GpuDense(const nn::LayerDesc& d, const GpuContext* gpu, int in) : d_(d), gpu_(gpu), in_(in), units_(d.units) {}
+  GpuDense(const NodeDesc& d, const GpuContext* gpu, int in) : d_(d), gpu_(gpu), in_(in), units_(d.units) {}
 
   Status Reserve(int batch) override {
     const int id = gpu_->ordinal();
@@ -30,7 +31,9 @@ class GpuDense final : public GpuLayer {
     return Status::Ok();
   }
 
-  StatusOr<const float*> Forward(const LayerArgs& a, const float* x, int batch, bool training) override {
+  StatusOr<const float*> Forward(const backends::KernelArgs& a, const std::vector<const float*>& inputs, int batch,
+                                 bool training) override {
+    const float* x = inputs[0];
     const int id = gpu_->ordinal();
     const float one = 1.0f, zero = 0.0f;
     RT_RETURN_IF_ERROR(CublasCheck(cublasSgemm(gpu_->cublas(), CUBLAS_OP_N, CUBLAS_OP_N, units_, batch, in_, &one,
@@ -46,18 +49,23 @@ class GpuDense final : public GpuLayer {
     return static_cast<const float*>(y_.get());
   }
 
-  StatusOr<const float*> Backward(const LayerArgs& a, const float* dy, bool need_din) override {
+  Status Backward(const backends::KernelArgs& a, const float* dy, const std::vector<bool>& need,
+                  std::vector<const float*>* din) override {
+    const bool need_din = need[0];
     const int id = gpu_->ordinal();
     const float one = 1.0f, zero = 0.0f;
     RT_RETURN_IF_ERROR(CudaCheck(ActivationBiasBackward(dy, y_.get(), batch_, units_, d_.relu, dpre_.get(),
-                                                        d_.use_bias ? a.grads + d_.bias_offset : nullptr,
+                                                        d_.use_bias && d_.bias_trainable ? a.grads + d_.bias_offset
+                                                                                         : nullptr,
                                                         bias_partial_.get(), gpu_->compute()),
                                  "ActivationBiasBackward(" + d_.name + ")", id));
-    RT_RETURN_IF_ERROR(CublasCheck(cublasSgemm(gpu_->cublas(), CUBLAS_OP_N, CUBLAS_OP_T, units_, in_, batch_, &one,
-                                               dpre_.get(), units_, x_, in_, &zero, a.grads + d_.kernel_offset,
-                                               units_),
-                                   "cublasSgemm(" + d_.name + " kernel gradient)", id));
-    if (!need_din) return static_cast<const float*>(nullptr);
+    if (d_.kernel_trainable) {  // a frozen kernel gets no gradient
+      RT_RETURN_IF_ERROR(CublasCheck(cublasSgemm(gpu_->cublas(), CUBLAS_OP_N, CUBLAS_OP_T, units_, in_, batch_, &one,
+                                                 dpre_.get(), units_, x_, in_, &zero, a.grads + d_.kernel_offset,
+                                                 units_),
+                                     "cublasSgemm(" + d_.name + " kernel gradient)", id));
+    }
+    if (!need_din) return Status::Ok();
     if (dx_.get() == nullptr) {
       return InternalError(d_.name + ": input gradient asked for, but the layer was built without one");
     }
@@ -65,11 +73,12 @@ class GpuDense final : public GpuLayer {
                                                a.params + d_.kernel_offset, units_, dpre_.get(), units_, &zero,
                                                dx_.get(), in_),
                                    "cublasSgemm(" + d_.name + " input gradient)", id));
-    return static_cast<const float*>(dx_.get());
+    (*din)[0] = dx_.get();
+    return Status::Ok();
   }
 
  private:
-  const nn::LayerDesc d_;
+  const NodeDesc d_;
   const GpuContext* gpu_;
   const int in_, units_;
   DeviceBuffer<float> y_, dpre_, dx_, bias_partial_;
@@ -79,11 +88,11 @@ class GpuDense final : public GpuLayer {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<GpuLayer>> NewGpuDense(const nn::LayerDesc& desc, const GpuContext* gpu) {
+StatusOr<std::unique_ptr<backends::Kernel>> NewDenseKernel(const NodeDesc& desc, const GpuContext* gpu) {
   if (desc.input_shape.size() != 1 || desc.input_shape[0] < 1 || desc.units < 1) {
     return InvalidArgumentError("dense layer '" + desc.name + "' needs a flat input and positive units");
   }
-  return std::unique_ptr<GpuLayer>(new GpuDense(desc, gpu, desc.input_shape[0]));
+  return std::unique_ptr<backends::Kernel>(new GpuDense(desc, gpu, desc.input_shape[0]));
 }
 
 }  // namespace ringtrain::gpu

@@ -16,7 +16,7 @@
 
 #include "common/logging.h"
 #include "common/status.h"
-#include "gpu/cuda_status.h"
+#include "backends/cuda/cuda_status.h"
 
 namespace ringtrain::gpu {
 

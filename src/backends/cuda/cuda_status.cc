@@ -1,4 +1,4 @@
-#include "gpu/cuda_status.h"
+#include "backends/cuda/cuda_status.h"
 
 #include "device/cuda_error.h"
 

@@ -1,18 +1,19 @@
 // Max pooling on the GPU: the forward records each output's winning input cell, the
-// backward routes the gradient there (gpu/gpu_kernels.h, the CPU's tie rule and order).
+// backward routes the gradient there (backends/cuda/gpu_kernels.h, the CPU's tie rule and order).
 #include <string>
 
-#include "gpu/cuda_status.h"
-#include "gpu/device_buffer.h"
-#include "gpu/gpu_kernels.h"
-#include "gpu/gpu_layers.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/device_buffer.h"
+#include "backends/cuda/gpu_kernels.h"
+#include "backends/cuda/op_kernels.h"
+#include "backends/kernel.h"
 
 namespace ringtrain::gpu {
 namespace {
 
-class GpuMaxPool final : public GpuLayer {
+class GpuMaxPool final : public backends::Kernel {
  public:
-  GpuMaxPool(const nn::LayerDesc& d, const GpuContext* gpu) : d_(d), gpu_(gpu) {}
+  GpuMaxPool(const NodeDesc& d, const GpuContext* gpu) : d_(d), gpu_(gpu) {}
 
   Status Reserve(int batch) override {
     const int id = gpu_->ordinal();
@@ -25,25 +26,30 @@ class GpuMaxPool final : public GpuLayer {
     return Status::Ok();
   }
 
-  StatusOr<const float*> Forward(const LayerArgs&, const float* x, int batch, bool training) override {
+  StatusOr<const float*> Forward(const backends::KernelArgs&, const std::vector<const float*>& inputs, int batch,
+                                 bool training) override {
+    const float* x = inputs[0];
     RT_RETURN_IF_ERROR(CudaCheck(MaxPoolForward(d_.window, x, batch, y_.get(), argmax_.get(), gpu_->compute()),
                                  "MaxPoolForward(" + d_.name + ")", gpu_->ordinal()));
     if (training) batch_ = batch;
     return static_cast<const float*>(y_.get());
   }
 
-  StatusOr<const float*> Backward(const LayerArgs&, const float* dy, bool need_din) override {
-    if (!need_din) return static_cast<const float*>(nullptr);
+  Status Backward(const backends::KernelArgs&, const float* dy, const std::vector<bool>& need,
+                  std::vector<const float*>* din) override {
+    const bool need_din = need[0];
+    if (!need_din) return Status::Ok();
     if (dx_.get() == nullptr) {
       return InternalError(d_.name + ": input gradient asked for, but the layer was built without one");
     }
     RT_RETURN_IF_ERROR(CudaCheck(MaxPoolBackward(d_.window, argmax_.get(), dy, batch_, dx_.get(), gpu_->compute()),
                                  "MaxPoolBackward(" + d_.name + ")", gpu_->ordinal()));
-    return static_cast<const float*>(dx_.get());
+    (*din)[0] = dx_.get();
+    return Status::Ok();
   }
 
  private:
-  const nn::LayerDesc d_;
+  const NodeDesc d_;
   const GpuContext* gpu_;
   DeviceBuffer<float> y_, dx_;
   DeviceBuffer<int32_t> argmax_;
@@ -52,12 +58,12 @@ class GpuMaxPool final : public GpuLayer {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<GpuLayer>> NewGpuMaxPool(const nn::LayerDesc& desc, const GpuContext* gpu) {
+StatusOr<std::unique_ptr<backends::Kernel>> NewMaxPoolKernel(const NodeDesc& desc, const GpuContext* gpu) {
   const kernels::Window& g = desc.window;
   if (g.h < 1 || g.w < 1 || g.c < 1 || g.kh < 1 || g.kw < 1 || g.out_h < 1 || g.out_w < 1) {
     return InvalidArgumentError("max_pooling2d layer '" + desc.name + "' has an empty window or input");
   }
-  return std::unique_ptr<GpuLayer>(new GpuMaxPool(desc, gpu));
+  return std::unique_ptr<backends::Kernel>(new GpuMaxPool(desc, gpu));
 }
 
 }  // namespace ringtrain::gpu

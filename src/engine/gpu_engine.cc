@@ -1,6 +1,7 @@
-// The GPU engine (gpu/gpu_engine.h): the layers of gpu/gpu_layers.h run in order on
-// one compute stream, with the model's parameters, gradients and optimizer slots in
-// device memory for the engine's lifetime.
+// The GPU engine (engine/gpu_engine.h): the model's op graph run by the one executor
+// (executor/executor.h) on the CUDA backend (backends/cuda), on one compute stream, with
+// the model's parameters, gradients and optimizer slots in device memory for the
+// engine's lifetime.
 //
 // Streams and events:
 //   copy stream    SubmitBatch: H2D of a pinned host slot into the matching device
@@ -17,12 +18,13 @@
 #include <vector>
 
 #include "common/logging.h"
-#include "gpu/cuda_status.h"
-#include "gpu/device_buffer.h"
-#include "gpu/gpu_context.h"
-#include "gpu/gpu_engine.h"
-#include "gpu/gpu_kernels.h"
-#include "gpu/gpu_layers.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/device_buffer.h"
+#include "backends/cuda/gpu_context.h"
+#include "engine/gpu_engine.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/gpu_kernels.h"
+#include "executor/executor.h"
 #include "nn/optimizers/adam.h"
 #include "nn/optimizers/sgd.h"
 
@@ -49,6 +51,8 @@ class GpuEngine final : public engine::Engine {
         adam_(dynamic_cast<nn::Adam*>(optimizer)),
         max_batch_(max_batch),
         n_(model->num_params()),
+        trainable_(model->num_trainable()),
+        grad_floats_(std::max(model->num_params(), model->num_reduced())),
         in_size_(model->input_size()),
         classes_(model->num_classes()),
         id_(ctx_->ordinal()) {}
@@ -59,33 +63,20 @@ class GpuEngine final : public engine::Engine {
   }
 
   Status Init() {
-    descs_ = model_->layers();
-    for (size_t i = 0; i < descs_.size(); ++i) {
-      const nn::LayerDesc& d = descs_[i];
-      // A layer class the engine lacks is named as such first: BatchNormalization's moving
-      // statistics would otherwise read as "frozen weights".
-      if (d.kind == nn::LayerDesc::Kind::kOther) return NewGpuLayer(d, ctx_.get()).status();
-      if (d.inputs != std::vector<int>{static_cast<int>(i) - 1} || d.frozen) {
-        return UnimplementedError("layer '" + d.name + "' (" + d.class_name + "): the GPU engine runs sequential " +
-                                  "models with every weight trainable; this layer " +
-                                  (d.frozen ? "has frozen weights" : "takes another layer's output than the previous") +
-                                  "; set the job's \"device\" to \"cpu\"");
-      }
-    }
-    for (const nn::LayerDesc& d : descs_) {
-      RT_ASSIGN_OR_RETURN(auto layer, NewGpuLayer(d, ctx_.get()));
-      layers_.push_back(std::move(layer));
-    }
+    // The plan: an op the CUDA backend lacks is refused here, naming the layer, the op
+    // and the device.
+    backend_ = NewCudaBackend(ctx_.get());
+    RT_ASSIGN_OR_RETURN(exec_, executor::Executor::Create(model_->graph(), backend_.get(), executor::PlanOptions{}));
     RT_RETURN_IF_ERROR(params_.Allocate(n_, "parameters", id_));
-    RT_RETURN_IF_ERROR(grads_.Allocate(n_, "gradients", id_));
-    RT_RETURN_IF_ERROR(host_grads_.Allocate(n_, "pinned gradient mirror", id_));
+    RT_RETURN_IF_ERROR(grads_.Allocate(grad_floats_, "gradients", id_));
+    RT_RETURN_IF_ERROR(host_grads_.Allocate(grad_floats_, "pinned gradient mirror", id_));
     if (n_ > 0) {
       RT_RETURN_IF_ERROR(CudaCheck(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), ctx_->compute()),
                                    "cudaMemsetAsync(gradients)", id_));
     }
     for (auto& [name, host] : optimizer_->state()) {
       slots_.emplace_back();
-      RT_RETURN_IF_ERROR(slots_.back().Allocate(n_, "optimizer slot '" + name + "'", id_));
+      RT_RETURN_IF_ERROR(slots_.back().Allocate(trainable_, "optimizer slot '" + name + "'", id_));
     }
     const size_t images = static_cast<size_t>(max_batch_) * in_size_;
     for (InputSlot& s : inputs_) {
@@ -131,7 +122,7 @@ class GpuEngine final : public engine::Engine {
     auto state = optimizer_->state();
     for (size_t i = 0; i < slots_.size() && i < state.size(); ++i) {
       const std::vector<float>& host = *state[i].second;
-      if (host.size() == n_ && n_ > 0) {
+      if (host.size() == trainable_ && trainable_ > 0) {
         RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(slots_[i].get(), host.data(), slots_[i].bytes(),
                                                      cudaMemcpyHostToDevice, ctx_->compute()),
                                      "cudaMemcpyAsync(optimizer slot '" + state[i].first + "' to the GPU)", id_));
@@ -140,9 +131,9 @@ class GpuEngine final : public engine::Engine {
       if (!host.empty()) {
         // As the CPU optimizers do with a state of the wrong size.
         RT_LOG(ERROR) << "optimizer slot '" << state[i].first << "' has " << host.size()
-                      << " values but the model has " << n_ << "; restarting it from zero";
+                      << " values but the model has " << trainable_ << "; restarting it from zero";
       }
-      if (n_ > 0) {
+      if (trainable_ > 0) {
         RT_RETURN_IF_ERROR(CudaCheck(cudaMemsetAsync(slots_[i].get(), 0, slots_[i].bytes(), ctx_->compute()),
                                      "cudaMemsetAsync(optimizer slot '" + state[i].first + "')", id_));
       }
@@ -163,8 +154,8 @@ class GpuEngine final : public engine::Engine {
     auto state = optimizer_->state();
     for (size_t i = 0; i < slots_.size() && i < state.size(); ++i) {
       std::vector<float>& host = *state[i].second;
-      host.resize(n_);
-      if (n_ == 0) continue;
+      host.resize(trainable_);
+      if (trainable_ == 0) continue;
       RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host.data(), slots_[i].get(), slots_[i].bytes(),
                                                    cudaMemcpyDeviceToHost, ctx_->compute()),
                                    "cudaMemcpyAsync(optimizer slot '" + state[i].first + "' to the host)", id_));
@@ -242,13 +233,7 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(CudaCheck(SoftmaxCrossEntropy(logits, s.labels.get(), batch, classes_, grad_scale,
                                                      grad_logits_.get(), stats_.get(), loss_scratch_.get(), compute),
                                  "SoftmaxCrossEntropy", id_));
-    const LayerArgs args = Args();
-    const float* d = grad_logits_.get();
-    for (size_t i = layers_.size(); i-- > 0;) {
-      const bool need_din = descs_[i].need_input_grad;
-      RT_ASSIGN_OR_RETURN(d, layers_[i]->Backward(args, d, need_din));
-      if (!need_din) break;  // nothing before layer i has parameters
-    }
+    RT_RETURN_IF_ERROR(exec_->Backward(Args(), grad_logits_.get(), nullptr));
     RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(s.free.get(), compute), "cudaEventRecord(input slot free)", id_));
     in_step_ = true;
     return Status::Ok();
@@ -276,6 +261,7 @@ class GpuEngine final : public engine::Engine {
 
   float* GradientBuffer(const collective::Communicator& comm) override {
     host_grads_mode_ = !comm.accepts_device_memory();
+    num_replicas_ = comm.size();
     return host_grads_mode_ ? host_grads_.get() : grads_.get();
   }
 
@@ -291,9 +277,9 @@ class GpuEngine final : public engine::Engine {
     if (sgd_ != nullptr) {
       const float lr = static_cast<float>(sgd_->learning_rate());
       if (sgd_->momentum() == 0.0) {
-        RT_RETURN_IF_ERROR(CudaCheck(SgdUpdate(params_.get(), grads_.get(), n_, lr, compute), "SgdUpdate", id_));
+        RT_RETURN_IF_ERROR(CudaCheck(SgdUpdate(params_.get(), grads_.get(), trainable_, lr, compute), "SgdUpdate", id_));
       } else {
-        RT_RETURN_IF_ERROR(CudaCheck(SgdMomentumUpdate(params_.get(), slots_.at(0).get(), grads_.get(), n_, lr,
+        RT_RETURN_IF_ERROR(CudaCheck(SgdMomentumUpdate(params_.get(), slots_.at(0).get(), grads_.get(), trainable_, lr,
                                                        static_cast<float>(sgd_->momentum()), sgd_->nesterov(),
                                                        compute),
                                      "SgdMomentumUpdate", id_));
@@ -301,9 +287,11 @@ class GpuEngine final : public engine::Engine {
     } else {
       const nn::Adam::StepScalars s = adam_->NextStepScalars();
       RT_RETURN_IF_ERROR(CudaCheck(AdamUpdate(params_.get(), slots_.at(0).get(), slots_.at(1).get(), grads_.get(),
-                                              n_, s.alpha, s.one_minus_b1, s.one_minus_b2, s.epsilon, compute),
+                                              trainable_, s.alpha, s.one_minus_b1, s.one_minus_b2, s.epsilon, compute),
                                    "AdamUpdate", id_));
     }
+    // The moving statistics from the all-reduced batch statistics, as the CPU engine does.
+    RT_RETURN_IF_ERROR(exec_->ApplyReducedStats(Args(), num_replicas_));
     optimizer_->set_iterations(optimizer_->iterations() + 1);
     return Status::Ok();
   }
@@ -339,12 +327,13 @@ class GpuEngine final : public engine::Engine {
   }
 
  private:
-  LayerArgs Args() const {
-    LayerArgs a;
+  backends::KernelArgs Args() const {
+    backends::KernelArgs a;
     a.params = params_.get();
     a.grads = grads_.get();
     a.workspace = workspace_.get();
     a.workspace_bytes = workspace_.bytes();
+    a.step = &model_->step_context();
     return a;
   }
 
@@ -353,16 +342,12 @@ class GpuEngine final : public engine::Engine {
   Status EnsureBatch(int batch) {
     if (batch > capacity_) {
       RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before growing the buffers"));
-      for (auto& layer : layers_) RT_RETURN_IF_ERROR(layer->Reserve(batch));
       RT_RETURN_IF_ERROR(grad_logits_.Grow(static_cast<size_t>(batch) * classes_, "logit gradients", id_));
       RT_RETURN_IF_ERROR(loss_scratch_.Grow(SoftmaxCrossEntropyScratchBytes(batch), "loss scratch", id_));
       capacity_ = batch;
     }
-    size_t workspace = 0;
-    for (auto& layer : layers_) {
-      RT_ASSIGN_OR_RETURN(size_t bytes, layer->PrepareBatch(batch));
-      workspace = std::max(workspace, bytes);
-    }
+    // The kernels' buffers grow only with the batch (waited for above).
+    RT_ASSIGN_OR_RETURN(size_t workspace, exec_->Prepare(batch));
     if (workspace > workspace_.bytes()) {
       RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before growing the cuDNN workspace"));
       RT_RETURN_IF_ERROR(workspace_.Allocate(workspace, "cuDNN workspace", id_));
@@ -371,11 +356,7 @@ class GpuEngine final : public engine::Engine {
   }
 
   StatusOr<const float*> RunForward(const float* x, int batch, bool training) {
-    const LayerArgs args = Args();
-    for (auto& layer : layers_) {
-      RT_ASSIGN_OR_RETURN(x, layer->Forward(args, x, batch, training));
-    }
-    return x;
+    return exec_->Forward(Args(), x, batch, training);
   }
 
   engine::BatchStats StatsAt(int i, int batch) const {
@@ -400,18 +381,23 @@ class GpuEngine final : public engine::Engine {
   nn::Adam* adam_;
   const int max_batch_;
   const size_t n_;
+  const size_t trainable_;  // the optimizer updates params_[0, trainable_)
+  // The gradient buffer: every weight's slot (the trainable prefix is written), and the
+  // reduced statistics after the gradients.
+  const size_t grad_floats_;
   const size_t in_size_;
   const int classes_;
   const int id_;
 
-  std::vector<nn::LayerDesc> descs_;
-  std::vector<std::unique_ptr<GpuLayer>> layers_;
-  int capacity_ = 0;  // examples the layers' buffers hold
+  std::unique_ptr<backends::Backend> backend_;
+  std::unique_ptr<executor::Executor> exec_;
+  int capacity_ = 0;  // examples the kernels' buffers hold
 
   DeviceBuffer<float> params_, grads_;
   std::vector<DeviceBuffer<float>> slots_;  // optimizer_->state() order
   PinnedBuffer<float> host_grads_;          // for host communicators (RING)
   bool host_grads_mode_ = false;            // GradientBuffer last returned host_grads_
+  int num_replicas_ = 1;                    // of the communicator GradientBuffer was asked for
   DeviceBuffer<unsigned char> workspace_;   // cuDNN
   DeviceBuffer<float> grad_logits_;
   DeviceBuffer<unsigned char> loss_scratch_;

@@ -5,7 +5,7 @@
 //
 // Determinism: every reduction (bias gradients, loss sums, pooling gradients) runs in
 // a fixed order, with no atomics, so the same inputs give the same bits every run.
-// The per-element arithmetic is gpu/device_math.h, written in the CPU's order with
+// The per-element arithmetic is backends/cuda/device_math.h, written in the CPU's order with
 // every product and sum rounded on its own (no FMA contraction), so the optimizer
 // updates give exactly the CPU's bits and the rest agrees with the CPU to rounding.
 #pragma once
@@ -61,6 +61,13 @@ cudaError_t SoftmaxCrossEntropy(const float* logits, const int32_t* labels, int 
                                 float* grad_logits, double* stats, void* scratch, cudaStream_t stream);
 
 // The optimizers' updates, the same bits as kernels::SgdUpdate / SgdMomentumUpdate / AdamUpdate.
+// ---------------------------------------------------------------- element-wise sums
+// out[i] = a[i] + b[i], and 0 where mask[i] <= 0 when mask is not null (the executor's
+// gradient sums; the CPU's AddArrays / AddArraysMasked bits). out may be a or b.
+cudaError_t AddArrays(const float* a, const float* b, const float* mask, size_t n, float* out, cudaStream_t stream);
+// acc[i] += x[i].
+cudaError_t AccumulateArray(float* acc, const float* x, size_t n, cudaStream_t stream);
+
 cudaError_t SgdUpdate(float* p, const float* g, size_t n, float lr, cudaStream_t stream);
 cudaError_t SgdMomentumUpdate(float* p, float* v, const float* g, size_t n, float lr, float momentum, bool nesterov,
                               cudaStream_t stream);

@@ -1,4 +1,4 @@
-// The per-element arithmetic of the GPU engine's kernels (gpu/gpu_kernels.cu), as
+// The per-element arithmetic of the GPU engine's kernels (backends/cuda/gpu_kernels.cu), as
 // inline functions that compile for both the host and the device. The kernels call
 // them on the GPU; tests/gpu/device_math_test.cc calls the same functions on the host
 // and compares them with the CPU kernels, which is how a machine without a GPU checks

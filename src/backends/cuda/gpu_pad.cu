@@ -1,4 +1,4 @@
-#include "gpu/gpu_pad.h"
+#include "backends/cuda/gpu_pad.h"
 
 #include <cstdint>
 

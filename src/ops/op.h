@@ -1,0 +1,93 @@
+// Device-neutral ops: what one node of a model computes, with every argument a device's
+// kernel needs, and nothing about where or how it runs. A layer (nn/layer.h) keeps its
+// Keras arguments, shapes and weights and emits one Op; a backend (backends/backend.h)
+// answers whether it runs an Op and makes the kernel that does.
+//
+// Layouts are the model's: NHWC activations; weights in the model's flat parameter
+// buffer, each in its Keras layout (HWIO conv kernels, [in, units] dense kernels).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/window.h"
+#include "ops/activation.h"
+
+namespace ringtrain::ops {
+
+// One entry per kind of computation. Keep kAllKinds (op.cc) and the names in step.
+enum class OpKind {
+  kView,              // Reshape, Flatten: the same bytes under another shape
+  kDense,             // y = act(x W + b); W [in, units]
+  kConv2D,            // y = act(conv(x, W) + b); W HWIO [kh, kw, c / groups, filters]; groups, dilation
+  kDepthwiseConv2D,   // one filter set per input channel; W [kh, kw, c, multiplier]
+  kSeparableConv2D,   // depthwise, then a 1x1 Conv2D; W [kh, kw, c, multiplier] and [1, 1, c * multiplier, filters]
+  kMaxPool2D,         // ties go to the first cell in row-major window order; padding cells never win
+  kAvgPool2D,         // padding cells are not counted
+  kGlobalMaxPool2D,   // over height and width, per channel
+  kGlobalAvgPool2D,
+  kBatchNorm,         // per channel over batch, height and width; training, inference (frozen), synchronized
+  kLayerNorm,         // per example over the trailing axes
+  kActivation,        // an activation function on its own (Activation, ReLU, LeakyReLU, Softmax layers)
+  kAdd,               // element-wise over any number of inputs of one shape
+  kMultiply,
+  kConcatenate,       // along `axis` (per-example axis)
+  kZeroPadding2D,
+  kRescaling,         // y = x * scale + offset, per channel
+  kDropout,           // the CPU's counter-based draws from (seed, step, replica)
+  kRandomFlip,        // augmentation layers: the same counter-based draws
+  kRandomCrop,
+  kRandomRotation,
+  kRandomTranslation,
+};
+
+struct Op {
+  OpKind kind = OpKind::kView;
+  Window window;        // Conv2D, DepthwiseConv2D, SeparableConv2D, pooling
+  int units = 0;        // Dense units; Conv2D and SeparableConv2D filters
+  int groups = 1;       // Conv2D
+  int depth_multiplier = 1;  // DepthwiseConv2D, SeparableConv2D
+  // The output activation the op applies (Dense, convolutions, BatchNorm or Add with a
+  // fused relu), or the function of an Activation op.
+  Activation activation = Activation::kLinear;
+  bool use_bias = false;     // Dense, convolutions
+  int num_inputs = 1;        // Add, Multiply, Concatenate: how many inputs they merge
+  int axis = -1;             // Concatenate: the per-example axis
+  bool training_mode = true; // BatchNorm: false runs on the moving statistics (a frozen layer)
+  bool synchronized = false; // BatchNorm: statistics summed over the replicas
+  // Activation op, the ReLU and LeakyReLU layers' arguments (generic false: the plain
+  // function of `activation`).
+  struct Relu {
+    bool generic = false;
+    bool has_max = false;
+    float max_value = 0.0f, negative_slope = 0.0f, threshold = 0.0f;
+  } relu;
+  float epsilon = 0.0f;          // BatchNorm, LayerNorm
+  float momentum = 0.0f;         // BatchNorm: the moving statistics' momentum
+  bool center = true, scale = true;  // BatchNorm, LayerNorm: beta, gamma
+  int64_t row_size = 0;          // LayerNorm: elements per normalized row (its trailing axes)
+  // Dropout and the augmentation layers: what their counter-based random draws need
+  // besides the step (backends::StepContext), and the layers' own arguments.
+  float rate = 0.0f;             // Dropout
+  uint64_t name_hash = 0;        // the layer's name hashed (nn/layers/norm_fields.h HashName)
+  uint64_t layer_seed = 0;       // the layer's own "seed" argument, mixed (0: none)
+  uint64_t key = 0;              // RandomFlip, RandomCrop, RandomRotation, RandomTranslation: the layer's stream key
+  // (more of the augmentation layers' arguments go here)
+  std::vector<float> scale_values, offset_values;  // Rescaling: per channel
+  // Anything else a kernel needs that the fields above do not hold, as readable text
+  // (an Activation op's relu variant: "max_value=6").
+  std::string detail;
+};
+
+// "Conv2D", "BatchNorm": the op's name in messages and docs/reference/devices.md.
+const char* OpKindName(OpKind kind);
+// Every kind, in declaration order.
+const std::vector<OpKind>& AllOpKinds();
+// One line for messages: "Conv2D (3x3, stride 1, dilation 2, groups 4, relu)".
+std::string Describe(const Op& op);
+// Keras' name of an activation: "relu", "gelu".
+const char* ActivationName(Activation act);
+
+}  // namespace ringtrain::ops

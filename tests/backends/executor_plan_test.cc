@@ -1,0 +1,124 @@
+// The executor's plan: an op the backend lacks is refused before anything runs, in one
+// line naming the layer, the op and the device; a backend that declares every op gets
+// one kernel per node. A stand-in backend with the CUDA backend's declarations runs here,
+// without a GPU.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/backend.h"
+#include "backends/cpu/cpu_backend.h"
+#include "executor/executor.h"
+#include "nn/model.h"
+
+namespace ringtrain::executor {
+namespace {
+
+using nlohmann::json;
+
+// Declares what the CUDA backend declares; its kernels copy nothing (the plan is what is tested).
+class DeclaredCudaBackend final : public backends::Backend {
+ public:
+  backends::Device device() const override { return backends::Device::kCuda; }
+  std::string Describe() const override { return "declared CUDA"; }
+  Status Supports(const ops::Op& op) const override { return backends::CudaSupports(op); }
+  bool CanFuse(backends::Fusion, const ops::Op&) const override { return false; }
+  StatusOr<std::unique_ptr<backends::Kernel>> NewKernel(const ops::Node& node) override {
+    ++kernels_made;
+    return std::unique_ptr<backends::Kernel>(new Identity());
+  }
+  StatusOr<backends::Buffer> Allocate(size_t, const std::string&) override { return backends::Buffer(); }
+  Status Copy(void*, const void*, size_t, Direction) override { return Status::Ok(); }
+  Status AddArrays(const float*, const float*, const float*, size_t, float*) override { return Status::Ok(); }
+  Status Accumulate(float*, const float*, size_t) override { return Status::Ok(); }
+
+  int kernels_made = 0;
+
+ private:
+  class Identity final : public backends::Kernel {
+    StatusOr<const float*> Forward(const backends::KernelArgs&, const std::vector<const float*>& in, int,
+                                   bool) override {
+      return in[0];
+    }
+    Status Backward(const backends::KernelArgs&, const float*, const std::vector<bool>&,
+                    std::vector<const float*>*) override {
+      return Status::Ok();
+    }
+  };
+};
+
+std::unique_ptr<nn::Model> Build(const std::string& text) {
+  auto m = nn::Model::FromJson(json::parse(text), 1);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(m).value() : nullptr;
+}
+
+TEST(ExecutorPlanTest, AnOpTheBackendLacksIsRefusedInOneLineNamingLayerOpAndDevice) {
+  auto m = Build(R"({"input_shape": [6, 6, 2], "layers": [
+      {"type": "Conv2D", "filters": 4, "kernel_size": 3, "name": "c1"},
+      {"type": "BatchNormalization", "name": "bn1"},
+      {"type": "ReLU"}, {"type": "Flatten"}, {"type": "Dense", "units": 3}]})");
+  ASSERT_NE(m, nullptr);
+  DeclaredCudaBackend cuda;
+  auto e = Executor::Create(m->graph(), &cuda, PlanOptions{});
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), Code::kUnimplemented);
+  const std::string& msg = e.status().message();
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_NE(msg.find("layer 'bn1' (BatchNormalization)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("op BatchNorm (training)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("device \"cuda\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("set the job's \"device\" to \"cpu\""), std::string::npos) << msg;
+  EXPECT_EQ(cuda.kernels_made, 0) << "refused before any kernel was made";
+}
+
+TEST(ExecutorPlanTest, AnArgumentTheBackendLacksIsNamed) {
+  auto m = Build(R"({"input_shape": [6, 6, 4], "layers": [
+      {"type": "Conv2D", "filters": 4, "kernel_size": 3, "groups": 2, "name": "grouped"},
+      {"type": "Flatten"}, {"type": "Dense", "units": 3}]})");
+  ASSERT_NE(m, nullptr);
+  DeclaredCudaBackend cuda;
+  auto e = Executor::Create(m->graph(), &cuda, PlanOptions{});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("layer 'grouped' (Conv2D): op Conv2D (3x3, groups 2) does not run on device "
+                                      "\"cuda\" (groups)"),
+            std::string::npos)
+      << e.status().message();
+}
+
+// A residual model with a frozen layer plans on the CUDA declarations: one kernel per node.
+TEST(ExecutorPlanTest, ResidualAndFrozenModelsPlanOnTheCudaDeclarations) {
+  auto m = Build(R"({"input_shape": [6, 6, 2], "layers": [
+      {"type": "Conv2D", "filters": 2, "kernel_size": 3, "padding": "same", "name": "c1", "trainable": false},
+      {"type": "Conv2D", "filters": 2, "kernel_size": 3, "padding": "same", "activation": "relu", "name": "c2"},
+      {"type": "Add", "inputs": ["c1", "c2"]},
+      {"type": "MaxPooling2D", "pool_size": 2}, {"type": "Flatten"}, {"type": "Dense", "units": 3}]})");
+  ASSERT_NE(m, nullptr);
+  DeclaredCudaBackend cuda;
+  auto e = Executor::Create(m->graph(), &cuda, PlanOptions{});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(cuda.kernels_made, 6);
+  const ops::Graph& g = (*e)->graph();
+  EXPECT_TRUE(g.nodes[0].has_frozen_weights());
+  EXPECT_FALSE(g.nodes[0].run_backward) << "nothing trainable at or before the frozen first layer";
+  EXPECT_EQ(g.nodes[2].need_input_grad, (std::vector<bool>{false, true}));
+}
+
+TEST(ExecutorPlanTest, TheCpuBackendFusesReluIntoBatchNormAndAddAndBatchNormIntoAdd) {
+  auto cpu = backends::NewCpuBackend();
+  ops::Op op;
+  for (ops::OpKind kind : ops::AllOpKinds()) {
+    op.kind = kind;
+    const bool bn = kind == ops::OpKind::kBatchNorm, add = kind == ops::OpKind::kAdd;
+    EXPECT_EQ(cpu->CanFuse(backends::Fusion::kReluIntoProducer, op), bn || add) << ops::OpKindName(kind);
+    EXPECT_EQ(cpu->CanFuse(backends::Fusion::kProducerIntoAdd, op), bn) << ops::OpKindName(kind);
+    EXPECT_TRUE(cpu->Supports(op).ok());
+  }
+}
+
+}  // namespace
+}  // namespace ringtrain::executor
