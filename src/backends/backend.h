@@ -105,6 +105,8 @@ class Backend {
   // of the backend's queued work.
   enum class Direction { kHostToDevice, kDeviceToHost, kDeviceToDevice };
   virtual Status Copy(void* dst, const void* src, size_t bytes, Direction direction) = 0;
+  // Waits (bounded) for the work queued so far; `what` names it in a deadline error.
+  virtual Status Synchronize(const std::string& what) = 0;
 
   // The executor's gradient sums, on this device: out = a + b, masked where relu_mask
   // <= 0 when relu_mask is not null (the mask is a fused relu's output); and acc += x.

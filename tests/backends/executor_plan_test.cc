@@ -33,6 +33,7 @@ class DeclaredCudaBackend final : public backends::Backend {
   }
   StatusOr<backends::Buffer> Allocate(size_t, const std::string&) override { return backends::Buffer(); }
   Status Copy(void*, const void*, size_t, Direction) override { return Status::Ok(); }
+  Status Synchronize(const std::string&) override { return Status::Ok(); }
   Status AddArrays(const float*, const float*, const float*, size_t, float*) override { return Status::Ok(); }
   Status Accumulate(float*, const float*, size_t) override { return Status::Ok(); }
 
@@ -67,7 +68,7 @@ TEST(ExecutorPlanTest, AnOpTheBackendLacksIsRefusedInOneLineNamingLayerOpAndDevi
   auto e = Executor::Create(m->graph(), &cuda, PlanOptions{});
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), Code::kUnimplemented);
-  const std::string& msg = e.status().message();
+  const std::string msg = e.status().message();
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   EXPECT_NE(msg.find("layer 'bn1' (BatchNormalization)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("op BatchNorm (training)"), std::string::npos) << msg;

@@ -37,6 +37,7 @@ class CudaBackend final : public backends::Backend {
                                                                         : cudaMemcpyDeviceToDevice;
     return CudaCheck(cudaMemcpyAsync(dst, src, bytes, kind, gpu_->compute()), "cudaMemcpyAsync", gpu_->ordinal());
   }
+  Status Synchronize(const std::string& what) override { return gpu_->SyncCompute(what); }
   Status AddArrays(const float* a, const float* b, const float* relu_mask, size_t n, float* out) override {
     return CudaCheck(gpu::AddArrays(a, b, relu_mask, n, out, gpu_->compute()), "AddArrays", gpu_->ordinal());
   }
