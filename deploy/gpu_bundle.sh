@@ -3,7 +3,7 @@
 # its PyTorch) but not gRPC, Protobuf or OpenBLAS.
 #   deploy/gpu_bundle.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, build/gpu-bundle)
 # OUT_DIR receives:
-#   bin/   ringtrain and the GPU test binaries (gpu_parity_test, device_math_test, engine_test, nccl_test)
+#   bin/   ringtrain and the GPU test binaries (op_parity_test, gpu_parity_test, device_math_test, engine_test, nccl_test)
 #   lib/   every shared library they load (ldd) except the C library's own and the CUDA
 #          ones: cudart, cuBLAS, cuDNN and NCCL are hundreds of MB and the GPU machine has them
 #   env.sh sourced on the GPU machine: puts lib/ and the machine's CUDA libraries (its
@@ -20,7 +20,7 @@ out=${2:-$build/gpu-bundle}
 
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib"
 bins=(ringtrain)
-for t in gpu_parity_test device_math_test engine_test nccl_test; do [ -x "$build/bin/$t" ] && bins+=("$t"); done
+for t in op_parity_test gpu_parity_test device_math_test engine_test nccl_test; do [ -x "$build/bin/$t" ] && bins+=("$t"); done
 for b in "${bins[@]}"; do cp "$build/bin/$b" "$out/bin/"; done
 # Not packed: what every Linux has (glibc's libraries, the loader) and the CUDA stack.
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libcuda\.so|libcudart|libcublas|libcudnn|libnccl|libnvrtc|libnvJitLink)'

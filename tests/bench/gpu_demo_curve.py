@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Usage: python3 tests/bench/gpu_demo_curve.py [--ringtrain build/bin/ringtrain] [--job deploy/jobs/demo.json]
 #                                              [--workers 2] [--implementation RING] [--tolerance 0.01]
+#                                              [--epochs N] [--steps_per_epoch N]
 # Not part of the test suite (it needs a GPU): a check that a job (by default the two-worker demo on one
 # shared GPU over RING) follows the same curve on the GPU as on the CPU. It runs the job twice through `ringtrain
 # launch`, once with "device": "cpu" and once with "device": "gpu" (the GPU run with the given communication
@@ -11,9 +12,10 @@ import argparse, json, os, subprocess, sys, tempfile
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def run(ringtrain, job_file, workers, device, implementation, tmp, save_dir=None):
+def run(ringtrain, job_file, workers, device, implementation, tmp, save_dir=None, overrides=None):
     with open(job_file) as f:
         job = json.load(f)
+    job.update(overrides or {})
     history = os.path.join(tmp, f"history-{device}.jsonl")
     name = os.path.splitext(os.path.basename(job_file))[0]
     model_dir = save_dir or tmp
@@ -48,13 +50,16 @@ def main():
     ap.add_argument("--implementation", default="RING", choices=["RING", "NCCL", "AUTO"])
     ap.add_argument("--tolerance", type=float, default=0.01)
     ap.add_argument("--save_dir", help="keep the two saved models there as <job>-cpu/gpu.safetensors")
+    ap.add_argument("--epochs", type=int, help="override the job's epochs (a shorter curve)")
+    ap.add_argument("--steps_per_epoch", type=int, help="override the job's steps_per_epoch")
     a = ap.parse_args()
+    overrides = {k: v for k, v in (("epochs", a.epochs), ("steps_per_epoch", a.steps_per_epoch)) if v}
     with tempfile.TemporaryDirectory() as tmp:
         job = os.path.abspath(a.job)
         if a.save_dir:
             os.makedirs(a.save_dir, exist_ok=True)
-        cpu = run(a.ringtrain, job, a.workers, "cpu", "RING", tmp, a.save_dir)
-        gpu = run(a.ringtrain, job, a.workers, "gpu", a.implementation, tmp, a.save_dir)
+        cpu = run(a.ringtrain, job, a.workers, "cpu", "RING", tmp, a.save_dir, overrides)
+        gpu = run(a.ringtrain, job, a.workers, "gpu", a.implementation, tmp, a.save_dir, overrides)
     print(f"{os.path.basename(job)}, {a.workers} worker(s), GPU over {a.implementation}:")
     print("| epoch | CPU loss | GPU loss | rel. diff | CPU acc | GPU acc |")
     print("|---|---|---|---|---|---|")
