@@ -25,6 +25,7 @@
 #include "backends/cuda/device_buffer.h"
 #include "backends/cuda/gpu_context.h"
 #include "engine/gpu_engine.h"
+#include "engine/objective.h"
 #include "nn/optimizers/adam.h"
 #include "nn/model.h"
 #include "nn/optimizers/sgd.h"
@@ -325,6 +326,69 @@ TEST(GpuParityTest, SameStepsTwiceGiveTheSameBits) {
     EXPECT_EQ(a.steps[s].metric_sums, b.steps[s].metric_sums) << "step " << s;
   }
   EXPECT_EQ(a.eval.loss_sum, b.eval.loss_sum);
+}
+
+// One full training step of each shipped job (its model, loss, metrics and optimizer) on
+// the GPU engine against the CPU engine: the weights after the update within 1e-4.
+nlohmann::json Job(const std::string& name) {
+  std::ifstream in(std::string(RINGTRAIN_TEST_SOURCE_DIR) + "/deploy/jobs/" + name + ".json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+}
+
+void OneStep(const nlohmann::json& job, bool gpu, std::vector<float>* params, engine::BatchStats* stats) {
+  auto model_or = nn::Model::FromJson(job["model"], /*seed=*/3);
+  ASSERT_TRUE(model_or.ok()) << model_or.status().ToString();
+  std::unique_ptr<nn::Model> model = std::move(model_or).value();
+  auto opt_or = nn::Optimizer::FromJson(job["optimizer"]);
+  ASSERT_TRUE(opt_or.ok()) << opt_or.status().ToString();
+  std::unique_ptr<nn::Optimizer> optimizer = std::move(opt_or).value();
+  auto objective = engine::Objective::FromJson(job.value("loss", nlohmann::json()), job.value("metrics", nlohmann::json()),
+                                               model->num_classes());
+  ASSERT_TRUE(objective.ok()) << objective.status().ToString();
+  const int batch = std::min(8, job.value("batch_size_per_worker", 8));
+  std::unique_ptr<engine::Engine> e;
+  if (gpu) {
+    auto made = NewGpuEngine(model.get(), optimizer.get(), batch, 0);
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    e = std::move(made).value();
+  } else {
+    e = engine::NewCpuEngine(model.get(), optimizer.get(), batch);
+  }
+  ASSERT_TRUE(e->SetObjective(&*objective).ok());
+  store::InMemoryStore store;
+  auto comm = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
+  ASSERT_TRUE(comm.ok()) << comm.status().ToString();
+  float* grads = e->GradientBuffer(**comm);
+  const Data data = MakeData(model->input_size(), batch, model->num_classes());
+  std::memcpy(e->next_images(), data.images.data(), data.images.size() * sizeof(float));
+  std::memcpy(e->next_labels(), data.labels.data(), data.labels.size() * sizeof(int32_t));
+  ASSERT_TRUE(e->SubmitBatch(batch).ok());
+  ASSERT_TRUE(e->StartStep(1.0f / batch).ok());
+  auto s = e->FinishBackward(nullptr);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  *stats = *s;
+  ASSERT_TRUE((*comm)->AllReduce(grads, model->num_reduced(), collective::ReduceOp::kSum).ok());
+  ASSERT_TRUE(e->ApplyUpdate().ok());
+  ASSERT_TRUE(e->StoreToHost().ok());
+  params->assign(model->params(), model->params() + model->num_params());
+}
+
+TEST(GpuParityTest, OneStepOfEachShippedJobMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  for (const char* name : {"mnist_w1", "mnist_w2", "mnist_w3", "mnist_residual", "resnet20_cifar_shape", "vgg16_bench",
+                           "vgg16_transfer", "mobilenetv2_transfer"}) {
+    SCOPED_TRACE(name);
+    const nlohmann::json job = Job(name);
+    ASSERT_TRUE(job.is_object() && job.contains("model"));
+    std::vector<float> cpu, gpu;
+    engine::BatchStats cpu_stats, gpu_stats;
+    ASSERT_NO_FATAL_FAILURE(OneStep(job, false, &cpu, &cpu_stats));
+    ASSERT_NO_FATAL_FAILURE(OneStep(job, true, &gpu, &gpu_stats));
+    EXPECT_LE(RelErr(gpu, cpu), kTolerance) << "weights after one step";
+    ExpectStatsNear(gpu_stats, cpu_stats, "the step's loss and metrics");
+  }
 }
 
 // The step protocol's misuse is refused, not run on stale buffers.
