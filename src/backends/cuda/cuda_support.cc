@@ -21,6 +21,8 @@ const std::vector<OpSupport>& CudaDeclaredSupport() {
       switch (kind) {
         case OpKind::kView:
         case OpKind::kMaxPool2D:
+        case OpKind::kBatchNorm:
+        case OpKind::kLayerNorm:
           s = {kind, Level::kFull, ""};
           break;
         case OpKind::kDense:

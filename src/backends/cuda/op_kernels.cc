@@ -3,6 +3,7 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/device_buffer.h"
 #include "backends/cuda/gpu_kernels.h"
+#include "backends/cuda/norm_kernels.h"
 
 namespace ringtrain::gpu {
 namespace {
@@ -82,6 +83,10 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
       return NewDenseKernel(d, gpu);
     case ops::OpKind::kMaxPool2D:
       return NewMaxPoolKernel(d, gpu);
+    case ops::OpKind::kBatchNorm:
+      return NewBatchNormKernel(node, gpu);
+    case ops::OpKind::kLayerNorm:
+      return NewLayerNormKernel(node, gpu);
     case ops::OpKind::kAdd:
       if (node.inputs.size() == 2) {
         return std::unique_ptr<backends::Kernel>(
