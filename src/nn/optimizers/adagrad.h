@@ -22,6 +22,9 @@ class Adagrad final : public Optimizer {
   // {"accumulator"}: filled with initial_accumulator_value by Build / the first Apply.
   std::vector<std::pair<std::string, std::vector<float>*>> state() override { return {{"accumulator", &acc_}}; }
 
+  double initial_accumulator_value() const { return initial_; }
+  double epsilon() const { return epsilon_; }
+
  protected:
   void Update(float* params, const float* grads, size_t n) override;
   void BuildState(size_t n) override { Fit(acc_, "accumulator", n, static_cast<float>(initial_)); }

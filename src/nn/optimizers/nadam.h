@@ -34,6 +34,10 @@ class Nadam final : public Optimizer {
   // u_product_t = u_1 * ... * u_t (1 for t = 0).
   double UProduct(int64_t t);
 
+  double beta_1() const { return beta_1_; }
+  double beta_2() const { return beta_2_; }
+  double epsilon() const { return epsilon_; }
+
  protected:
   void Update(float* params, const float* grads, size_t n) override;
   void BuildState(size_t n) override;

@@ -30,6 +30,11 @@ class Rmsprop final : public Optimizer {
   // centered (Keras 3's slot names).
   std::vector<std::pair<std::string, std::vector<float>*>> state() override;
 
+  double rho() const { return rho_; }
+  double momentum() const { return momentum_; }
+  double epsilon() const { return epsilon_; }
+  bool centered() const { return centered_; }
+
  protected:
   void Update(float* params, const float* grads, size_t n) override;
   void BuildState(size_t n) override;
