@@ -24,9 +24,9 @@
 #include "engine/gpu_engine.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/gpu_kernels.h"
+#include "backends/cuda/objective_kernels.h"
+#include "backends/cuda/optimizer_kernels.h"
 #include "executor/executor.h"
-#include "nn/optimizers/adam.h"
-#include "nn/optimizers/sgd.h"
 
 namespace ringtrain::gpu {
 namespace {
@@ -47,8 +47,6 @@ class GpuEngine final : public engine::Engine {
       : ctx_(std::move(ctx)),
         model_(model),
         optimizer_(optimizer),
-        sgd_(dynamic_cast<nn::Sgd*>(optimizer)),
-        adam_(dynamic_cast<nn::Adam*>(optimizer)),
         max_batch_(max_batch),
         n_(model->num_params()),
         trainable_(model->num_trainable()),
@@ -74,10 +72,12 @@ class GpuEngine final : public engine::Engine {
       RT_RETURN_IF_ERROR(CudaCheck(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), ctx_->compute()),
                                    "cudaMemsetAsync(gradients)", id_));
     }
-    for (auto& [name, host] : optimizer_->state()) {
-      slots_.emplace_back();
-      RT_RETURN_IF_ERROR(slots_.back().Allocate(trainable_, "optimizer slot '" + name + "'", id_));
-    }
+    // The optimizer's update (with its slots), the weight regularization and the loss and
+    // metrics, on the device.
+    RT_ASSIGN_OR_RETURN(optimizer_gpu_,
+                        GpuOptimizer::Create(optimizer_, trainable_, model_->param_infos(), ctx_.get()));
+    RT_ASSIGN_OR_RETURN(regularization_, GpuRegularization::Create(model_->param_infos(), ctx_.get()));
+    RT_ASSIGN_OR_RETURN(objective_gpu_, GpuObjective::Create(default_objective_, classes_, ctx_.get()));
     const size_t images = static_cast<size_t>(max_batch_) * in_size_;
     for (InputSlot& s : inputs_) {
       RT_RETURN_IF_ERROR(s.host_images.Allocate(images, "pinned input images", id_));
@@ -87,8 +87,8 @@ class GpuEngine final : public engine::Engine {
       RT_RETURN_IF_ERROR(s.copied.Create(id_));
       RT_RETURN_IF_ERROR(s.free.Create(id_));
     }
-    RT_RETURN_IF_ERROR(stats_.Allocate(4, "loss statistics", id_));
-    RT_RETURN_IF_ERROR(host_stats_.Allocate(4, "pinned loss statistics", id_));
+    RT_RETURN_IF_ERROR(penalty_.Allocate(1, "regularization penalty", id_));
+    RT_RETURN_IF_ERROR(host_penalty_.Allocate(1, "pinned regularization penalty", id_));
     RT_RETURN_IF_ERROR(done_.Create(id_));
     RT_RETURN_IF_ERROR(EnsureBatch(max_batch_));
     return LoadFromHost();
@@ -119,23 +119,20 @@ class GpuEngine final : public engine::Engine {
                                                    cudaMemcpyHostToDevice, ctx_->compute()),
                                    "cudaMemcpyAsync(parameters to the GPU)", id_));
     }
+    // Slots of the wrong size (or none yet) start from their initial values, as the CPU
+    // optimizers' do.
+    RT_RETURN_IF_ERROR(optimizer_gpu_->ResetSlots());
     auto state = optimizer_->state();
-    for (size_t i = 0; i < slots_.size() && i < state.size(); ++i) {
+    const std::vector<float*> slots = optimizer_gpu_->slots();
+    for (size_t i = 0; i < slots.size() && i < state.size(); ++i) {
       const std::vector<float>& host = *state[i].second;
       if (host.size() == trainable_ && trainable_ > 0) {
-        RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(slots_[i].get(), host.data(), slots_[i].bytes(),
+        RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(slots[i], host.data(), trainable_ * sizeof(float),
                                                      cudaMemcpyHostToDevice, ctx_->compute()),
                                      "cudaMemcpyAsync(optimizer slot '" + state[i].first + "' to the GPU)", id_));
-        continue;
-      }
-      if (!host.empty()) {
-        // As the CPU optimizers do with a state of the wrong size.
+      } else if (!host.empty()) {
         RT_LOG(ERROR) << "optimizer slot '" << state[i].first << "' has " << host.size()
-                      << " values but the model has " << trainable_ << "; restarting it from zero";
-      }
-      if (trainable_ > 0) {
-        RT_RETURN_IF_ERROR(CudaCheck(cudaMemsetAsync(slots_[i].get(), 0, slots_[i].bytes(), ctx_->compute()),
-                                     "cudaMemsetAsync(optimizer slot '" + state[i].first + "')", id_));
+                      << " values but the model has " << trainable_ << "; restarting it";
       }
     }
     return ctx_->SyncCompute("loading the weights and optimizer state");
@@ -152,11 +149,12 @@ class GpuEngine final : public engine::Engine {
                                    "cudaMemcpyAsync(parameters to the host)", id_));
     }
     auto state = optimizer_->state();
-    for (size_t i = 0; i < slots_.size() && i < state.size(); ++i) {
+    const std::vector<float*> slots = optimizer_gpu_->slots();
+    for (size_t i = 0; i < slots.size() && i < state.size(); ++i) {
       std::vector<float>& host = *state[i].second;
       host.resize(trainable_);
       if (trainable_ == 0) continue;
-      RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host.data(), slots_[i].get(), slots_[i].bytes(),
+      RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host.data(), slots[i], trainable_ * sizeof(float),
                                                    cudaMemcpyDeviceToHost, ctx_->compute()),
                                    "cudaMemcpyAsync(optimizer slot '" + state[i].first + "' to the host)", id_));
     }
@@ -192,28 +190,15 @@ class GpuEngine final : public engine::Engine {
                       "the copy of an input batch");
   }
 
-  // The GPU computes the softmax cross-entropy from logits and counts argmax hits:
-  // a job asking for anything else is refused rather than trained on something else.
+  // The loss and metrics run on the GPU (backends/cuda/objective_kernels.h); one it
+  // cannot compute is refused naming it, and the previous objective stays.
   Status SetObjective(const engine::Objective* objective) override {
     if (in_step_) return FailedPreconditionError("SetObjective between StartStep and FinishBackward");
-    if (!objective->softmax_cross_entropy_from_logits()) {
-      return InvalidArgumentError(std::string("loss: the GPU engine computes only sparse_categorical_crossentropy (or "
-                                              "categorical_crossentropy without label_smoothing) with from_logits "
-                                              "true, not ") + objective->loss().name() +
-                                  (objective->loss().config().from_logits ? "" : " from probabilities") +
-                                  "; use that loss or set the job's \"device\" to \"cpu\"")
-          .About(Subject::kConfig);
-    }
-    for (size_t m = 0; m < objective->metrics().size(); ++m) {
-      if (!objective->argmax_accuracy(m)) {
-        return InvalidArgumentError("metrics[" + std::to_string(m) + "]: the GPU engine computes only accuracy " +
-                                    "(sparse_categorical_accuracy / categorical_accuracy), not '" +
-                                    objective->metrics()[m]->name() +
-                                    "'; remove it or set the job's \"device\" to \"cpu\"")
-            .About(Subject::kConfig);
-      }
-    }
-    objective_ = objective;
+    RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    auto made = GpuObjective::Create(*objective, classes_, ctx_.get());
+    if (!made.ok()) return InvalidArgumentError(made.status().message()).About(Subject::kConfig);
+    RT_RETURN_IF_ERROR((*made)->Reserve(capacity_));
+    objective_gpu_ = std::move(made).value();
     return Status::Ok();
   }
 
@@ -230,9 +215,8 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(
         CudaCheck(cudaStreamWaitEvent(compute, s.copied.get(), 0), "cudaStreamWaitEvent(input copied)", id_));
     RT_ASSIGN_OR_RETURN(const float* logits, RunForward(s.images.get(), batch, /*training=*/true));
-    RT_RETURN_IF_ERROR(CudaCheck(SoftmaxCrossEntropy(logits, s.labels.get(), batch, classes_, grad_scale,
-                                                     grad_logits_.get(), stats_.get(), loss_scratch_.get(), compute),
-                                 "SoftmaxCrossEntropy", id_));
+    RT_RETURN_IF_ERROR(objective_gpu_->Run(logits, s.labels.get(), batch, grad_scale, grad_logits_.get()));
+    RT_RETURN_IF_ERROR(EnqueuePenalty());  // of the weights this batch ran with
     RT_RETURN_IF_ERROR(exec_->Backward(Args(), grad_logits_.get(), nullptr));
     RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(s.free.get(), compute), "cudaEventRecord(input slot free)", id_));
     in_step_ = true;
@@ -244,9 +228,10 @@ class GpuEngine final : public engine::Engine {
     if (!in_step_) return FailedPreconditionError("FinishBackward without StartStep");
     in_step_ = false;
     cudaStream_t compute = ctx_->compute();
-    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host_stats_.get(), stats_.get(), 2 * sizeof(double),
-                                                 cudaMemcpyDeviceToHost, compute),
-                                 "cudaMemcpyAsync(loss statistics)", id_));
+    // The penalty's gradient joins the trainable gradients before the all-reduce, scaled
+    // so that the sum carries it once (as the CPU engine does).
+    RT_RETURN_IF_ERROR(regularization_->AddGradients(params_.get(), grads_.get(), 0, trainable_,
+                                                     1.0f / static_cast<float>(num_replicas_)));
     if (host_grads_mode_ && n_ > 0) {
       RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host_grads_.get(), grads_.get(), grads_.bytes(),
                                                    cudaMemcpyDeviceToHost, compute),
@@ -256,7 +241,7 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(ctx_->Wait(done_.get(), Deadline::AfterSeconds(GpuContext::kWaitSeconds),
                                   "the training step's forward and backward pass"));
     if (on_ready) on_ready(0);
-    return StatsAt(0, step_batch_);
+    return Stats(step_batch_);
   }
 
   float* GradientBuffer(const collective::Communicator& comm) override {
@@ -274,22 +259,7 @@ class GpuEngine final : public engine::Engine {
                                                    cudaMemcpyHostToDevice, compute),
                                    "cudaMemcpyAsync(reduced gradients to the GPU)", id_));
     }
-    if (sgd_ != nullptr) {
-      const float lr = static_cast<float>(sgd_->learning_rate());
-      if (sgd_->momentum() == 0.0) {
-        RT_RETURN_IF_ERROR(CudaCheck(SgdUpdate(params_.get(), grads_.get(), trainable_, lr, compute), "SgdUpdate", id_));
-      } else {
-        RT_RETURN_IF_ERROR(CudaCheck(SgdMomentumUpdate(params_.get(), slots_.at(0).get(), grads_.get(), trainable_, lr,
-                                                       static_cast<float>(sgd_->momentum()), sgd_->nesterov(),
-                                                       compute),
-                                     "SgdMomentumUpdate", id_));
-      }
-    } else {
-      const nn::Adam::StepScalars s = adam_->NextStepScalars();
-      RT_RETURN_IF_ERROR(CudaCheck(AdamUpdate(params_.get(), slots_.at(0).get(), slots_.at(1).get(), grads_.get(),
-                                              trainable_, s.alpha, s.one_minus_b1, s.one_minus_b2, s.epsilon, compute),
-                                   "AdamUpdate", id_));
-    }
+    RT_RETURN_IF_ERROR(optimizer_gpu_->Apply(params_.get(), grads_.get()));
     // The moving statistics from the all-reduced batch statistics, as the CPU engine does.
     RT_RETURN_IF_ERROR(exec_->ApplyReducedStats(Args(), num_replicas_));
     optimizer_->set_iterations(optimizer_->iterations() + 1);
@@ -300,7 +270,11 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
     if (in_step_) return FailedPreconditionError("Evaluate between StartStep and FinishBackward");
     if (batch < 0) return InvalidArgumentError("Evaluate on " + std::to_string(batch) + " examples");
-    if (batch == 0) return StatsOf(0, 0, 0);
+    if (batch == 0) {
+      engine::BatchStats empty;
+      empty.metric_sums.assign(static_cast<size_t>(objective_gpu_->num_sums()), 0.0);
+      return empty;
+    }
     RT_RETURN_IF_ERROR(EnsureBatch(batch));
     // Only Evaluate uses these, and it waits for its work: growing them is safe.
     RT_RETURN_IF_ERROR(eval_images_.Grow(static_cast<size_t>(batch) * in_size_, "evaluation images", id_));
@@ -314,16 +288,12 @@ class GpuEngine final : public engine::Engine {
                                                  cudaMemcpyHostToDevice, compute),
                                  "cudaMemcpyAsync(evaluation labels)", id_));
     RT_ASSIGN_OR_RETURN(const float* logits, RunForward(eval_images_.get(), batch, /*training=*/false));
-    RT_RETURN_IF_ERROR(CudaCheck(SoftmaxCrossEntropy(logits, eval_labels_.get(), batch, classes_, 0.0f, nullptr,
-                                                     stats_.get() + 2, loss_scratch_.get(), compute),
-                                 "SoftmaxCrossEntropy(evaluation)", id_));
-    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(host_stats_.get() + 2, stats_.get() + 2, 2 * sizeof(double),
-                                                 cudaMemcpyDeviceToHost, compute),
-                                 "cudaMemcpyAsync(evaluation statistics)", id_));
+    RT_RETURN_IF_ERROR(objective_gpu_->Run(logits, eval_labels_.get(), batch, 0.0f, nullptr));
+    RT_RETURN_IF_ERROR(EnqueuePenalty());
     RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(done_.get(), compute), "cudaEventRecord(evaluation done)", id_));
     RT_RETURN_IF_ERROR(
         ctx_->Wait(done_.get(), Deadline::AfterSeconds(GpuContext::kWaitSeconds), "the evaluation pass"));
-    return StatsAt(2, batch);
+    return Stats(batch);
   }
 
  private:
@@ -343,7 +313,7 @@ class GpuEngine final : public engine::Engine {
     if (batch > capacity_) {
       RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before growing the buffers"));
       RT_RETURN_IF_ERROR(grad_logits_.Grow(static_cast<size_t>(batch) * classes_, "logit gradients", id_));
-      RT_RETURN_IF_ERROR(loss_scratch_.Grow(SoftmaxCrossEntropyScratchBytes(batch), "loss scratch", id_));
+      RT_RETURN_IF_ERROR(objective_gpu_->Reserve(batch));
       capacity_ = batch;
     }
     // The kernels' buffers grow only with the batch (waited for above).
@@ -359,26 +329,27 @@ class GpuEngine final : public engine::Engine {
     return exec_->Forward(Args(), x, batch, training);
   }
 
-  engine::BatchStats StatsAt(int i, int batch) const {
-    return StatsOf(host_stats_.get()[i], std::llround(host_stats_.get()[i + 1]), batch);
+  // The regularization penalty of the current weights into host_penalty_, on the compute
+  // stream (nothing without a regularizer).
+  Status EnqueuePenalty() {
+    if (!regularization_->active()) return Status::Ok();
+    RT_RETURN_IF_ERROR(regularization_->Penalty(params_.get(), penalty_.get()));
+    return CudaCheck(cudaMemcpyAsync(host_penalty_.get(), penalty_.get(), sizeof(double), cudaMemcpyDeviceToHost,
+                                     ctx_->compute()),
+                     "cudaMemcpyAsync(regularization penalty)", id_);
   }
-  // Every metric is an argmax accuracy (SetObjective): its sums are [hits, examples].
-  engine::BatchStats StatsOf(double loss_sum, int64_t correct, int batch) const {
-    engine::BatchStats stats;
-    stats.loss_sum = loss_sum;
-    stats.metric_sums.reserve(static_cast<size_t>(objective_->num_sums()));
-    for (size_t m = 0; m < objective_->metrics().size(); ++m) {
-      stats.metric_sums.push_back(static_cast<double>(correct));
-      stats.metric_sums.push_back(static_cast<double>(batch));
-    }
+
+  // After the compute stream finished the batch: its loss and metric sums; the reported
+  // loss includes batch * the regularization penalty, as Keras' does.
+  StatusOr<engine::BatchStats> Stats(int batch) const {
+    RT_ASSIGN_OR_RETURN(engine::BatchStats stats, objective_gpu_->Collect());
+    if (regularization_->active()) stats.loss_sum += static_cast<double>(batch) * host_penalty_.get()[0];
     return stats;
   }
 
   std::unique_ptr<GpuContext> ctx_;  // first: destroyed after every buffer below
   nn::Model* model_;
   nn::Optimizer* optimizer_;
-  nn::Sgd* sgd_;    // exactly one of sgd_ and adam_ is set
-  nn::Adam* adam_;
   const int max_batch_;
   const size_t n_;
   const size_t trainable_;  // the optimizer updates params_[0, trainable_)
@@ -394,15 +365,15 @@ class GpuEngine final : public engine::Engine {
   int capacity_ = 0;  // examples the kernels' buffers hold
 
   DeviceBuffer<float> params_, grads_;
-  std::vector<DeviceBuffer<float>> slots_;  // optimizer_->state() order
+  std::unique_ptr<GpuOptimizer> optimizer_gpu_;        // the update and its slots
+  std::unique_ptr<GpuRegularization> regularization_;  // the weights' penalty and its gradient
   PinnedBuffer<float> host_grads_;          // for host communicators (RING)
   bool host_grads_mode_ = false;            // GradientBuffer last returned host_grads_
   int num_replicas_ = 1;                    // of the communicator GradientBuffer was asked for
   DeviceBuffer<unsigned char> workspace_;   // cuDNN
   DeviceBuffer<float> grad_logits_;
-  DeviceBuffer<unsigned char> loss_scratch_;
-  DeviceBuffer<double> stats_;      // [loss sum, correct] of the step, then of the evaluation
-  PinnedBuffer<double> host_stats_;
+  DeviceBuffer<double> penalty_;       // the regularization penalty of the last batch's weights
+  PinnedBuffer<double> host_penalty_;
   Event done_;
 
   InputSlot inputs_[2];
@@ -411,8 +382,9 @@ class GpuEngine final : public engine::Engine {
   int submitted_batch_ = 0;  // 0: nothing submitted since the last StartStep
   bool in_step_ = false;     // between StartStep and FinishBackward
   int step_batch_ = 0;       // examples of the step StartStep began
+  // The loss and metrics: Objective::Default until SetObjective.
   engine::Objective default_objective_ = engine::Objective::Default(classes_);
-  const engine::Objective* objective_ = &default_objective_;  // SetObjective's (see there)
+  std::unique_ptr<GpuObjective> objective_gpu_;
   DeviceBuffer<float> eval_images_;
   DeviceBuffer<int32_t> eval_labels_;
 };
@@ -425,27 +397,8 @@ StatusOr<std::unique_ptr<engine::Engine>> NewGpuEngine(nn::Model* model, nn::Opt
   if (max_batch < 1) {
     return InvalidArgumentError("NewGpuEngine: max_batch must be positive, got " + std::to_string(max_batch));
   }
-  if (dynamic_cast<nn::Sgd*>(optimizer) == nullptr && dynamic_cast<nn::Adam*>(optimizer) == nullptr) {
-    return UnimplementedError("optimizer '" + optimizer->name() + "' has no GPU update; use sgd or adam, or set the " +
-                              "job's \"device\" to \"cpu\"");
-  }
-  // The GPU update is the rule alone: Apply's clipping and weight decay, and amsgrad, have
-  // no GPU kernels yet, and running without them would silently train something else.
-  const auto* adam = dynamic_cast<nn::Adam*>(optimizer);
-  if (optimizer->transforms_gradients() || (adam != nullptr && adam->amsgrad())) {
-    return UnimplementedError("optimizer '" + optimizer->name() + "' with clipnorm, clipvalue, global_clipnorm, " +
-                              "weight_decay or amsgrad has no GPU update; remove them or set the job's \"device\" " +
-                              "to \"cpu\"");
-  }
-  // Nor has weight regularization (its penalty in the loss, its gradient).
-  for (const nn::ParamInfo& p : model->param_infos()) {
-    if (p.regularizer.active()) {
-      return InvalidArgumentError("'" + p.name + "' has a regularizer (kernel_regularizer / bias_regularizer); the " +
-                                  "GPU engine does not implement weight regularization: remove it or set the job's " +
-                                  "\"device\" to \"cpu\"")
-          .About(Subject::kConfig);
-    }
-  }
+  // What the GPU cannot run (an op, a loss, a metric, an optimizer option) is refused
+  // when the engine is made, naming it.
   RT_ASSIGN_OR_RETURN(std::unique_ptr<GpuContext> ctx, GpuContext::Create(ordinal));
   auto engine = std::make_unique<GpuEngine>(model, optimizer, max_batch, std::move(ctx));
   RT_RETURN_IF_ERROR(engine->Init());

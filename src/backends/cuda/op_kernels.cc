@@ -1,9 +1,9 @@
 #include "backends/cuda/op_kernels.h"
 
-#include "backends/cuda/cuda_status.h"
-#include "backends/cuda/device_buffer.h"
-#include "backends/cuda/gpu_kernels.h"
+#include "backends/cuda/activation_kernel.h"
+#include "backends/cuda/conv_family.h"
 #include "backends/cuda/norm_kernels.h"
+#include "backends/cuda/shape_kernels.h"
 
 namespace ringtrain::gpu {
 namespace {
@@ -20,34 +20,6 @@ class ViewKernel final : public backends::Kernel {
     if (need[0]) (*din)[0] = dy;
     return Status::Ok();
   }
-};
-
-// Add of two inputs of one shape: y = a + b; both input gradients are the output's.
-class AddKernel final : public backends::Kernel {
- public:
-  AddKernel(const NodeDesc& d, const GpuContext* gpu, size_t size) : d_(d), gpu_(gpu), size_(size) {}
-
-  Status Reserve(int batch) override {
-    return y_.Grow(static_cast<size_t>(batch) * size_, d_.name + " output", gpu_->ordinal());
-  }
-  StatusOr<const float*> Forward(const backends::KernelArgs&, const std::vector<const float*>& in, int batch,
-                                 bool) override {
-    RT_RETURN_IF_ERROR(CudaCheck(AddArrays(in[0], in[1], nullptr, static_cast<size_t>(batch) * size_, y_.get(),
-                                           gpu_->compute()),
-                                 "AddArrays(" + d_.name + ")", gpu_->ordinal()));
-    return static_cast<const float*>(y_.get());
-  }
-  Status Backward(const backends::KernelArgs&, const float* dy, const std::vector<bool>& need,
-                  std::vector<const float*>* din) override {
-    for (size_t k = 0; k < need.size(); ++k) (*din)[k] = need[k] ? dy : nullptr;
-    return Status::Ok();
-  }
-
- private:
-  const NodeDesc d_;
-  const GpuContext* gpu_;
-  const size_t size_;  // floats per example
-  DeviceBuffer<float> y_;
 };
 
 }  // namespace
@@ -73,26 +45,35 @@ NodeDesc NodeDesc::From(const ops::Node& node) {
 }
 
 StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node, const GpuContext* gpu) {
-  const NodeDesc d = NodeDesc::From(node);
   switch (node.op.kind) {
     case ops::OpKind::kView:
       return std::unique_ptr<backends::Kernel>(new ViewKernel());
     case ops::OpKind::kConv2D:
-      return NewConvKernel(d, gpu);
+      return NewConv2DKernel(node, gpu);
+    case ops::OpKind::kDepthwiseConv2D:
+      return NewDepthwiseConv2DKernel(node, gpu);
+    case ops::OpKind::kSeparableConv2D:
+      return NewSeparableConv2DKernel(node, gpu);
     case ops::OpKind::kDense:
-      return NewDenseKernel(d, gpu);
+      return NewDenseKernelForNode(node, gpu);
     case ops::OpKind::kMaxPool2D:
-      return NewMaxPoolKernel(d, gpu);
+      return NewMaxPoolKernel(NodeDesc::From(node), gpu);
     case ops::OpKind::kBatchNorm:
       return NewBatchNormKernel(node, gpu);
     case ops::OpKind::kLayerNorm:
       return NewLayerNormKernel(node, gpu);
+    case ops::OpKind::kActivation:
+      return NewActivationKernel(node, gpu);
     case ops::OpKind::kAdd:
-      if (node.inputs.size() == 2) {
-        return std::unique_ptr<backends::Kernel>(
-            new AddKernel(d, gpu, static_cast<size_t>(node.output_size())));
-      }
-      break;
+      return NewAddKernel(node, gpu);
+    case ops::OpKind::kAvgPool2D:
+    case ops::OpKind::kGlobalMaxPool2D:
+    case ops::OpKind::kGlobalAvgPool2D:
+    case ops::OpKind::kZeroPadding2D:
+    case ops::OpKind::kRescaling:
+    case ops::OpKind::kConcatenate:
+    case ops::OpKind::kMultiply:
+      return NewShapeKernel(node, gpu);
     default:
       break;
   }
