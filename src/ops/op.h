@@ -74,7 +74,23 @@ struct Op {
   uint64_t name_hash = 0;        // the layer's name hashed (nn/layers/norm_fields.h HashName)
   uint64_t layer_seed = 0;       // the layer's own "seed" argument, mixed (0: none)
   uint64_t key = 0;              // RandomFlip, RandomCrop, RandomRotation, RandomTranslation: the layer's stream key
-  // (more of the augmentation layers' arguments go here)
+  float dropout_scale = 1.0f;    // Dropout: a kept element's factor, 1 / (1 - rate) as the layer rounds it
+  bool flip_horizontal = false;  // RandomFlip: the directions its mode names
+  bool flip_vertical = false;
+  int crop_height = 0, crop_width = 0;  // RandomCrop: the target size (the output's height and width)
+  // RandomTranslation: the ranges [lo, hi] of the shifts, fractions of the image's height
+  // and width; RandomRotation: of the angle, fractions of 2*pi. As the layer holds them.
+  double height_factor_lo = 0, height_factor_hi = 0;
+  double width_factor_lo = 0, width_factor_hi = 0;
+  double angle_factor_lo = 0, angle_factor_hi = 0;
+  // RandomTranslation, RandomRotation: how points outside the image are mapped, and how
+  // the input is sampled (nn/layers/image_transform.h); fill_value: what the constant
+  // mode's (and any outside tap's) pixels read.
+  enum class FillMode { kReflect, kWrap, kConstant, kNearest };
+  enum class Interpolation { kBilinear, kNearest };
+  FillMode fill_mode = FillMode::kReflect;
+  Interpolation interpolation = Interpolation::kBilinear;
+  float fill_value = 0.0f;
   std::vector<float> scale_values, offset_values;  // Rescaling: per channel
   // Anything else a kernel needs that the fields above do not hold, as readable text
   // (an Activation op's relu variant: "max_value=6").

@@ -43,6 +43,7 @@ ops::Op Dropout::op() const {
   op.rate = rate_;
   op.name_hash = name_hash_;
   op.layer_seed = layer_seed_;
+  op.dropout_scale = scale_;
   return op;
 }
 

@@ -51,6 +51,30 @@ StatusOr<std::unique_ptr<Layer>> RandomAffine::Finish(std::unique_ptr<RandomAffi
 ops::Op RandomAffine::op() const {
   ops::Op op;
   op.kind = rotation_ ? ops::OpKind::kRandomRotation : ops::OpKind::kRandomTranslation;
+  op.key = key_;
+  op.height_factor_lo = height_.first;
+  op.height_factor_hi = height_.second;
+  op.width_factor_lo = width_.first;
+  op.width_factor_hi = width_.second;
+  op.angle_factor_lo = angle_.first;
+  op.angle_factor_hi = angle_.second;
+  switch (sampler_.fill_mode) {
+    case FillMode::kReflect:
+      op.fill_mode = ops::Op::FillMode::kReflect;
+      break;
+    case FillMode::kWrap:
+      op.fill_mode = ops::Op::FillMode::kWrap;
+      break;
+    case FillMode::kConstant:
+      op.fill_mode = ops::Op::FillMode::kConstant;
+      break;
+    case FillMode::kNearest:
+      op.fill_mode = ops::Op::FillMode::kNearest;
+      break;
+  }
+  op.interpolation = sampler_.interpolation == Interpolation::kNearest ? ops::Op::Interpolation::kNearest
+                                                                       : ops::Op::Interpolation::kBilinear;
+  op.fill_value = fill_value_;
   return op;
 }
 

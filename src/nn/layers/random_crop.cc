@@ -62,6 +62,9 @@ RandomCrop::RandomCrop(std::string name, const Shape& in, int height, int width,
 ops::Op RandomCrop::op() const {
   ops::Op op;
   op.kind = ops::OpKind::kRandomCrop;
+  op.key = key_;
+  op.crop_height = height_;
+  op.crop_width = width_;
   return op;
 }
 

@@ -32,6 +32,9 @@ RandomFlip::RandomFlip(std::string name, const Shape& in, bool horizontal, bool 
 ops::Op RandomFlip::op() const {
   ops::Op op;
   op.kind = ops::OpKind::kRandomFlip;
+  op.key = key_;
+  op.flip_horizontal = horizontal_;
+  op.flip_vertical = vertical_;
   op.detail = std::string(horizontal_ ? "horizontal" : "") + (horizontal_ && vertical_ ? "_and_" : "") +
               (vertical_ ? "vertical" : "");
   return op;
