@@ -33,7 +33,8 @@ const char* DeviceName(Device device);
 struct OpSupport {
   ops::OpKind kind;
   enum class Level { kFull, kPartial, kNone } level = Level::kNone;
-  // For kPartial and kNone: what it lacks, as the docs show it ("no dilation, no groups").
+  // For kPartial and kNone: what it lacks, as the docs show it ("no dilation, no groups");
+  // for kFull, anything else the docs should say of it ("not yet run on a GPU").
   std::string note;
 };
 

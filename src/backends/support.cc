@@ -24,7 +24,7 @@ namespace {
 
 std::string Cell(const OpSupport& s) {
   switch (s.level) {
-    case OpSupport::Level::kFull: return "yes";
+    case OpSupport::Level::kFull: return s.note.empty() ? "yes" : "yes (" + s.note + ")";
     case OpSupport::Level::kPartial: return "partial: " + s.note;
     case OpSupport::Level::kNone: return "no (" + s.note + ")";
   }

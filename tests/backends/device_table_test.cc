@@ -40,31 +40,25 @@ TEST(DeviceTableTest, TheCudaCheckFollowsItsDeclaration) {
   for (const OpSupport& s : CudaDeclaredSupport()) {
     ops::Op op;
     op.kind = s.kind;
-    if (s.kind == ops::OpKind::kAdd) op.num_inputs = 2;
-    const Status plain = CudaSupports(op);
     SCOPED_TRACE(ops::OpKindName(s.kind));
+    const Status plain = CudaSupports(op);
     if (s.level == OpSupport::Level::kNone) {
       EXPECT_EQ(plain.code(), Code::kUnimplemented);
     } else {
       EXPECT_TRUE(plain.ok()) << plain.ToString();  // the op at its defaults
     }
   }
+  // The arguments the CUDA kernels take: grouped, dilated, any activation, many inputs.
   ops::Op conv;
   conv.kind = ops::OpKind::kConv2D;
-  conv.activation = ops::Activation::kRelu;
-  EXPECT_TRUE(CudaSupports(conv).ok());
   conv.groups = 2;
-  EXPECT_NE(CudaSupports(conv).message().find("groups"), std::string::npos);
-  conv.groups = 1;
   conv.window.dilation_h = 2;
-  EXPECT_NE(CudaSupports(conv).message().find("dilation"), std::string::npos);
-  conv.window.dilation_h = 1;
   conv.activation = ops::Activation::kGelu;
-  EXPECT_NE(CudaSupports(conv).message().find("gelu"), std::string::npos);
+  EXPECT_TRUE(CudaSupports(conv).ok());
   ops::Op add;
   add.kind = ops::OpKind::kAdd;
   add.num_inputs = 3;
-  EXPECT_EQ(CudaSupports(add).message(), "3 inputs");
+  EXPECT_TRUE(CudaSupports(add).ok());
 }
 
 }  // namespace

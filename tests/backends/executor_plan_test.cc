@@ -1,7 +1,7 @@
 // The executor's plan: an op the backend lacks is refused before anything runs, in one
 // line naming the layer, the op and the device; a backend that declares every op gets
-// one kernel per node. A stand-in backend with the CUDA backend's declarations runs here,
-// without a GPU.
+// one kernel per node. Stand-in backends run here, without a GPU: one with the CUDA
+// backend's declarations, one that lacks BatchNorm and grouped convolutions.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -20,12 +20,19 @@ namespace {
 
 using nlohmann::json;
 
-// Declares what the CUDA backend declares; its kernels copy nothing (the plan is what is tested).
+// A "cuda" backend whose kernels copy nothing (the plan is what is tested). With
+// `lacking` it refuses BatchNorm and grouped convolutions; without, it declares what the
+// CUDA backend declares.
 class DeclaredCudaBackend final : public backends::Backend {
  public:
+  explicit DeclaredCudaBackend(bool lacking = false) : lacking_(lacking) {}
   backends::Device device() const override { return backends::Device::kCuda; }
   std::string Describe() const override { return "declared CUDA"; }
-  Status Supports(const ops::Op& op) const override { return backends::CudaSupports(op); }
+  Status Supports(const ops::Op& op) const override {
+    if (lacking_ && op.kind == ops::OpKind::kBatchNorm) return UnimplementedError("no kernel in this test backend");
+    if (lacking_ && op.kind == ops::OpKind::kConv2D && op.groups != 1) return UnimplementedError("groups");
+    return backends::CudaSupports(op);
+  }
   bool CanFuse(backends::Fusion, const ops::Op&) const override { return false; }
   StatusOr<std::unique_ptr<backends::Kernel>> NewKernel(const ops::Node& node) override {
     ++kernels_made;
@@ -40,6 +47,7 @@ class DeclaredCudaBackend final : public backends::Backend {
   int kernels_made = 0;
 
  private:
+  bool lacking_;
   class Identity final : public backends::Kernel {
     StatusOr<const float*> Forward(const backends::KernelArgs&, const std::vector<const float*>& in, int,
                                    bool) override {
@@ -64,7 +72,7 @@ TEST(ExecutorPlanTest, AnOpTheBackendLacksIsRefusedInOneLineNamingLayerOpAndDevi
       {"type": "BatchNormalization", "name": "bn1"},
       {"type": "ReLU"}, {"type": "Flatten"}, {"type": "Dense", "units": 3}]})");
   ASSERT_NE(m, nullptr);
-  DeclaredCudaBackend cuda;
+  DeclaredCudaBackend cuda(/*lacking=*/true);
   auto e = Executor::Create(m->graph(), &cuda, PlanOptions{});
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), Code::kUnimplemented);
@@ -72,7 +80,7 @@ TEST(ExecutorPlanTest, AnOpTheBackendLacksIsRefusedInOneLineNamingLayerOpAndDevi
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   EXPECT_NE(msg.find("layer 'bn1' (BatchNormalization)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("op BatchNorm (training)"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("device \"cuda\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("device \"cuda\" (no kernel in this test backend)"), std::string::npos) << msg;
   EXPECT_NE(msg.find("set the job's \"device\" to \"cpu\""), std::string::npos) << msg;
   EXPECT_EQ(cuda.kernels_made, 0) << "refused before any kernel was made";
 }
@@ -82,7 +90,7 @@ TEST(ExecutorPlanTest, AnArgumentTheBackendLacksIsNamed) {
       {"type": "Conv2D", "filters": 4, "kernel_size": 3, "groups": 2, "name": "grouped"},
       {"type": "Flatten"}, {"type": "Dense", "units": 3}]})");
   ASSERT_NE(m, nullptr);
-  DeclaredCudaBackend cuda;
+  DeclaredCudaBackend cuda(/*lacking=*/true);
   auto e = Executor::Create(m->graph(), &cuda, PlanOptions{});
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("layer 'grouped' (Conv2D): op Conv2D (3x3, groups 2) does not run on device "
@@ -91,18 +99,20 @@ TEST(ExecutorPlanTest, AnArgumentTheBackendLacksIsNamed) {
       << e.status().message();
 }
 
-// A residual model with a frozen layer plans on the CUDA declarations: one kernel per node.
+// A residual model with a frozen layer, BatchNorm and a grouped convolution plans on the
+// CUDA declarations: one kernel per node.
 TEST(ExecutorPlanTest, ResidualAndFrozenModelsPlanOnTheCudaDeclarations) {
   auto m = Build(R"({"input_shape": [6, 6, 2], "layers": [
       {"type": "Conv2D", "filters": 2, "kernel_size": 3, "padding": "same", "name": "c1", "trainable": false},
       {"type": "Conv2D", "filters": 2, "kernel_size": 3, "padding": "same", "activation": "relu", "name": "c2"},
       {"type": "Add", "inputs": ["c1", "c2"]},
+      {"type": "BatchNormalization"}, {"type": "Conv2D", "filters": 2, "kernel_size": 1, "groups": 2},
       {"type": "MaxPooling2D", "pool_size": 2}, {"type": "Flatten"}, {"type": "Dense", "units": 3}]})");
   ASSERT_NE(m, nullptr);
   DeclaredCudaBackend cuda;
   auto e = Executor::Create(m->graph(), &cuda, PlanOptions{});
   ASSERT_TRUE(e.ok()) << e.status().ToString();
-  EXPECT_EQ(cuda.kernels_made, 6);
+  EXPECT_EQ(cuda.kernels_made, 8);
   const ops::Graph& g = (*e)->graph();
   EXPECT_TRUE(g.nodes[0].has_frozen_weights());
   EXPECT_FALSE(g.nodes[0].run_backward) << "nothing trainable at or before the frozen first layer";

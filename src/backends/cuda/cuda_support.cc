@@ -12,20 +12,12 @@ using ops::OpKind;
 
 const std::vector<OpSupport>& CudaDeclaredSupport() {
   static const std::vector<OpSupport> table = [] {
+    // The kernels that have run on a GPU (the parity tests on an H100) and those written
+    // and compiled since, which have not yet.
     std::vector<OpSupport> t;
     for (OpKind kind : ops::AllOpKinds()) {
-      switch (kind) {
-        case OpKind::kDropout:
-        case OpKind::kRandomFlip:
-        case OpKind::kRandomCrop:
-        case OpKind::kRandomRotation:
-        case OpKind::kRandomTranslation:
-          t.push_back({kind, Level::kNone, "no CUDA kernel yet"});
-          break;
-        default:
-          t.push_back({kind, Level::kFull, ""});
-          break;
-      }
+      const bool ran = kind == OpKind::kView || kind == OpKind::kMaxPool2D;
+      t.push_back({kind, Level::kFull, ran ? "" : "not yet run on a GPU"});
     }
     return t;
   }();

@@ -3,6 +3,7 @@
 #include "backends/cuda/activation_kernel.h"
 #include "backends/cuda/conv_family.h"
 #include "backends/cuda/norm_kernels.h"
+#include "backends/cuda/random_kernels.h"
 #include "backends/cuda/shape_kernels.h"
 
 namespace ringtrain::gpu {
@@ -74,8 +75,15 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
     case ops::OpKind::kConcatenate:
     case ops::OpKind::kMultiply:
       return NewShapeKernel(node, gpu);
-    default:
-      break;
+    case ops::OpKind::kDropout:
+      return NewDropoutKernel(node, gpu);
+    case ops::OpKind::kRandomFlip:
+      return NewRandomFlipKernel(node, gpu);
+    case ops::OpKind::kRandomCrop:
+      return NewRandomCropKernel(node, gpu);
+    case ops::OpKind::kRandomRotation:
+    case ops::OpKind::kRandomTranslation:
+      return NewRandomAffineKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }
