@@ -8,6 +8,8 @@
 # and tests/peers/pytorch_train_bench.py --workload <w> --procs N, alternating which goes first from
 # round to round, takes images_per_sec from each one's `RESULT ...` line (first epoch excluded by both),
 # and prints a markdown table of the medians over the rounds and their ratio (ringtrain / PyTorch).
+# With RINGTRAIN_BEFORE (another ringtrain executable, e.g. the build before a change) each round runs it too,
+# in the same rotation, and the table gains its column and ratio: a change's effect next to the peer, in one run.
 # Environment: RINGTRAIN (default build/bin/ringtrain), PYTHON (default /usr/bin/python3), ROUNDS (3),
 # WORKLOADS ("w1 w2"), WORKERS ("1 2"), RUN_TIMEOUT (seconds per run, 900), DEVICE (cpu; gpu runs ringtrain
 # with --device gpu against the peer's --device cuda, PyTorch eager on the same GPU), RT_BIND (ringtrain's
@@ -18,6 +20,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 ringtrain=${RINGTRAIN:-$root/build/bin/ringtrain}
+before=${RINGTRAIN_BEFORE:-}
 python=${PYTHON:-/usr/bin/python3}
 rounds=${ROUNDS:-3}
 workloads=${WORKLOADS:-w1 w2}
@@ -40,6 +43,7 @@ die() {  # die CODE MESSAGE
 
 case $rounds in '' | *[!0-9]* | 0) die 2 "ROUNDS must be a positive integer, got '$rounds'" ;; esac
 [ -x "$ringtrain" ] || die 2 "no ringtrain executable at $ringtrain; build it (cmake --build build --target ringtrain) or set RINGTRAIN"
+[ -z "$before" ] || [ -x "$before" ] || die 2 "RINGTRAIN_BEFORE=$before is not an executable"
 # The job file of workload $1.
 job_of() {
   case $1 in
@@ -85,7 +89,7 @@ measure() {
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "== start: $(uptime)"
-echo "== $rounds round(s), device $device, binding: ringtrain $rt_bind, PyTorch $pt_bind; ringtrain: $ringtrain; PyTorch: $("$python" -c 'import torch; print(torch.__version__)')"
+echo "== $rounds round(s), device $device, binding: ringtrain $rt_bind, PyTorch $pt_bind; ringtrain: $ringtrain${before:+ (before: $before)}; PyTorch: $("$python" -c 'import torch; print(torch.__version__)')"
 cd "$root" || die 2 "cannot cd to $root"
 for ((r = 1; r <= rounds; ++r)); do
   for w in $workloads; do
@@ -95,18 +99,37 @@ for ((r = 1; r <= rounds; ++r)); do
           "${rt_device[@]}" --bind_to "$rt_bind")
       pt=(measure "pytorch   $w x$n" "pt_${w}_$n" "$python" "$peer" --workload "$w" --procs "$n" "${pt_device[@]}"
           --bind "$pt_bind")
-      if ((r % 2)); then "${rt[@]}"; "${pt[@]}"; else "${pt[@]}"; "${rt[@]}"; fi
+      if [ -n "$before" ]; then
+        bf=(measure "before    $w x$n" "bf_${w}_$n" "$before" bench train --job "$(job_of "$w")" --workers "$n"
+            "${rt_device[@]}" --bind_to "$rt_bind")
+        case $((r % 3)) in
+          1) "${rt[@]}"; "${bf[@]}"; "${pt[@]}" ;;
+          2) "${bf[@]}"; "${pt[@]}"; "${rt[@]}" ;;
+          0) "${pt[@]}"; "${rt[@]}"; "${bf[@]}" ;;
+        esac
+      elif ((r % 2)); then "${rt[@]}"; "${pt[@]}"; else "${pt[@]}"; "${rt[@]}"; fi
     done
   done
 done
 echo "== end: $(uptime)"
 echo
-echo "| workload | workers | ringtrain img/s | PyTorch img/s | ratio |"
-echo "|---|---|---|---|---|"
+if [ -n "$before" ]; then
+  echo "| workload | workers | before img/s | ringtrain img/s | PyTorch img/s | before / PyTorch | ringtrain / PyTorch |"
+  echo "|---|---|---|---|---|---|---|"
+else
+  echo "| workload | workers | ringtrain img/s | PyTorch img/s | ratio |"
+  echo "|---|---|---|---|---|"
+fi
 for w in $workloads; do
   for n in $workers; do
     a=$(median "$out/rt_${w}_$n")
     b=$(median "$out/pt_${w}_$n")
-    printf '| %s | %s | %.1f | %.1f | %.2f |\n' "$w" "$n" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+    if [ -n "$before" ]; then
+      c=$(median "$out/bf_${w}_$n")
+      printf '| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f |\n' "$w" "$n" "$c" "$a" "$b" \
+        "$(awk -v a="$c" -v b="$b" 'BEGIN { print a / b }')" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+    else
+      printf '| %s | %s | %.1f | %.1f | %.2f |\n' "$w" "$n" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print a / b }')"
+    fi
   done
 done
