@@ -54,7 +54,8 @@ class CpuRun {
     params_.assign(total, 0.0f);
     for (size_t k = 0; k < specs_.size(); ++k) {
       const bool train = trainable && specs_[k].trainable;
-      node_.params.push_back({layer.name() + "/" + specs_[k].suffix, specs_[k].shape, offsets[k], Count(specs_[k]), train});
+      node_.params.push_back(
+          {layer.name() + "/" + specs_[k].suffix, specs_[k].shape, offsets[k], Count(specs_[k]), train});
       if (specs_[k].init == ParamSpec::Init::kOnes) {
         std::fill(params_.begin() + static_cast<std::ptrdiff_t>(offsets[k]),
                   params_.begin() + static_cast<std::ptrdiff_t>(offsets[k] + Count(specs_[k])), 1.0f);

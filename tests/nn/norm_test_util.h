@@ -71,7 +71,8 @@ inline void CheckTrainingGradients(BoundLayer& b, const std::vector<float>& x0, 
   for (size_t t = 0; t < b.num_weights(); ++t) {
     if (analytic[t].empty()) continue;
     for (size_t i = 0; i < b.count(t); ++i) {
-      ExpectClose(analytic[t][i], numeric(b.CpuRun::param(t) + i), "weight " + std::to_string(t) + "[" + std::to_string(i) + "]");
+      ExpectClose(analytic[t][i], numeric(b.CpuRun::param(t) + i),
+                  "weight " + std::to_string(t) + "[" + std::to_string(i) + "]");
     }
   }
   for (size_t i = 0; i < x.size(); ++i) ExpectClose(din[i], numeric(&x[i]), "input[" + std::to_string(i) + "]");

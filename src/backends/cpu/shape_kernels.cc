@@ -32,8 +32,9 @@ class ZeroPadding2DKernel final : public OneInputKernel {
     std::fill(out, out + static_cast<size_t>(batch) * output_size_, 0.0f);
     for (int n = 0; n < batch; ++n) {
       for (int h = 0; h < is[0]; ++h) {
-        std::memcpy(out + static_cast<size_t>(n) * output_size_ + ((static_cast<size_t>(h) + top_) * os[1] + left_) * os[2],
-                    in + static_cast<size_t>(n) * input_size_ + static_cast<size_t>(h) * row, row * sizeof(float));
+        std::memcpy(
+            out + static_cast<size_t>(n) * output_size_ + ((static_cast<size_t>(h) + top_) * os[1] + left_) * os[2],
+            in + static_cast<size_t>(n) * input_size_ + static_cast<size_t>(h) * row, row * sizeof(float));
       }
     }
     if (training) batch_ = batch;
@@ -48,9 +49,10 @@ class ZeroPadding2DKernel final : public OneInputKernel {
     const size_t row = static_cast<size_t>(is[1]) * is[2];
     for (int n = 0; n < batch_; ++n) {
       for (int h = 0; h < is[0]; ++h) {
-        std::memcpy(din + static_cast<size_t>(n) * input_size_ + static_cast<size_t>(h) * row,
-                    dout + static_cast<size_t>(n) * output_size_ + ((static_cast<size_t>(h) + top_) * os[1] + left_) * os[2],
-                    row * sizeof(float));
+        std::memcpy(
+            din + static_cast<size_t>(n) * input_size_ + static_cast<size_t>(h) * row,
+            dout + static_cast<size_t>(n) * output_size_ + ((static_cast<size_t>(h) + top_) * os[1] + left_) * os[2],
+            row * sizeof(float));
       }
     }
     return din;
