@@ -39,13 +39,14 @@ struct Model::Impl {
   // A training Forward copies its input here: layers keep pointers into it for
   // Backward, and the caller's buffer may be reused before then.
   std::vector<float> input_copy;
-  // The CPU backend and the executor that runs the layers' graph on it.
+  // The CPU backend and the executor that runs the layers' op graph on it.
   std::unique_ptr<backends::Backend> backend;
   std::unique_ptr<executor::Executor> exec;
   bool ready_for_backward = false;
   float empty_logits[1] = {0.0f};
 
-  // The layers are bound to these same buffers; the executor passes them on.
+  // The buffers the kernels read their weights from and write their gradients and
+  // statistics to, at the graph's offsets; the step the layers' contexts also point at.
   backends::KernelArgs Args() {
     backends::KernelArgs a;
     a.params = params.data();
@@ -118,7 +119,6 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
   size_t index = 0;  // the weight's position in layer order: its initialiser's stream
   for (size_t l = 0; l < nl; ++l) {
     m.layer_first_info.push_back(m.infos.size());
-    std::vector<float*> p, g;
     for (size_t k = 0; k < specs[l].size(); ++k) {
       const ParamSpec& s = specs[l][k];
       ParamInfo info;
@@ -130,14 +130,10 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
       info.regularizer = s.regularizer;
       float* w = m.params.data() + info.offset;
       Initialize(s.init, w, info.count, s.fan_in, s.fan_out, seed, index);
-      p.push_back(w);
-      g.push_back(info.trainable ? m.grads.data() + info.offset : nullptr);
       m.infos.push_back(std::move(info));
       ++index;
     }
-    layers[l]->BindParams(p, g);
     layers[l]->set_context(&m.context);
-    if (layers[l]->ReducedStatsSize() > 0) layers[l]->BindReducedStats(m.grads.data() + m.first_stat[l]);
   }
 
   const std::vector<bool> up = m.graph.TrainableUpstream();
@@ -167,13 +163,15 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
     node.consumers = m.graph.consumers[l];
     graph.nodes.push_back(std::move(node));
   }
-  // The layers' CPU passes run as the CPU backend's kernels; the fusion pass (a relu into
-  // the layer before it, a layer into the Add it feeds) keeps the unfused bits.
+  // The ops run as the CPU backend's kernels (a few still as their layers' passes:
+  // nn/layer_kernel.h); the fusion pass (a relu into the node before it, a node into the
+  // Add it feeds) keeps the unfused bits.
   m.backend = backends::NewCpuBackend();
   executor::PlanOptions plan;
   plan.fuse = g_relu_fusion.load();
-  plan.make_kernel = [&layers](const ops::Node&, size_t i) -> StatusOr<std::unique_ptr<backends::Kernel>> {
-    return std::unique_ptr<backends::Kernel>(new LayerKernel(layers[i].get()));
+  backends::Backend* cpu = m.backend.get();
+  plan.make_kernel = [&layers, cpu](const ops::Node& node, size_t i) {
+    return NewCpuKernel(*cpu, node, layers[i].get());
   };
   RT_ASSIGN_OR_RETURN(m.exec, executor::Executor::Create(std::move(graph), m.backend.get(), plan));
   return model;

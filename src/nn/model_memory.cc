@@ -4,8 +4,10 @@
 #include <limits>
 #include <memory>
 
+#include "backends/cpu/cpu_backend.h"
 #include "common/memory_bound.h"
 #include "nn/layer.h"
+#include "nn/layer_kernel.h"
 #include "nn/model_build.h"
 
 namespace ringtrain::nn {
@@ -26,9 +28,10 @@ uint64_t PaddedInput(const ops::Window& g) {
   return pads ? SatMul(SatMul(ph, pw), U(g.c)) : 0;
 }
 
-// Which cost model a layer's CPU passes follow: the dense and convolution kernels with
-// relu or no activation fused, and views, are modelled here; every other layer reports
-// its own scratch (Layer::ScratchFloatsPerExample).
+// Which cost model an op's CPU kernel follows: the dense and convolution kernels with
+// relu or no activation fused, and views, are modelled here; for every other op the CPU
+// backend reports its kernel's scratch (backends::CpuScratchFloatsPerExample), or the
+// layer its own passes' (Layer::ScratchFloatsPerExample, nn/layer_kernel.h).
 enum class Cost { kView, kDense, kConv2D, kLayer };
 
 Cost CostModel(const ops::Op& op) {
@@ -44,6 +47,17 @@ Cost CostModel(const ops::Op& op) {
     default:
       return Cost::kLayer;
   }
+}
+
+// The floats per example the CPU kernel of `layer` (whose op is `op`) keeps besides its
+// output and input gradients.
+uint64_t ScratchFloats(const Layer& layer, const ops::Op& op, bool training) {
+  if (RunsAsLayerKernel(op.kind)) return layer.ScratchFloatsPerExample(training);
+  ops::Node node;
+  node.op = op;
+  node.input_shapes = layer.input_shapes();
+  node.output_shape = layer.output_shape();
+  return backends::CpuScratchFloatsPerExample(node, training);
 }
 
 }  // namespace
@@ -104,11 +118,11 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
         break;
       }
       case Cost::kLayer:
-        // The output, an input gradient per input, and what the layer says it keeps.
+        // The output, an input gradient per input, and what the kernel keeps.
         c.forward = out;
         c.backward = need_din ? SatMul(in, U(l.num_inputs())) : 0;
-        c.scratch_fwd = l.ScratchFloatsPerExample(false);
-        c.scratch_bwd = l.ScratchFloatsPerExample(true);
+        c.scratch_fwd = ScratchFloats(l, op, false);
+        c.scratch_bwd = ScratchFloats(l, op, true);
         break;
     }
     // A layer whose output feeds several layers sums their gradients in a buffer of its own.

@@ -3,7 +3,7 @@
 // not fit is refused up front (common/memory_bound.h) instead of dying in bad_alloc
 // or the OOM killer halfway through.
 //
-// The estimate follows what the CPU layers really allocate (nn/layers/*.cc, the kernels'
+// The estimate follows what the CPU kernels really allocate (backends/cpu, the kernels'
 // scratch functions): every layer's output, and for training the input copy, the
 // activation gradients and the larger backward scratch. It is an estimate of the
 // order of magnitude ("about 3.1 TiB"), not an accounting to the byte.

@@ -1,6 +1,6 @@
 // Keras' activation functions by kind, device-neutral: an op's fused output activation
 // (Dense, Conv2D and the other layers with an "activation" argument) and the Activation
-// op's function. nn/layers/activations.h computes them on the CPU.
+// op's function. backends/cpu/activations.h computes them on the CPU.
 #pragma once
 
 namespace ringtrain::ops {

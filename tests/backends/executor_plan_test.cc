@@ -1,7 +1,8 @@
 // The executor's plan: an op the backend lacks is refused before anything runs, in one
 // line naming the layer, the op and the device; a backend that declares every op gets
 // one kernel per node. Stand-in backends run here, without a GPU: one with the CUDA
-// backend's declarations, one that lacks BatchNorm and grouped convolutions.
+// backend's declarations, one that lacks BatchNorm and grouped convolutions. The CPU
+// backend makes its kernels from the nodes alone, and they give nn::Model's bits.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -129,6 +130,81 @@ TEST(ExecutorPlanTest, TheCpuBackendFusesReluIntoBatchNormAndAddAndBatchNormInto
     EXPECT_EQ(cpu->CanFuse(backends::Fusion::kProducerIntoAdd, op), bn) << ops::OpKindName(kind);
     EXPECT_TRUE(cpu->Supports(op).ok());
   }
+}
+
+// The CPU backend makes the kernel of every node from the node alone, but for the ops
+// whose CPU passes are still their layers' (Dropout, the augmentation layers), which it
+// refuses naming the layer.
+TEST(ExecutorPlanTest, TheCpuBackendMakesEveryKernelButTheLayerPassOnes) {
+  auto m = Build(R"({"input_shape": [8, 8, 3], "layers": [
+      {"type": "Rescaling", "scale": 0.5},
+      {"type": "ZeroPadding2D", "padding": 1},
+      {"type": "Conv2D", "filters": 4, "kernel_size": 3, "name": "c1"},
+      {"type": "BatchNormalization"}, {"type": "ReLU"},
+      {"type": "DepthwiseConv2D", "kernel_size": 3, "padding": "same"},
+      {"type": "SeparableConv2D", "filters": 4, "kernel_size": 3, "padding": "same", "name": "s1"},
+      {"type": "Add", "inputs": ["c1", "s1"]},
+      {"type": "Multiply", "inputs": ["c1", "s1"]},
+      {"type": "Concatenate", "inputs": ["add", "multiply"]},
+      {"type": "LayerNormalization"},
+      {"type": "MaxPooling2D"}, {"type": "AveragePooling2D", "pool_size": 1},
+      {"type": "Dropout", "rate": 0.5, "name": "drop"},
+      {"type": "GlobalAveragePooling2D"}, {"type": "Dense", "units": 3, "activation": "softmax"}]})");
+  ASSERT_NE(m, nullptr);
+  auto cpu = backends::NewCpuBackend();
+  int made = 0;
+  for (const ops::Node& node : m->graph().nodes) {
+    auto kernel = cpu->NewKernel(node);
+    if (node.op.kind == ops::OpKind::kDropout) {
+      ASSERT_FALSE(kernel.ok());
+      EXPECT_EQ(kernel.status().code(), Code::kUnimplemented);
+      EXPECT_NE(kernel.status().message().find("layer 'drop' (Dropout)"), std::string::npos)
+          << kernel.status().message();
+      continue;
+    }
+    EXPECT_TRUE(kernel.ok()) << node.Label() << ": " << kernel.status().ToString();
+    ++made;
+  }
+  EXPECT_EQ(made, static_cast<int>(m->graph().nodes.size()) - 1);
+}
+
+// The CPU backend's own kernels, planned without the model's factory, give the model's
+// output and gradients bit for bit (the model runs the same kernels, fused alike).
+TEST(ExecutorPlanTest, TheCpuBackendsKernelsGiveTheModelsBits) {
+  auto m = Build(R"({"input_shape": [6, 6, 2], "layers": [
+      {"type": "Conv2D", "filters": 4, "kernel_size": 3, "padding": "same", "name": "c1"},
+      {"type": "BatchNormalization", "name": "bn"}, {"type": "ReLU"},
+      {"type": "Conv2D", "filters": 4, "kernel_size": 3, "padding": "same", "activation": "gelu"},
+      {"type": "BatchNormalization", "name": "bn2"},
+      {"type": "Add", "inputs": ["bn2", "c1"]}, {"type": "ReLU"},
+      {"type": "GlobalMaxPooling2D"}, {"type": "Dense", "units": 3}]})");
+  ASSERT_NE(m, nullptr);
+  auto cpu = backends::NewCpuBackend();
+  auto e = Executor::Create(m->graph(), cpu.get(), PlanOptions{});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  const int batch = 3;
+  std::vector<float> x(static_cast<size_t>(batch) * m->input_size()), dy(static_cast<size_t>(batch) * 3);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 23) / 11.0f - 1.0f;
+  for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<float>((i * 13) % 7) / 3.0f - 1.0f;
+
+  std::vector<float> params(m->params(), m->params() + m->num_params()), grads(m->num_reduced(), 0.0f);
+  backends::StepContext step;
+  backends::KernelArgs args;
+  args.params = params.data();
+  args.grads = grads.data();
+  args.step = &step;
+  auto y = (*e)->Forward(args, x.data(), batch, true);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  const std::vector<float> got_y(*y, *y + dy.size());
+  ASSERT_TRUE((*e)->Backward(args, dy.data(), nullptr).ok());
+  ASSERT_TRUE((*e)->ApplyReducedStats(args, 1).ok());
+
+  const float* want_y = m->Forward(x.data(), batch, true);
+  EXPECT_EQ(got_y, std::vector<float>(want_y, want_y + dy.size()));
+  m->Backward(dy.data());
+  EXPECT_EQ(grads, std::vector<float>(m->grads(), m->grads() + m->num_reduced())) << "gradients and statistics";
+  m->ApplyReducedStats(1);
+  EXPECT_EQ(params, std::vector<float>(m->params(), m->params() + m->num_params())) << "moving statistics";
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // backends/cuda/activation_math.h on the host against the CPU: the element-wise
-// activations (forward and backward) against nn/layers/activations.h, softmax rows run
-// in the GPU kernels' order (strided lanes, then the pairwise tree) against the CPU's
-// one pass, and the ReLU / LeakyReLU layers' generic relu against ActivationLayer.
+// activations (forward and backward) against backends/cpu/activations.h, softmax rows
+// run in the GPU kernels' order (strided lanes, then the pairwise tree) against the CPU's
+// one pass, and the ReLU / LeakyReLU layers' generic relu against the CPU backend's
+// Activation kernel.
 //
 // Exact (the same bits, NaN where the CPU has NaN): every element-wise forward and
 // backward and the generic relu; on the host the functions call the same C library
@@ -24,8 +25,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/activations.h"
+#include "nn/cpu_run.h"
 #include "nn/layers/activation_layers.h"
-#include "nn/layers/activations.h"
 #include "ops/op.h"
 
 namespace ringtrain::gpu {
@@ -90,7 +92,7 @@ TEST(ActivationMath, ForwardSameBitsAsCpu) {
   const std::vector<float> x = Inputs(20000, 1);
   for (Activation act : ElementWise()) {
     std::vector<float> want(x.size()), got(x.size());
-    nn::ActivationForward(act, x.data(), 1, x.size(), want.data());
+    backends::cpu::ActivationForward(act, x.data(), 1, x.size(), want.data());
     for (size_t i = 0; i < x.size(); ++i) got[i] = am::Forward(act, x[i]);
     ExpectSame(got, want, x, std::string("forward ") + ops::ActivationName(act));
   }
@@ -104,8 +106,8 @@ TEST(ActivationMath, BackwardSameBitsAsCpu) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (Activation act : ElementWise()) {
     std::vector<float> y(x.size()), want(x.size()), got(x.size());
-    nn::ActivationForward(act, x.data(), 1, x.size(), y.data());
-    nn::ActivationBackwardInto(act, dy.data(), x.data(), y.data(), 1, x.size(), want.data());
+    backends::cpu::ActivationForward(act, x.data(), 1, x.size(), y.data());
+    backends::cpu::ActivationBackwardInto(act, dy.data(), x.data(), y.data(), 1, x.size(), want.data());
     for (size_t i = 0; i < x.size(); ++i) {
       got[i] = am::Backward(act, dy[i], am::BackwardReadsX(act) ? x[i] : nan, am::BackwardReadsY(act) ? y[i] : nan);
     }
@@ -160,7 +162,7 @@ TEST(ActivationMath, SoftmaxRowsMatchCpu) {
     for (float scale : {1.0f, 10.0f, 100.0f}) {
       std::vector<float> x = Uniform(static_cast<size_t>(rows) * units, 10 + units, -scale, scale);
       std::vector<float> want(x.size()), got(x.size()), maxima;
-      nn::ActivationForward(Activation::kSoftmax, x.data(), rows, units, want.data());
+      backends::cpu::ActivationForward(Activation::kSoftmax, x.data(), rows, units, want.data());
       SoftmaxAsGpu(x.data(), rows, units, got.data(), &maxima);
       double worst = 0;
       for (int r = 0; r < rows; ++r) {
@@ -186,7 +188,8 @@ TEST(ActivationMath, SoftmaxRowsMatchCpu) {
       // y * (|dy| + sum |dy * y|).
       const std::vector<float> dy = Uniform(x.size(), 20 + units, -1.0f, 1.0f);
       std::vector<float> dwant(x.size()), dgot(x.size());
-      nn::ActivationBackwardInto(Activation::kSoftmax, dy.data(), x.data(), want.data(), rows, units, dwant.data());
+      backends::cpu::ActivationBackwardInto(Activation::kSoftmax, dy.data(), x.data(), want.data(), rows, units,
+                                            dwant.data());
       SoftmaxBackwardAsGpu(dy.data(), want.data(), rows, units, dgot.data());
       for (int r = 0; r < rows; ++r) {
         const size_t row = static_cast<size_t>(r) * units;
@@ -234,7 +237,7 @@ TEST(ActivationMath, SoftmaxSpecialRowsMatchCpu) {
     for (const auto& r : rows) x.insert(x.end(), r.begin(), r.end());
     const int64_t n_rows = static_cast<int64_t>(rows.size());
     std::vector<float> want(x.size()), got(x.size());
-    nn::ActivationForward(Activation::kSoftmax, x.data(), n_rows, units, want.data());
+    backends::cpu::ActivationForward(Activation::kSoftmax, x.data(), n_rows, units, want.data());
     SoftmaxAsGpu(x.data(), n_rows, units, got.data(), nullptr);
     for (size_t i = 0; i < x.size(); ++i) {
       ASSERT_EQ(std::isnan(got[i]), std::isnan(want[i])) << "element " << i << " of row " << i / units;
@@ -296,9 +299,10 @@ TEST(ActivationMath, GenericReluSameBitsAsLayer) {
     const ops::Op op = layer.op();
     ASSERT_EQ(op.kind, ops::OpKind::kActivation);
     ASSERT_TRUE(op.relu.generic) << what;
-    const float* y = layer.Forward(x.data(), 1, true);
+    nn::testing::CpuRun run(layer);
+    const float* y = run.Forward(x.data(), 1, true);
     const std::vector<float> want_y(y, y + x.size());
-    const float* dx = layer.Backward(dy.data(), true);
+    const float* dx = run.Backward(dy.data(), true);
     const std::vector<float> want_dx(dx, dx + x.size());
     std::vector<float> got_y(x.size()), got_dx(x.size());
     for (size_t i = 0; i < x.size(); ++i) {

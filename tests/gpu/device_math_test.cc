@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/activations.h"
 #include "kernels/impl.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/kernels.h"
-#include "nn/layers/activation.h"
 #include "nn/losses/loss.h"
 
 namespace ringtrain::gpu {
@@ -345,9 +345,9 @@ TEST(DeviceMathActivation, OneLaneMatchesCpuBits) {
         const size_t n = static_cast<size_t>(rows) * cols;
         const auto dy = WideRandom(n, 50), y = ReluOutputs(n, 51);
         std::vector<float> cpu_scratch(n), cpu_db(cols), dev_dpre(n, 99.0f), dev_db(cols, 99.0f);
-        const float* cpu_dpre = nn::ActivationBiasBackward(dy.data(), y.data(), rows, cols,
-                                                           relu ? nn::Activation::kRelu : nn::Activation::kLinear,
-                                                           cpu_scratch.data(), cpu_db.data());
+        const float* cpu_dpre = backends::cpu::ActivationBiasBackward(
+            dy.data(), y.data(), rows, cols, relu ? ops::Activation::kRelu : ops::Activation::kLinear,
+            cpu_scratch.data(), cpu_db.data());
         HostActivationBiasBackward(dy, y, rows, cols, relu, dev_dpre.data(), dev_db.data());
         const std::string what = (relu ? "relu " : "linear ") + std::to_string(rows) + "x" + std::to_string(cols);
         ExpectSameBits(dev_dpre, std::vector<float>(cpu_dpre, cpu_dpre + n), what + " dpre");
@@ -379,9 +379,9 @@ TEST(DeviceMathActivation, ManyLanesAgreeWithCpuAndWorkInPlace) {
   for (bool relu : {false, true}) {
     const auto dy = kernels::Random(n, 52), y = ReluOutputs(n, 53);
     std::vector<float> cpu_scratch(n), cpu_db(cols), dev_db(cols);
-    const float* cpu_dpre = nn::ActivationBiasBackward(dy.data(), y.data(), rows, cols,
-                                                       relu ? nn::Activation::kRelu : nn::Activation::kLinear,
-                                                       cpu_scratch.data(), cpu_db.data());
+    const float* cpu_dpre = backends::cpu::ActivationBiasBackward(
+        dy.data(), y.data(), rows, cols, relu ? ops::Activation::kRelu : ops::Activation::kLinear,
+        cpu_scratch.data(), cpu_db.data());
     auto inplace = dy;  // dpre == dy, as the engine may pass
     HostActivationBiasBackward(inplace, y, rows, cols, relu, inplace.data(), dev_db.data());
     ExpectSameBits(inplace, std::vector<float>(cpu_dpre, cpu_dpre + n), "in-place dpre");

@@ -146,20 +146,10 @@ void CheckOp(backends::Device device, const OpCase& c) {
   context.seed = 5;
   context.step = c.train_step;
 
-  // The CPU layer, bound to host buffers: the reference.
-  auto run = [&](backends::Backend* backend, backends::Kernel* kernel, nn::Layer* bind_layer, Result* r) {
+  // One run of the op's kernel on a backend, from the same weights, input and output gradient.
+  auto run = [&](backends::Backend* backend, backends::Kernel* kernel, Result* r) {
     DeviceVector d_params(backend, params), d_grads(backend, std::vector<float>(grad_n, NAN));
     DeviceVector d_x(backend, x), d_dy(backend, dy);
-    if (bind_layer != nullptr) {  // a CPU layer reads its weights through pointers bound once
-      std::vector<float*> p, g;
-      for (const ops::ParamRef& ref : node.params) {
-        p.push_back(d_params.get() + ref.offset);
-        g.push_back(ref.trainable ? d_grads.get() + ref.offset : nullptr);
-      }
-      bind_layer->BindParams(p, g);
-      if (node.num_stats > 0) bind_layer->BindReducedStats(d_grads.get() + node.first_stat);
-      bind_layer->set_context(&context);
-    }
     ASSERT_TRUE(kernel->Reserve(c.batch).ok());
     auto ws = kernel->PrepareBatch(c.batch);
     ASSERT_TRUE(ws.ok()) << ws.status().ToString();
@@ -194,21 +184,27 @@ void CheckOp(backends::Device device, const OpCase& c) {
     r->params = Download(backend, d_params.get(), params.size());
   };
 
+  // The op's CPU kernel, as nn::Model makes it: the reference. The layers whose CPU passes
+  // are still their own (nn/layer_kernel.h) read their step from their context.
+  auto cpu = backends::NewCpuBackend();
   nn::internal::LayerGraph reference_graph;
   ASSERT_TRUE(nn::internal::BuildLayerGraph(model_json, &reference_graph).ok());
   nn::Layer* reference_layer = reference_graph.layers[index].get();
-  auto cpu = backends::NewCpuBackend();
-  nn::LayerKernel reference_kernel(reference_layer);
+  reference_layer->set_context(&context);
+  auto reference_kernel = nn::NewCpuKernel(*cpu, node, reference_layer);
+  ASSERT_TRUE(reference_kernel.ok()) << reference_kernel.status().ToString();
   Result want;
-  ASSERT_NO_FATAL_FAILURE(run(cpu.get(), &reference_kernel, reference_layer, &want));
+  ASSERT_NO_FATAL_FAILURE(run(cpu.get(), reference_kernel->get(), &want));
 
   Result got;
   if (device == backends::Device::kCpu) {
     nn::internal::LayerGraph graph;
     ASSERT_TRUE(nn::internal::BuildLayerGraph(model_json, &graph).ok());
     ASSERT_TRUE(cpu->Supports(node.op).ok());
-    nn::LayerKernel kernel(graph.layers[index].get());
-    ASSERT_NO_FATAL_FAILURE(run(cpu.get(), &kernel, graph.layers[index].get(), &got));
+    graph.layers[index]->set_context(&context);
+    auto kernel = nn::NewCpuKernel(*cpu, node, graph.layers[index].get());
+    ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+    ASSERT_NO_FATAL_FAILURE(run(cpu.get(), kernel->get(), &got));
   } else {
 #if defined(RINGTRAIN_HAVE_CUDA)
     if (g_cuda == nullptr) {
@@ -221,7 +217,7 @@ void CheckOp(backends::Device device, const OpCase& c) {
     ASSERT_TRUE(supported.ok()) << ops::Describe(node.op) << ": " << supported.ToString();
     auto kernel = cuda->NewKernel(node);
     ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
-    ASSERT_NO_FATAL_FAILURE(run(cuda.get(), kernel->get(), nullptr, &got));
+    ASSERT_NO_FATAL_FAILURE(run(cuda.get(), kernel->get(), &got));
 #else
     FAIL() << DeviceUnavailable(device);
 #endif

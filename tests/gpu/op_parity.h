@@ -1,7 +1,7 @@
 // The op parity harness: one op of a model run on a backend, forward and backward,
-// against the CPU layer it comes from. Parameterised over the devices ({cpu, cuda}):
-//   - cpu: the op's kernel on the CPU backend (the layer's CPU passes behind the
-//     executor's kernel interface) against a second instance of the same layer;
+// against the op's CPU kernel (as nn::Model makes it). Parameterised over the devices
+// ({cpu, cuda}):
+//   - cpu: the op's CPU kernel against a second instance of it;
 //   - cuda: the CUDA backend's kernel, skipped with one line saying why where there is
 //     no GPU (or the build has no CUDA).
 // Checked within a relative 1e-4: the output, every input's gradient, every trainable
@@ -35,7 +35,7 @@ struct OpCase {
 // Why `device` cannot run here ("" when it can): no CUDA build, no driver, no GPU.
 std::string DeviceUnavailable(backends::Device device);
 
-// Runs `c` on `device` and checks it against the CPU layer (gtest failures name the
+// Runs `c` on `device` and checks it against the CPU kernel (gtest failures name the
 // case and the tensor). Call from a test body after SKIP_IF_DEVICE_UNAVAILABLE.
 void CheckOp(backends::Device device, const OpCase& c);
 

@@ -1,5 +1,5 @@
 // The op parity suite for the convolution, dense and max-pooling ops (tests/gpu/op_parity.h):
-// each case on every device, against the CPU layer.
+// each case on every device, against the CPU kernel.
 #include <vector>
 
 #include <nlohmann/json.hpp>

@@ -1,9 +1,9 @@
-// backends/cuda/shape_math.h on the host against the CPU layers it mirrors (average and
+// backends/cuda/shape_math.h on the host against the CPU kernels it mirrors (average and
 // global pooling, zero padding, rescaling, concatenation, Add, Multiply). The CUDA kernels
 // (src/backends/cuda/shape_kernels.cu) are thin loops over these functions, and CI has no
 // GPU, so this is where their arithmetic is proven: each test runs the functions in the
 // kernels' loops (one output or input element per iteration, the same index
-// decomposition) on random data and expects the CPU layer's bits.
+// decomposition) on random data and expects the CPU kernel's bits.
 #include "backends/cuda/shape_math.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nn/cpu_run.h"
 #include "nn/layer.h"
 #include "nn/layers/merge_layers.h"
 #include "nn/model_build.h"
@@ -52,11 +53,12 @@ std::vector<float> WideRandom(size_t n, uint32_t seed, float step = 0) {
   return v;
 }
 
-// The model {input_shape, [layer, flatten]} built (a model ends with a vector), and its
-// first layer.
+// The model {input_shape, [layer, flatten]} built (a model ends with a vector), its
+// first layer, and that layer's CPU kernel.
 struct OneLayer {
   nn::internal::LayerGraph graph;
   nn::Layer* layer = nullptr;
+  std::unique_ptr<nn::testing::CpuRun> run;
 };
 
 void Build(const json& layer, const json& input_shape, OneLayer* out) {
@@ -65,6 +67,7 @@ void Build(const json& layer, const json& input_shape, OneLayer* out) {
   ASSERT_TRUE(s.ok()) << s.ToString();
   ASSERT_EQ(out->graph.layers.size(), 2u);
   out->layer = out->graph.layers[0].get();
+  out->run = std::make_unique<nn::testing::CpuRun>(*out->layer);
 }
 
 // ---------------------------------------------------------------- average pooling
@@ -107,7 +110,7 @@ TEST(ShapeMathAvgPool, ForwardAndBackwardBitIdentical) {
     const std::vector<float> x = WideRandom(kBatch * in_size, seed++);
     const std::vector<float> dy = WideRandom(kBatch * out_size, seed++);
 
-    const float* want_y = one.layer->Forward(x.data(), kBatch, true);
+    const float* want_y = one.run->Forward(x.data(), kBatch, true);
     std::vector<float> y(kBatch * out_size);
     for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) {
       const shape::Nhwc o = shape::SplitNhwc(i, g.out_h, g.out_w, g.c);
@@ -115,7 +118,7 @@ TEST(ShapeMathAvgPool, ForwardAndBackwardBitIdentical) {
     }
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y.data(), want_y, y.size(), "forward"));
 
-    const float* want_dx = one.layer->Backward(dy.data(), true);
+    const float* want_dx = one.run->Backward(dy.data(), true);
     std::vector<float> dx(kBatch * in_size);
     for (int64_t i = 0; i < static_cast<int64_t>(dx.size()); ++i) {
       const shape::Nhwc at = shape::SplitNhwc(i, g.h, g.w, g.c);
@@ -196,7 +199,7 @@ TEST(ShapeMathGlobalPool, MaxAndAverageBitIdentical) {
     }
     const std::vector<float> dy = WideRandom(static_cast<size_t>(kBatch) * channels, seed++);
 
-    const float* want_y = one.layer->Forward(x.data(), kBatch, true);
+    const float* want_y = one.run->Forward(x.data(), kBatch, true);
     std::vector<float> y(static_cast<size_t>(kBatch) * channels);
     std::vector<int32_t> arg(y.size());
     const int64_t per_example = static_cast<int64_t>(pixels) * channels;
@@ -208,7 +211,7 @@ TEST(ShapeMathGlobalPool, MaxAndAverageBitIdentical) {
     }
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y.data(), want_y, y.size(), "forward"));
 
-    const float* want_dx = one.layer->Backward(dy.data(), true);
+    const float* want_dx = one.run->Backward(dy.data(), true);
     std::vector<float> dx(x.size());
     for (int64_t i = 0; i < static_cast<int64_t>(dx.size()); ++i) {
       const int64_t example = i / per_example, rest = i % per_example;
@@ -246,7 +249,7 @@ TEST(ShapeMathZeroPadding, AsymmetricPaddingBitIdentical) {
     const std::vector<float> x = WideRandom(static_cast<size_t>(kBatch * in_size), seed++);
     const std::vector<float> dy = WideRandom(static_cast<size_t>(kBatch * out_size), seed++);
 
-    const float* want_y = one.layer->Forward(x.data(), kBatch, true);
+    const float* want_y = one.run->Forward(x.data(), kBatch, true);
     std::vector<float> y(static_cast<size_t>(kBatch * out_size));
     for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) {
       const shape::Nhwc o = shape::SplitNhwc(i, os[0], os[1], ch);
@@ -256,7 +259,7 @@ TEST(ShapeMathZeroPadding, AsymmetricPaddingBitIdentical) {
     }
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y.data(), want_y, y.size(), "forward"));
 
-    const float* want_dx = one.layer->Backward(dy.data(), true);
+    const float* want_dx = one.run->Backward(dy.data(), true);
     std::vector<float> dx(x.size());
     for (int64_t i = 0; i < static_cast<int64_t>(dx.size()); ++i) {
       const shape::Nhwc at = shape::SplitNhwc(i, in_h, in_w, ch);
@@ -289,14 +292,14 @@ TEST(ShapeMathRescaling, PerChannelBitIdentical) {
     const size_t n = static_cast<size_t>(kBatch * one.layer->output_size());
     const std::vector<float> x = WideRandom(n, seed++), dy = WideRandom(n, seed++);
 
-    const float* want_y = one.layer->Forward(x.data(), kBatch, true);
+    const float* want_y = one.run->Forward(x.data(), kBatch, true);
     std::vector<float> y(n), dx(n);
     for (size_t i = 0; i < n; ++i) {
       const int c = static_cast<int>(i % channels);
       y[i] = shape::Rescale(x[i], op.scale_values[c], op.offset_values[c]);
     }
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y.data(), want_y, n, "forward"));
-    const float* want_dx = one.layer->Backward(dy.data(), true);
+    const float* want_dx = one.run->Backward(dy.data(), true);
     for (size_t i = 0; i < n; ++i) dx[i] = shape::RescaleGrad(dy[i], op.scale_values[i % channels]);
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(dx.data(), want_dx, n, "input gradient"));
   }
@@ -324,6 +327,7 @@ TEST(ShapeMathConcatenate, InputsOfDifferentSizesBitIdentical) {
     auto made = nn::MergeLayer::CreateConcatenate({{"axis", c.keras_axis}}, "concat", c.in, "test");
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     nn::Layer& layer = **made;
+    nn::testing::CpuRun run(layer);
     const int axis = layer.op().axis;
     const int rank = static_cast<int>(c.in[0].size());
     std::vector<std::vector<float>> x;
@@ -342,7 +346,7 @@ TEST(ShapeMathConcatenate, InputsOfDifferentSizesBitIdentical) {
     ASSERT_EQ(static_cast<int64_t>(n), rows * row_total);
     const std::vector<float> dy = WideRandom(n, seed++);
 
-    const float* want_y = layer.ForwardInputs(xp, kBatch, true);
+    const float* want_y = run.Forward(xp, kBatch, true);
     std::vector<float> y(n, NAN);
     for (size_t k = 0; k < c.in.size(); ++k) {
       for (int64_t i = 0; i < rows * chunks[k]; ++i) {
@@ -352,7 +356,7 @@ TEST(ShapeMathConcatenate, InputsOfDifferentSizesBitIdentical) {
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y.data(), want_y, n, "forward"));
 
     std::vector<const float*> want_din(c.in.size(), nullptr);
-    layer.BackwardInputs(dy.data(), std::vector<bool>(c.in.size(), true), &want_din);
+    run.Backward(dy.data(), std::vector<bool>(c.in.size(), true), &want_din);
     for (size_t k = 0; k < c.in.size(); ++k) {
       std::vector<float> dx(static_cast<size_t>(rows * chunks[k]));
       for (int64_t i = 0; i < static_cast<int64_t>(dx.size()); ++i) {
@@ -380,6 +384,7 @@ TEST(ShapeMathMerge, MultiplyOfTwoAndThreeBitIdentical) {
     auto made = nn::MergeLayer::CreateMultiply(json::object(), "mul", std::vector<nn::Shape>(inputs, s), "test");
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     nn::Layer& layer = **made;
+    nn::testing::CpuRun run(layer);
     std::vector<std::vector<float>> x;
     std::vector<const float*> xp;
     for (int k = 0; k < inputs; ++k) {
@@ -387,13 +392,13 @@ TEST(ShapeMathMerge, MultiplyOfTwoAndThreeBitIdentical) {
       xp.push_back(x.back().data());
     }
     const std::vector<float> dy = WideRandom(n, 599);
-    const float* want_y = layer.ForwardInputs(xp, kBatch, true);
+    const float* want_y = run.Forward(xp, kBatch, true);
     std::vector<float> y(n);
     for (size_t i = 0; i < n; ++i) y[i] = Chain(xp, i, true);
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y.data(), want_y, n, "forward"));
 
     std::vector<const float*> want_din(inputs, nullptr);
-    layer.BackwardInputs(dy.data(), std::vector<bool>(inputs, true), &want_din);
+    run.Backward(dy.data(), std::vector<bool>(inputs, true), &want_din);
     for (int k = 0; k < inputs; ++k) {
       std::vector<const float*> chain = {dy.data()};  // the kernel's factors: dy, then the others in order
       for (int j = 0; j < inputs; ++j) {
@@ -415,9 +420,9 @@ TEST(ShapeMathMerge, AddOfManyWithAndWithoutReluBitIdentical) {
       SCOPED_TRACE(std::to_string(inputs) + " inputs" + (relu ? ", relu" : ""));
       auto made = nn::MergeLayer::CreateAdd(json::object(), "add", std::vector<nn::Shape>(inputs, s), "test");
       ASSERT_TRUE(made.ok()) << made.status().ToString();
-      nn::Layer& layer = **made;
+      nn::testing::CpuRun run(**made);
       if (relu) {
-        ASSERT_TRUE(layer.AbsorbRelu());
+        ASSERT_TRUE(run.kernel().AbsorbRelu());
       }
       std::vector<std::vector<float>> x;
       std::vector<const float*> xp;
@@ -426,7 +431,7 @@ TEST(ShapeMathMerge, AddOfManyWithAndWithoutReluBitIdentical) {
         xp.push_back(x.back().data());
       }
       const std::vector<float> dy = WideRandom(n, 699);
-      const float* want_y = layer.ForwardInputs(xp, kBatch, true);
+      const float* want_y = run.Forward(xp, kBatch, true);
       std::vector<float> y(n);
       for (size_t i = 0; i < n; ++i) {
         const float v = Chain(xp, i, false);
@@ -452,7 +457,7 @@ TEST(ShapeMathMerge, AddOfManyWithAndWithoutReluBitIdentical) {
       ASSERT_NO_FATAL_FAILURE(ExpectSameBits(batched.data(), want_y, n, "forward in launches of eight"));
 
       std::vector<const float*> want_din(inputs, nullptr);
-      layer.BackwardInputs(dy.data(), std::vector<bool>(inputs, true), &want_din);
+      run.Backward(dy.data(), std::vector<bool>(inputs, true), &want_din);
       std::vector<float> dx(n);
       for (size_t i = 0; i < n; ++i) dx[i] = relu ? shape::ReluMaskGrad(dy[i], y[i]) : dy[i];
       for (int k = 0; k < inputs; ++k) {

@@ -47,7 +47,7 @@ TEST(BatchNormTest, TrainingUsesBatchMomentsAndBiasedVariance) {
   b->Set("beta", RandomVector(4, 2, 0.5f));
   const int batch = 3, c = 4;
   const std::vector<float> x = testing::Shifted(RandomVector(batch * 24, 3), 2.0f, 3.0f);
-  const float* out = b->layer->Forward(x.data(), batch, true);
+  const float* out = b->Forward(x.data(), batch, true);
   std::vector<double> mean, var;
   Moments(x, c, &mean, &var);
   for (size_t i = 0; i < x.size(); ++i) {
@@ -57,11 +57,11 @@ TEST(BatchNormTest, TrainingUsesBatchMomentsAndBiasedVariance) {
   }
   // The reduced statistics: this batch's mean and biased variance.
   for (int k = 0; k < c; ++k) {
-    EXPECT_NEAR(b->stats[k], mean[k], 1e-6 * std::max(1.0, std::abs(mean[k])));
-    EXPECT_NEAR(b->stats[c + k], var[k], 1e-6 * std::max(1.0, var[k]));
+    EXPECT_NEAR(b->stats()[k], mean[k], 1e-6 * std::max(1.0, std::abs(mean[k])));
+    EXPECT_NEAR(b->stats()[c + k], var[k], 1e-6 * std::max(1.0, var[k]));
   }
   // Keras: moving = moving * 0.99 + batch * 0.01, from zeros and ones.
-  b->layer->ApplyReducedStats(b->stats.data(), 1);
+  b->ApplyReducedStats(1);
   for (int k = 0; k < c; ++k) {
     EXPECT_NEAR(b->param("moving_mean")[k], 0.01 * mean[k], 1e-6);
     EXPECT_NEAR(b->param("moving_variance")[k], 0.99 + 0.01 * var[k], 1e-6);
@@ -87,7 +87,7 @@ TEST(BatchNormTest, InferenceUsesMovingStatistics) {
   b->Set("moving_mean", RandomVector(5, 3));
   b->Set("moving_variance", testing::Shifted(RandomVector(5, 4), 0.4f, 0.6f));
   const std::vector<float> x = RandomVector(2 * 5, 5, 3.0f);
-  const float* out = b->layer->Forward(x.data(), 2, false);
+  const float* out = b->Forward(x.data(), 2, false);
   for (size_t i = 0; i < x.size(); ++i) {
     const size_t k = i % 5;
     const double want = b->param("gamma")[k] * (x[i] - b->param("moving_mean")[k]) /
@@ -106,18 +106,18 @@ TEST(BatchNormTest, FrozenRunsInInferenceModeWithoutStatistics) {
   b->Set("moving_mean", RandomVector(3, 2));
   b->Set("moving_variance", testing::Shifted(RandomVector(3, 3), 0.4f, 0.6f));
   const std::vector<float> x = RandomVector(4 * 6, 4, 2.0f), dy = RandomVector(4 * 6, 5);
-  const float* out = b->layer->Forward(x.data(), 4, true);
+  const float* out = b->Forward(x.data(), 4, true);
   const std::vector<float> out_train(out, out + x.size());
-  const float* out_inf = b->layer->Forward(x.data(), 4, false);
+  const float* out_inf = b->Forward(x.data(), 4, false);
   EXPECT_EQ(out_train, std::vector<float>(out_inf, out_inf + x.size()));
-  b->layer->Forward(x.data(), 4, true);
-  const float* din = b->layer->Backward(dy.data(), true);
+  b->Forward(x.data(), 4, true);
+  const float* din = b->Backward(dy.data(), true);
   ASSERT_NE(din, nullptr);
   for (size_t i = 0; i < x.size(); ++i) {
     const size_t k = i % 3;
     EXPECT_NEAR(din[i], dy[i] * b->param("gamma")[k] / std::sqrt(b->param("moving_variance")[k] + 0.001), 1e-5);
   }
-  EXPECT_EQ(b->layer->Backward(dy.data(), false), nullptr);
+  EXPECT_EQ(b->Backward(dy.data(), false), nullptr);
 }
 
 // ---- through nn::Model ------------------------------------------------------------------------

@@ -29,7 +29,7 @@ void CheckLayerNormForward(const json& config, const Shape& in, size_t row) {
   b->Set("beta", RandomVector(row, 2));
   const int batch = 3;
   const std::vector<float> x = testing::Shifted(RandomVector(batch * b->layer->input_size(), 3), 2.0f, 1.5f);
-  const float* out = b->layer->Forward(x.data(), batch, false);
+  const float* out = b->Forward(x.data(), batch, false);
   for (size_t r = 0; r < x.size() / row; ++r) {
     double mean = 0, var = 0;
     for (size_t k = 0; k < row; ++k) mean += x[r * row + k];
@@ -58,7 +58,7 @@ TEST(LayerNormTest, GradientsMatchCentralDifferences) {
     auto b = Bind(LayerNorm::Create(config, "ln", {2, 5}, "t"));
     ASSERT_NE(b, nullptr);
     if (b->layer->ParamSpecs()[0].suffix == "gamma") {
-      b->Set("gamma", testing::Shifted(RandomVector(b->params[0].size(), 4), 0.5f, 1.0f));
+      b->Set("gamma", testing::Shifted(RandomVector(b->count(0), 4), 0.5f, 1.0f));
     }
     testing::CheckTrainingGradients(*b, testing::Shifted(RandomVector(3 * 10, 5), 1.5f, 0.5f), 3, 6);
   }
@@ -111,7 +111,7 @@ std::vector<float> RunDropout(testing::BoundLayer& b, const std::vector<float>& 
   b.ctx.seed = seed;
   b.ctx.step = step;
   b.ctx.replica = replica;
-  const float* out = b.layer->Forward(x.data(), batch, true);
+  const float* out = b.Forward(x.data(), batch, true);
   return std::vector<float>(out, out + x.size());
 }
 
@@ -162,12 +162,12 @@ TEST(DropoutTest, GradientIsMaskedTheSame) {
   ASSERT_NE(b, nullptr);
   const std::vector<float> x = testing::Shifted(RandomVector(n * 3, 1), 1.0f, 2.5f), dy = RandomVector(n * 3, 2);
   const std::vector<float> out = RunDropout(*b, x, 3, 5, 0, 0);
-  const float* din = b->layer->Backward(dy.data(), true);
+  const float* din = b->Backward(dy.data(), true);
   ASSERT_NE(din, nullptr);
   for (size_t i = 0; i < x.size(); ++i) {
     EXPECT_EQ(din[i], out[i] == 0.0f ? 0.0f : dy[i] * (1.0f / 0.6f)) << i;
   }
-  EXPECT_EQ(b->layer->Backward(dy.data(), false), nullptr);
+  EXPECT_EQ(b->Backward(dy.data(), false), nullptr);
 }
 
 TEST(DropoutTest, RateZeroAndInferenceAreTheIdentity) {
@@ -175,9 +175,9 @@ TEST(DropoutTest, RateZeroAndInferenceAreTheIdentity) {
   auto zero = MakeDropout({{"type", "Dropout"}, {"rate", 0}}, "dropout", 10);
   auto half = MakeDropout({{"type", "Dropout"}, {"rate", 0.5}, {"noise_shape", nullptr}, {"seed", nullptr}}, "d", 10);
   ASSERT_TRUE(zero && half);
-  EXPECT_EQ(zero->layer->Forward(x.data(), 2, true), x.data());
-  EXPECT_EQ(zero->layer->Backward(dy.data(), true), dy.data());
-  EXPECT_EQ(half->layer->Forward(x.data(), 2, false), x.data());
+  EXPECT_EQ(zero->Forward(x.data(), 2, true), x.data());
+  EXPECT_EQ(zero->Backward(dy.data(), true), dy.data());
+  EXPECT_EQ(half->Forward(x.data(), 2, false), x.data());
 }
 
 TEST(DropoutTest, ModelStepContextDrivesTheMask) {

@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/activations.h"
 #include "nn/layers/activation_layers.h"
-#include "nn/layers/activations.h"
 #include "nn/layers/dense.h"
 #include "nn/initializers/init.h"
 #include "nn/initializers/initializers.h"
@@ -277,7 +277,7 @@ TEST(ActivationTest, KerasValues) {
     auto act = GetActivation({{"activation", c.name}}, "t");
     ASSERT_TRUE(act.ok()) << c.name;
     float y = 0;
-    ActivationForward(*act, &c.x, 1, 1, &y);
+    backends::cpu::ActivationForward(*act, &c.x, 1, 1, &y);
     EXPECT_NEAR(y, c.want, 1e-6 * std::max(1.0, std::abs(c.want))) << c.name << "(" << c.x << ")";
   }
 }
@@ -286,12 +286,15 @@ TEST(ActivationTest, SiluIsSwishBitForBit) {
   auto a = Dense::Create({{"units", 4}, {"activation", "silu"}}, "d", Shape{3}, "t");
   auto b = Dense::Create({{"units", 4}, {"activation", "swish"}}, "d", Shape{3}, "t");
   ASSERT_TRUE(a.ok() && b.ok());
-  std::vector<float> k = testing::RandomVector(12, 1), bias = testing::RandomVector(4, 2);
-  (*a)->BindParams({k.data(), bias.data()}, {nullptr, nullptr});
-  (*b)->BindParams({k.data(), bias.data()}, {nullptr, nullptr});
+  const std::vector<float> k = testing::RandomVector(12, 1), bias = testing::RandomVector(4, 2);
+  testing::CpuRun ra(**a, /*trainable=*/false), rb(**b, /*trainable=*/false);
+  for (testing::CpuRun* r : {&ra, &rb}) {
+    std::copy(k.begin(), k.end(), r->param(0));
+    std::copy(bias.begin(), bias.end(), r->param(1));
+  }
   const std::vector<float> x = testing::RandomVector(6, 3);
-  const float* ya = (*a)->Forward(x.data(), 2, false);
-  const float* yb = (*b)->Forward(x.data(), 2, false);
+  const float* ya = ra.Forward(x.data(), 2, false);
+  const float* yb = rb.Forward(x.data(), 2, false);
   EXPECT_EQ(std::vector<float>(ya, ya + 8), std::vector<float>(yb, yb + 8));
 }
 
@@ -325,11 +328,12 @@ TEST(SimpleLayersTest, ReLUArgumentsFollowKeras) {
                                        Shape{5}, "t");
   ASSERT_TRUE(l.ok()) << l.status().ToString();
   const std::vector<float> x = {-1.0f, 0.25f, 1.0f, 3.0f, 0.75f};
-  const float* y = (*l)->Forward(x.data(), 1, true);
+  testing::CpuRun run(**l);
+  const float* y = run.Forward(x.data(), 1, true);
   const std::vector<float> want = {-0.15f, -0.025f, 1.0f, 2.0f, 0.75f};
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-6) << i;
   const std::vector<float> dy(5, 1.0f);
-  const float* g = (*l)->Backward(dy.data(), true);
+  const float* g = run.Backward(dy.data(), true);
   const std::vector<float> want_g = {0.1f, 0.1f, 1.0f, 0.0f, 1.0f};
   EXPECT_EQ(std::vector<float>(g, g + 5), want_g);
   testing::CheckLayerGradients(**l, 3, 11);
@@ -352,7 +356,8 @@ TEST(SimpleLayersTest, RescalingPerChannel) {
   auto l = Rescaling::Create({{"scale", {2.0, 10.0}}, {"offset", 1.0}}, "r", Shape{2, 2}, "t");
   ASSERT_TRUE(l.ok()) << l.status().ToString();
   const std::vector<float> x = {1, 1, 2, 3};
-  const float* y = (*l)->Forward(x.data(), 1, true);
+  testing::CpuRun run(**l);
+  const float* y = run.Forward(x.data(), 1, true);
   EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{3, 11, 5, 31}));
 }
 
@@ -363,12 +368,13 @@ TEST(SimpleLayersTest, MergeLayersForwardAndBackward) {
   {
     auto l = MergeLayer::CreateMultiply(json::object(), "m", two, "t");
     ASSERT_TRUE(l.ok());
-    const float* y = (*l)->ForwardInputs({a.data(), b.data()}, 1, true);
+    testing::CpuRun run(**l);
+    const float* y = run.Forward({a.data(), b.data()}, 1, true);
     EXPECT_EQ(std::vector<float>(y, y + 4), (std::vector<float>{5, 12, 21, 32}));
-    (*l)->BackwardInputs(dy.data(), {true, true}, &din);
+    run.Backward(dy.data(), {true, true}, &din);
     EXPECT_EQ(std::vector<float>(din[0], din[0] + 4), (std::vector<float>{5, -6, 14, -16}));
     EXPECT_EQ(std::vector<float>(din[1], din[1] + 4), (std::vector<float>{1, -2, 6, -8}));
-    (*l)->BackwardInputs(dy.data(), {false, true}, &din);
+    run.Backward(dy.data(), {false, true}, &din);
     EXPECT_EQ(din[0], nullptr);
   }
   {
@@ -376,16 +382,18 @@ TEST(SimpleLayersTest, MergeLayersForwardAndBackward) {
     auto l = MergeLayer::CreateConcatenate({{"axis", 1}}, "c", {Shape{2, 2}, Shape{1, 2}}, "t");
     ASSERT_TRUE(l.ok()) << l.status().ToString();
     EXPECT_EQ((*l)->output_shape(), (Shape{3, 2}));
-    const float* y = (*l)->ForwardInputs({a.data(), b.data()}, 1, true);
+    testing::CpuRun run(**l);
+    const float* y = run.Forward({a.data(), b.data()}, 1, true);
     EXPECT_EQ(std::vector<float>(y, y + 6), (std::vector<float>{1, 2, 3, 4, 5, 6}));
     const std::vector<float> d6 = {1, 2, 3, 4, 5, 6};
-    (*l)->BackwardInputs(d6.data(), {true, true}, &din);
+    run.Backward(d6.data(), {true, true}, &din);
     EXPECT_EQ(std::vector<float>(din[1], din[1] + 2), (std::vector<float>{5, 6}));
   }
   {
     auto l = MergeLayer::CreateConcatenate(json::object(), "c", two, "t");  // axis -1
     ASSERT_TRUE(l.ok());
-    const float* y = (*l)->ForwardInputs({a.data(), b.data()}, 1, true);
+    testing::CpuRun run(**l);
+    const float* y = run.Forward({a.data(), b.data()}, 1, true);
     EXPECT_EQ(std::vector<float>(y, y + 8), (std::vector<float>{1, 2, 5, 6, 3, 4, 7, 8}));
   }
 }

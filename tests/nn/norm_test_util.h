@@ -1,7 +1,7 @@
 // Helpers for the normalization and dropout layer tests: a layer built by its factory
-// and bound to buffers the test owns (as nn::Model would bind them), a central-difference
-// gradient check in training mode, and an in-memory all-reduce for replicas run as
-// threads (synchronized BatchNormalization).
+// and run through its CPU kernel on buffers the test owns, laid out as nn::Model lays
+// them out (cpu_run.h), a central-difference gradient check in training mode, and an
+// in-memory all-reduce for replicas run as threads (synchronized BatchNormalization).
 #pragma once
 
 #include <chrono>
@@ -20,75 +20,45 @@
 
 namespace ringtrain::nn::testing {
 
-struct BoundLayer {
+// A layer and its CPU kernel with the buffers it runs on (CpuRun), the weights found by
+// their Keras names.
+struct BoundLayer : CpuRun {
+  BoundLayer(std::unique_ptr<Layer> made, bool trainable) : CpuRun(*made, trainable), layer(std::move(made)) {}
   std::unique_ptr<Layer> layer;
-  StepContext ctx;
-  std::vector<std::vector<float>> params, grads;  // in ParamSpecs() order; grads empty where not bound
-  std::vector<float> stats;                       // the reduced statistics
-  std::vector<float>& param(const std::string& suffix) {
-    const auto specs = layer->ParamSpecs();
-    for (size_t k = 0; k < specs.size(); ++k) {
-      if (specs[k].suffix == suffix) return params[k];
-    }
-    ADD_FAILURE() << "no weight " << suffix;
-    return params[0];
-  }
-  // Writes into the bound buffer (the layer keeps its pointer).
+  // The weight named `suffix` ("gamma", "moving_variance") in the parameter buffer.
+  float* param(const std::string& suffix) { return CpuRun::param(index(suffix)); }
+  // Writes into the parameter buffer (the kernel reads it on each call).
   void Set(const std::string& suffix, const std::vector<float>& v) {
-    std::vector<float>& p = param(suffix);
-    ASSERT_EQ(p.size(), v.size()) << suffix;
-    std::copy(v.begin(), v.end(), p.begin());
+    const size_t k = index(suffix);
+    ASSERT_EQ(count(k), v.size()) << suffix;
+    std::copy(v.begin(), v.end(), CpuRun::param(k));
   }
-  std::vector<float>& grad(const std::string& suffix) {
-    const auto specs = layer->ParamSpecs();
-    for (size_t k = 0; k < specs.size(); ++k) {
-      if (specs[k].suffix == suffix) return grads[k];
-    }
-    ADD_FAILURE() << "no weight " << suffix;
-    return grads[0];
-  }
+  // Its gradient, null when it has none.
+  float* grad(const std::string& suffix) { return CpuRun::grad(index(suffix)); }
 };
 
-// Binds like nn::Model: initial values per ParamSpec::Init, a gradient only for trainable
-// weights of a trainable layer (garbage-filled, so Backward must overwrite it).
+// Runs like nn::Model (CpuRun): initial values per ParamSpec::Init, a gradient only for
+// trainable weights of a trainable layer (garbage-filled, so Backward must overwrite it).
 inline std::unique_ptr<BoundLayer> Bind(StatusOr<std::unique_ptr<Layer>> made, bool trainable = true) {
   EXPECT_TRUE(made.ok()) << made.status().ToString();
   if (!made.ok()) return nullptr;
-  auto b = std::make_unique<BoundLayer>();
-  b->layer = std::move(made).value();
-  b->layer->set_trainable(trainable);
-  b->layer->set_context(&b->ctx);
-  std::vector<float*> p, g;
-  for (const ParamSpec& s : b->layer->ParamSpecs()) {
-    size_t n = 1;
-    for (int64_t d : s.shape) n *= static_cast<size_t>(d);
-    b->params.emplace_back(n, s.init == ParamSpec::Init::kOnes ? 1.0f : 0.0f);
-    const bool has_grad = trainable && s.trainable;
-    b->grads.emplace_back(has_grad ? n : 0, 123.0f);
-  }
-  for (size_t k = 0; k < b->params.size(); ++k) {
-    p.push_back(b->params[k].data());
-    g.push_back(b->grads[k].empty() ? nullptr : b->grads[k].data());
-  }
-  b->layer->BindParams(p, g);
-  b->stats.assign(b->layer->ReducedStatsSize(), std::nanf(""));
-  if (!b->stats.empty()) b->layer->BindReducedStats(b->stats.data());
-  return b;
+  return std::make_unique<BoundLayer>(std::move(made).value(), trainable);
 }
 
 // Central differences of L = sum(Forward(x, training=true) * r), in double, against the
-// analytic gradients of every bound weight and of the input.
+// analytic gradients of every weight with a gradient and of the input.
 inline void CheckTrainingGradients(BoundLayer& b, const std::vector<float>& x0, int batch, uint64_t seed,
                                    double eps = 1e-2) {
   Layer& layer = *b.layer;
   std::vector<float> x = x0;
   const std::vector<float> r = RandomVector(batch * layer.output_size(), seed);
-  layer.Forward(x.data(), batch, true);
-  const float* din_ptr = layer.Backward(r.data(), true);
+  b.Forward(x.data(), batch, true);
+  const float* din_ptr = b.Backward(r.data(), true);
   ASSERT_NE(din_ptr, nullptr);
   const std::vector<float> din(din_ptr, din_ptr + x.size());
-  const std::vector<std::vector<float>> analytic = b.grads;
-  auto loss = [&]() { return Dot(layer.Forward(x.data(), batch, true), r); };
+  std::vector<std::vector<float>> analytic;
+  for (size_t t = 0; t < b.num_weights(); ++t) analytic.push_back(b.grad_values(t));
+  auto loss = [&]() { return Dot(b.Forward(x.data(), batch, true), r); };
   auto numeric = [&](float* v) {
     const float saved = *v;
     *v = saved + static_cast<float>(eps);
@@ -98,10 +68,11 @@ inline void CheckTrainingGradients(BoundLayer& b, const std::vector<float>& x0, 
     *v = saved;
     return (up - down) / (2 * eps);
   };
-  for (size_t t = 0; t < b.params.size(); ++t) {
+  for (size_t t = 0; t < b.num_weights(); ++t) {
     if (analytic[t].empty()) continue;
-    for (size_t i = 0; i < b.params[t].size(); ++i) {
-      ExpectClose(analytic[t][i], numeric(&b.params[t][i]), "weight " + std::to_string(t) + "[" + std::to_string(i) + "]");
+    for (size_t i = 0; i < b.count(t); ++i) {
+      ExpectClose(analytic[t][i], numeric(b.CpuRun::param(t) + i),
+                  "weight " + std::to_string(t) + "[" + std::to_string(i) + "]");
     }
   }
   for (size_t i = 0; i < x.size(); ++i) ExpectClose(din[i], numeric(&x[i]), "input[" + std::to_string(i) + "]");

@@ -41,9 +41,9 @@ json RandomizeWeights(BoundLayer& b, uint64_t seed) {
   json w = json::object();
   const auto specs = b.layer->ParamSpecs();
   for (size_t k = 0; k < specs.size(); ++k) {
-    std::vector<float> v = RandomVector(b.params[k].size(), seed + k, 0.8f);
+    std::vector<float> v = RandomVector(b.count(k), seed + k, 0.8f);
     for (float& x : v) x = specs[k].suffix == "moving_variance" ? 0.5f + std::abs(x) : (specs[k].suffix == "gamma" ? 1.0f + x : x);
-    std::copy(v.begin(), v.end(), b.params[k].begin());
+    std::copy(v.begin(), v.end(), b.CpuRun::param(k));
     w[specs[k].suffix] = TfjsTensor(specs[k].shape, v);
   }
   return w;
@@ -84,27 +84,27 @@ void CheckLayer(const LayerCase& c, StatusOr<std::unique_ptr<Layer>> made, uint6
                     {"dy", TfjsTensor(WithBatch(batch, c.input), dy)}});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const auto shape = WithBatch(batch, c.input);
-  const float* out = b->layer->Forward(x.data(), batch, c.training);
+  const float* out = b->Forward(x.data(), batch, c.training);
   EXPECT_TRUE(AllClose(std::vector<float>(out, out + n), TfjsValues((*r)["output"], shape))) << "output";
-  const float* din = b->layer->Backward(dy.data(), true);
+  const float* din = b->Backward(dy.data(), true);
   ASSERT_NE(din, nullptr);
   EXPECT_TRUE(AllClose(std::vector<float>(din, din + n), TfjsValues((*r)["input_grads"][0], shape))) << "input gradient";
   const auto specs = b->layer->ParamSpecs();
   size_t compared = 0;
   for (size_t k = 0; k < specs.size(); ++k) {
-    if (b->grads[k].empty()) {
+    if (b->CpuRun::grad(k) == nullptr) {
       EXPECT_FALSE((*r)["weight_grads"].contains(specs[k].suffix)) << specs[k].suffix << " is trainable in tfjs";
       continue;
     }
     ++compared;
-    EXPECT_TRUE(AllClose(b->grads[k], TfjsValues((*r)["weight_grads"][specs[k].suffix], specs[k].shape)))
+    EXPECT_TRUE(AllClose(b->grad_values(k), TfjsValues((*r)["weight_grads"][specs[k].suffix], specs[k].shape)))
         << "gradient of " << specs[k].suffix;
   }
   EXPECT_EQ(compared + c.oracle_extra_weights.size(), (*r)["weight_grads"].size());
   // After the call: Keras updates the moving statistics in a training call only.
-  if (c.training && !b->stats.empty()) b->layer->ApplyReducedStats(b->stats.data(), 1);
+  if (c.training && b->num_stats() > 0) b->ApplyReducedStats(1);
   for (size_t k = 0; k < specs.size(); ++k) {
-    EXPECT_TRUE(AllClose(b->params[k], TfjsValues((*r)["weights_after"][specs[k].suffix], specs[k].shape)))
+    EXPECT_TRUE(AllClose(b->param_values(k), TfjsValues((*r)["weights_after"][specs[k].suffix], specs[k].shape)))
         << specs[k].suffix << " after the call";
   }
 }

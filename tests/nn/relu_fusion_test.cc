@@ -1,4 +1,4 @@
-// A relu fused into the BatchNormalization or Add before it (Layer::AbsorbRelu) gives
+// A relu fused into the BatchNormalization or Add before it (Kernel::AbsorbRelu, executor/fusion.h) gives
 // the bits of the unfused graph: outputs, weight gradients and batch statistics.
 #include <cstring>
 #include <vector>

@@ -1,7 +1,9 @@
 // Helpers shared by the nn tests: deterministic random fills and a central-difference
-// gradient check for single layers.
+// gradient check for single layers (run through their CPU kernels: cpu_run.h).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include "nn/initializers/init.h"
 #include "nn/layer.h"
 #include "nn/optimizers/optimizer.h"
+#include "cpu_run.h"
 
 namespace ringtrain::nn::testing {
 
@@ -52,33 +55,26 @@ inline void ExpectClose(double analytic, double numeric, const std::string& what
   EXPECT_NEAR(analytic, numeric, 1e-2 + 1e-2 * std::abs(numeric)) << what;
 }
 
-// Checks a layer's parameter and input gradients against central differences of
-// L = sum(Forward(x) * r) with random parameters, input and r.
+// Checks a layer's parameter and input gradients, run as the model runs it on the CPU
+// (CpuRun), against central differences of L = sum(Forward(x) * r) with random
+// parameters, input and r.
 inline void CheckLayerGradients(Layer& layer, int batch, uint64_t seed, double eps = 1e-3) {
-  std::vector<ParamSpec> specs = layer.ParamSpecs();
-  std::vector<std::vector<float>> params, grads;
-  std::vector<float*> p, g;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    size_t n = 1;
-    for (int64_t d : specs[i].shape) n *= static_cast<size_t>(d);
-    params.push_back(RandomVector(n, seed + 10 + i, 0.5f));
-    grads.emplace_back(n, 123.0f);  // garbage: Backward must overwrite it
+  CpuRun run(layer);
+  for (size_t i = 0; i < run.num_weights(); ++i) {
+    const std::vector<float> v = RandomVector(run.count(i), seed + 10 + i, 0.5f);
+    std::copy(v.begin(), v.end(), run.param(i));
   }
-  for (size_t i = 0; i < specs.size(); ++i) {
-    p.push_back(params[i].data());
-    g.push_back(grads[i].data());
-  }
-  layer.BindParams(p, g);
   std::vector<float> x = RandomVector(batch * layer.input_size(), seed + 1);
   const std::vector<float> r = RandomVector(batch * layer.output_size(), seed + 2);
 
-  layer.Forward(x.data(), batch, true);
-  const float* din_ptr = layer.Backward(r.data(), true);
+  run.Forward(x.data(), batch, true);
+  const float* din_ptr = run.Backward(r.data(), true);
   ASSERT_NE(din_ptr, nullptr);
   const std::vector<float> din(din_ptr, din_ptr + x.size());
-  const std::vector<std::vector<float>> analytic = grads;
+  std::vector<std::vector<float>> analytic;
+  for (size_t i = 0; i < run.num_weights(); ++i) analytic.push_back(run.grad_values(i));
 
-  auto loss = [&]() { return Dot(layer.Forward(x.data(), batch, false), r); };
+  auto loss = [&]() { return Dot(run.Forward(x.data(), batch, false), r); };
   auto numeric = [&](float* v) {
     const float saved = *v;
     *v = saved + static_cast<float>(eps);
@@ -88,9 +84,10 @@ inline void CheckLayerGradients(Layer& layer, int batch, uint64_t seed, double e
     *v = saved;
     return (up - down) / (2 * eps);
   };
-  for (size_t t = 0; t < params.size(); ++t) {
-    for (size_t i = 0; i < params[t].size(); ++i) {
-      ExpectClose(analytic[t][i], numeric(&params[t][i]),
+  const std::vector<ParamSpec> specs = layer.ParamSpecs();
+  for (size_t t = 0; t < run.num_weights(); ++t) {
+    for (size_t i = 0; i < run.count(t); ++i) {
+      ExpectClose(analytic[t][i], numeric(run.param(t) + i),
                   layer.name() + "/" + specs[t].suffix + "[" + std::to_string(i) + "]");
     }
   }

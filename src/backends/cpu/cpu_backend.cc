@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "backends/cpu/cpu_kernel.h"
 #include "kernels/elementwise.h"
 #include "kernels/kernels.h"
 
@@ -11,6 +12,35 @@ namespace ringtrain::backends {
 namespace {
 
 void FreeHost(void* ptr) noexcept { std::free(ptr); }
+
+// The kernel of `node`, or null for the ops whose CPU passes are still their layers'.
+std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
+  switch (node.op.kind) {
+    case ops::OpKind::kView: return cpu::NewViewKernel(node);
+    case ops::OpKind::kDense: return cpu::NewDenseKernel(node);
+    case ops::OpKind::kConv2D: return cpu::NewConv2DKernel(node);
+    case ops::OpKind::kDepthwiseConv2D: return cpu::NewDepthwiseConv2DKernel(node);
+    case ops::OpKind::kSeparableConv2D: return cpu::NewSeparableConv2DKernel(node);
+    case ops::OpKind::kMaxPool2D: return cpu::NewMaxPool2DKernel(node);
+    case ops::OpKind::kAvgPool2D: return cpu::NewAvgPool2DKernel(node);
+    case ops::OpKind::kGlobalMaxPool2D:
+    case ops::OpKind::kGlobalAvgPool2D: return cpu::NewGlobalPool2DKernel(node);
+    case ops::OpKind::kBatchNorm: return cpu::NewBatchNormKernel(node);
+    case ops::OpKind::kLayerNorm: return cpu::NewLayerNormKernel(node);
+    case ops::OpKind::kActivation: return cpu::NewActivationKernel(node);
+    case ops::OpKind::kAdd:
+    case ops::OpKind::kMultiply:
+    case ops::OpKind::kConcatenate: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kZeroPadding2D: return cpu::NewZeroPadding2DKernel(node);
+    case ops::OpKind::kRescaling: return cpu::NewRescalingKernel(node);
+    case ops::OpKind::kDropout:
+    case ops::OpKind::kRandomFlip:
+    case ops::OpKind::kRandomCrop:
+    case ops::OpKind::kRandomRotation:
+    case ops::OpKind::kRandomTranslation: return nullptr;
+  }
+  return nullptr;
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -30,8 +60,13 @@ class CpuBackend final : public Backend {
     return false;
   }
   StatusOr<std::unique_ptr<Kernel>> NewKernel(const ops::Node& node) override {
-    return UnimplementedError(node.Label() + ": the CPU backend's kernels are the layers' own passes; build the " +
-                              "executor with the model's kernel factory");
+    std::unique_ptr<cpu::CpuKernel> kernel = NewCpuKernel(node);
+    if (kernel == nullptr) {
+      return UnimplementedError(node.Label() + ": the CPU pass of op " + ops::OpKindName(node.op.kind) +
+                                " is still its layer's; build the executor with the model's kernel factory " +
+                                "(nn/layer_kernel.h)");
+    }
+    return std::unique_ptr<Kernel>(std::move(kernel));
   }
   StatusOr<Buffer> Allocate(size_t bytes, const std::string& what) override {
     if (bytes == 0) return Buffer();
@@ -61,5 +96,15 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> NewCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+uint64_t CpuScratchFloatsPerExample(const ops::Node& node, bool training) {
+  switch (node.op.kind) {
+    case ops::OpKind::kDense: return cpu::DenseScratchFloatsPerExample(node, training);
+    case ops::OpKind::kConv2D: return cpu::Conv2DScratchFloatsPerExample(node, training);
+    case ops::OpKind::kDepthwiseConv2D: return cpu::DepthwiseConv2DScratchFloatsPerExample(node, training);
+    case ops::OpKind::kSeparableConv2D: return cpu::SeparableConv2DScratchFloatsPerExample(node, training);
+    default: return 0;
+  }
+}
 
 }  // namespace ringtrain::backends

@@ -15,7 +15,7 @@
 
 namespace ringtrain::nn {
 
-// Keras' activations by name (ops/activation.h; nn/layers/activations.h computes them).
+// Keras' activations by name (ops/activation.h; backends/cpu/activations.h computes them on the CPU).
 using Activation = ::ringtrain::ops::Activation;
 enum class Padding { kValid, kSame };
 

@@ -1,10 +1,6 @@
 #include "nn/layers/activation_layers.h"
 
-#include <algorithm>
-#include <cmath>
 #include <limits>
-
-#include "nn/layers/activations.h"
 
 namespace ringtrain::nn {
 
@@ -91,53 +87,6 @@ ops::Op ActivationLayer::op() const {
                 (relu_.threshold != 0.0f ? " threshold " + std::to_string(relu_.threshold) : "");
   }
   return op;
-}
-
-const float* ActivationLayer::Forward(const float* in, int batch, bool training) {
-  if (pass_through_) return in;
-  const size_t n = static_cast<size_t>(batch) * output_size();
-  float* out = EnsureSize(out_, n);
-  if (!generic_relu_) {
-    ActivationForward(act_, in, n / units(), units(), out);
-  } else {
-    const Relu r = relu_;
-    const float max_value = r.has_max ? r.max_value : std::numeric_limits<float>::infinity();
-    for (size_t i = 0; i < n; ++i) {
-      const float x = in[i];
-      const float pos = std::min(x > r.threshold ? x : 0.0f, max_value);
-      out[i] = x < r.threshold ? pos + r.negative_slope * (x - r.threshold) : pos;
-    }
-  }
-  if (training) {
-    x_ = in;
-    batch_ = batch;
-  }
-  return out;
-}
-
-const float* ActivationLayer::Backward(const float* dout, bool need_din) {
-  if (!need_din) return nullptr;
-  if (pass_through_) return dout;
-  const size_t n = static_cast<size_t>(batch_) * output_size();
-  float* din = EnsureSize(din_, n);
-  if (!generic_relu_) {
-    ActivationBackwardInto(act_, dout, x_, out_.data(), n / units(), units(), din);
-    return din;
-  }
-  const Relu r = relu_;
-  const float max_value = r.has_max ? r.max_value : std::numeric_limits<float>::infinity();
-  if (!r.has_max && r.threshold == 0.0f && r.negative_slope != 0.0f) {
-    // Keras' leaky_relu path (TensorFlow's LeakyReluGrad: the slope at 0 too).
-    for (size_t i = 0; i < n; ++i) din[i] = x_[i] > 0.0f ? dout[i] : dout[i] * r.negative_slope;
-    return din;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const float x = x_[i];
-    float g = x > r.threshold && x < max_value ? 1.0f : 0.0f;
-    if (x < r.threshold) g += r.negative_slope;
-    din[i] = dout[i] * g;
-  }
-  return din;
 }
 
 }  // namespace ringtrain::nn

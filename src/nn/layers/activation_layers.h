@@ -1,17 +1,16 @@
 // The activation layers, elementwise over any input shape (Softmax over the last axis):
-//   Activation  {"activation": name}                          any of nn/layers/activations.h
+//   Activation  {"activation": name}                          any of ops/activation.h
 //   ReLU        max_value (null), negative_slope (0), threshold (0), Keras' relu:
 //                 y = min(x > threshold ? x : 0, max_value) + negative_slope * min(x - threshold, 0)
 //               (the positive part is max(x, 0) when threshold is 0)
 //   LeakyReLU   negative_slope (Keras 3) or alpha (tf.keras 2 and tfjs), default 0.3
 //   Softmax     axis -1 only
-// No weights. Backward keeps the input of the last training Forward (the model keeps
-// it valid). One thread at a time; nothing allocated after the first batch size.
+// No weights. Their op is kActivation (op.relu holds ReLU's and LeakyReLU's arguments);
+// the CPU backend's kernel is backends/cpu/activation_kernel.cc.
 #pragma once
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,10 +33,7 @@ class ActivationLayer final : public Layer {
 
   const char* type() const override { return type_; }
   const char* class_name() const override { return class_name_; }
-  const float* Forward(const float* in, int batch, bool training) override;
-  const float* Backward(const float* dout, bool need_din) override;
   ops::Op op() const override;
-  void PassThrough() override { pass_through_ = true; }
 
  private:
   // ReLU's arguments; used when `generic_relu_`.
@@ -50,18 +46,11 @@ class ActivationLayer final : public Layer {
   ActivationLayer(const char* type, const char* class_name, std::string name, const Shape& in, Activation act,
                   bool generic_relu, Relu relu);
 
-  size_t units() const { return static_cast<size_t>(input_shape().back()); }
-
   const char* type_;
   const char* class_name_;
   Activation act_;
   bool generic_relu_;
   Relu relu_;
-  bool pass_through_ = false;  // the layer before applies this relu (Layer::AbsorbRelu)
-
-  const float* x_ = nullptr;  // the input of the last training Forward
-  int batch_ = 0;
-  std::vector<float> out_, din_;
 };
 
 }  // namespace ringtrain::nn

@@ -1,6 +1,7 @@
 // average_pooling2d: Keras AveragePooling2D over NHWC input. Each output is the mean of
 // its window's cells that lie inside the input ('same' padding counts no padding cell,
-// as TensorFlow does); Backward spreads dy / count over those cells.
+// as TensorFlow does). Its op is kAvgPool2D; the CPU backend's kernel is in
+// backends/cpu/pool_kernels.cc.
 //
 // Threading: one thread at a time (the owning Model's). Errors: Create returns
 // INVALID_ARGUMENT naming the field.
@@ -8,7 +9,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,17 +26,12 @@ class AvgPool2D final : public Layer {
 
   const char* type() const override { return "average_pooling2d"; }
   const char* class_name() const override { return "AveragePooling2D"; }
-  const float* Forward(const float* in, int batch, bool training) override;
-  const float* Backward(const float* dout, bool need_din) override;
   ops::Op op() const override;
 
  private:
   AvgPool2D(std::string name, const Shape& in, const Window2D& g);
 
   Window2D g_;
-  kernels::Window kg_;
-  int batch_ = 0;
-  std::vector<float> out_, din_;
 };
 
 }  // namespace ringtrain::nn

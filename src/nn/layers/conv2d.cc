@@ -1,10 +1,5 @@
 #include "nn/layers/conv2d.h"
 
-#include <algorithm>
-
-#include "kernels/kernels.h"
-#include "nn/layers/activation.h"
-#include "nn/layers/activations.h"
 #include "nn/layers/conv_args.h"
 
 namespace ringtrain::nn {
@@ -58,7 +53,6 @@ Conv2D::Conv2D(std::string name, const Shape& in, const Window2D& g, int filters
                bool use_bias, const Initializer& kernel_init, const Initializer& bias_init)
     : Layer(std::move(name), in, Shape{g.h.out, g.w.out, filters}),
       g_(g),
-      kg_(ToKernelWindow(g)),
       filters_(filters),
       groups_(groups),
       act_(act),
@@ -78,118 +72,15 @@ std::vector<ParamSpec> Conv2D::ParamSpecs() const {
   return specs;
 }
 
-void Conv2D::BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) {
-  kernel_ = params[0];
-  dkernel_ = grads[0];
-  if (use_bias_) {
-    bias_ = params[1];
-    dbias_ = grads[1];
-  }
-}
-
 ops::Op Conv2D::op() const {
   ops::Op op;
   op.kind = ops::OpKind::kConv2D;
-  op.window = kg_;
+  op.window = ToOpWindow(g_);
   op.units = filters_;
   op.groups = groups_;
   op.activation = act_;
   op.use_bias = use_bias_;
   return op;
-}
-
-uint64_t Conv2D::ScratchFloatsPerExample(bool training) const {
-  const uint64_t out = static_cast<uint64_t>(output_size());
-  // pre_ (non-fused), and in training dact_ and dpre_; the kernels' scratch for every pass.
-  uint64_t floats = fused() ? 0 : out;
-  if (training) floats += 2 * out;
-  uint64_t scratch;
-  if (general()) {
-    scratch = kernels::GroupedConvScratch(kg_, groups_, 1);
-  } else {
-    scratch = kernels::ConvForwardScratch(kg_, filters_, 1);
-    if (training) {
-      scratch = std::max<uint64_t>({scratch, kernels::ConvFilterGradScratch(kg_, filters_, 1),
-                                    kernels::ConvInputGradScratch(kg_, filters_, 1)});
-    }
-  }
-  return floats + scratch;
-}
-
-const float* Conv2D::Forward(const float* in, int batch, bool training) {
-  const size_t outputs = static_cast<size_t>(batch) * output_size();
-  float* out = EnsureSize(out_, outputs);
-  float* pre = fused() ? out : EnsureSize(pre_, outputs);
-  const bool relu = act_ == Activation::kRelu;
-  if (general()) {
-    float* scratch = EnsureSize(scratch_, kernels::GroupedConvScratch(kg_, groups_, batch));
-    kernels::GroupedConvForward(kg_, groups_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, relu, pre,
-                                scratch);
-  } else {
-    float* scratch = EnsureSize(scratch_, kernels::ConvForwardScratch(kg_, filters_, batch));
-    kernels::ConvForward(kg_, filters_, in, batch, kernel_, use_bias_ ? bias_ : nullptr, relu, pre, scratch);
-  }
-  if (!fused()) ActivationForward(act_, pre, outputs / filters_, filters_, out);
-  // Backward may reuse what ConvForward left in scratch_ (the padded input) only after
-  // a training Forward, the last one to write it.
-  forward_scratch_ = training && !general();
-  if (training) {
-    x_ = in;
-    batch_ = batch;
-  }
-  return out;
-}
-
-const float* Conv2D::Backward(const float* dout, bool need_din) {
-  const size_t outputs = static_cast<size_t>(batch_) * output_size();
-  if (!fused()) {
-    // The gradient before the activation; the kernels then see a linear layer.
-    float* dact = EnsureSize(dact_, outputs);
-    ActivationBackwardInto(act_, dout, pre_.data(), out_.data(), outputs / filters_, filters_, dact);
-    dout = dact;
-  }
-  if (general()) return BackwardGeneral(dout, need_din);
-  // The gradient before the activation: masked into dpre_ by the relu, or dout itself
-  // when linear (no copy: one write of the output's size saved).
-  const bool relu = act_ == Activation::kRelu;
-  float* dpre = need_din && relu ? EnsureSize(dpre_, outputs) : nullptr;
-  float* scratch = nullptr;
-  if (dkernel_ != nullptr) {
-    scratch = EnsureSize(scratch_, kernels::ConvFilterGradScratch(kg_, filters_, batch_));
-    const auto filter_grad = forward_scratch_ ? kernels::ConvFilterGradAfterForward : kernels::ConvFilterGrad;
-    filter_grad(kg_, filters_, x_, out_.data(), dout, batch_, relu, dkernel_, use_bias_ ? dbias_ : nullptr, dpre,
-                scratch);
-    forward_scratch_ = false;
-  } else if (dpre != nullptr) {
-    // Frozen: no filter gradient, only the gradient through the relu.
-    const float* y = out_.data();
-    for (size_t e = 0; e < outputs; ++e) {
-      const float d = dout[e];  // loaded unconditionally: the loop vectorises
-      dpre[e] = y[e] > 0.0f ? d : 0.0f;
-    }
-  }
-  if (!need_din) return nullptr;
-  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
-  scratch = EnsureSize(scratch_, kernels::ConvInputGradScratch(kg_, filters_, batch_));
-  kernels::ConvInputGrad(kg_, filters_, relu ? dpre : dout, kernel_, batch_, din, scratch);
-  return din;
-}
-
-const float* Conv2D::BackwardGeneral(const float* dout, bool need_din) {
-  if (dkernel_ == nullptr && dbias_ == nullptr && !need_din) return nullptr;
-  const size_t rows = static_cast<size_t>(batch_) * g_.out_pixels();
-  const bool relu = act_ == Activation::kRelu;
-  // The gradient before the activation (dout itself when linear or already applied), with the bias gradient.
-  const Activation kernel_act = relu ? Activation::kRelu : Activation::kLinear;
-  float* masked = relu ? EnsureSize(dpre_, rows * filters_) : nullptr;
-  const float* d = ActivationBiasBackward(dout, out_.data(), rows, static_cast<size_t>(filters_), kernel_act, masked,
-                                          use_bias_ ? dbias_ : nullptr);
-  float* scratch = EnsureSize(scratch_, kernels::GroupedConvScratch(kg_, groups_, batch_));
-  if (dkernel_ != nullptr) kernels::GroupedConvFilterGrad(kg_, groups_, filters_, x_, d, batch_, dkernel_, scratch);
-  if (!need_din) return nullptr;
-  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
-  kernels::GroupedConvInputGrad(kg_, groups_, filters_, d, kernel_, batch_, din, scratch);
-  return din;
 }
 
 }  // namespace ringtrain::nn

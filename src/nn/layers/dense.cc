@@ -1,9 +1,5 @@
 #include "nn/layers/dense.h"
 
-#include "kernels/kernels.h"
-#include "nn/layers/activation.h"
-#include "nn/layers/activations.h"
-
 namespace ringtrain::nn {
 
 StatusOr<std::unique_ptr<Layer>> Dense::Create(const nlohmann::json& j, std::string name, const Shape& in,
@@ -48,15 +44,6 @@ std::vector<ParamSpec> Dense::ParamSpecs() const {
   return specs;
 }
 
-void Dense::BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) {
-  kernel_ = params[0];
-  dkernel_ = grads[0];  // null when frozen
-  if (use_bias_) {
-    bias_ = params[1];
-    dbias_ = grads[1];
-  }
-}
-
 ops::Op Dense::op() const {
   ops::Op op;
   op.kind = ops::OpKind::kDense;
@@ -64,40 +51,6 @@ ops::Op Dense::op() const {
   op.activation = act_;
   op.use_bias = use_bias_;
   return op;
-}
-
-uint64_t Dense::ScratchFloatsPerExample(bool training) const {
-  // pre_ (non-fused), and in training dpre_ and the input gradient's scratch.
-  const uint64_t units = static_cast<uint64_t>(units_);
-  uint64_t floats = fused() ? 0 : units;
-  if (training) floats += units + kernels::DenseInputGradScratch(1, units_);
-  return floats;
-}
-
-const float* Dense::Forward(const float* in, int batch, bool training) {
-  const size_t nu = static_cast<size_t>(batch) * units_;
-  float* out = EnsureSize(out_, nu);
-  float* pre = fused() ? out : EnsureSize(pre_, nu);
-  kernels::DenseForward(in, batch, in_, kernel_, units_, use_bias_ ? bias_ : nullptr, act_ == Activation::kRelu, pre);
-  if (!fused()) ActivationForward(act_, pre, batch, units_, out);
-  if (training) {
-    x_ = in;
-    batch_ = batch;
-  }
-  return out;
-}
-
-const float* Dense::Backward(const float* dout, bool need_din) {
-  const size_t nu = static_cast<size_t>(batch_) * units_;
-  float* scratch = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, nu);
-  const float* d = ActivationBiasBackward(dout, pre_.data(), out_.data(), batch_, units_, act_, scratch,
-                                          use_bias_ ? dbias_ : nullptr);
-  if (dkernel_ != nullptr) kernels::DenseWeightGrad(x_, d, batch_, in_, units_, dkernel_);  // null: frozen
-  if (!need_din) return nullptr;
-  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * in_);
-  float* t = EnsureSize(scratch_, kernels::DenseInputGradScratch(batch_, units_));
-  kernels::DenseInputGrad(d, kernel_, batch_, in_, units_, din, t);
-  return din;
 }
 
 }  // namespace ringtrain::nn

@@ -1,7 +1,5 @@
 #include "nn/layers/depthwise_conv2d.h"
 
-#include "kernels/kernels.h"
-#include "nn/layers/activation.h"
 #include "nn/layers/conv_args.h"
 
 namespace ringtrain::nn {
@@ -27,7 +25,6 @@ DepthwiseConv2D::DepthwiseConv2D(std::string name, const Shape& in, const Window
                                  Activation act, bool use_bias)
     : Layer(std::move(name), in, Shape{g.h.out, g.w.out, g.channels * multiplier}),
       g_(g),
-      kg_(ToKernelWindow(g)),
       multiplier_(multiplier),
       act_(act),
       use_bias_(use_bias) {}
@@ -42,53 +39,15 @@ std::vector<ParamSpec> DepthwiseConv2D::ParamSpecs() const {
   return specs;
 }
 
-void DepthwiseConv2D::BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) {
-  kernel_ = params[0];
-  dkernel_ = grads[0];
-  if (use_bias_) {
-    bias_ = params[1];
-    dbias_ = grads[1];
-  }
-}
-
 ops::Op DepthwiseConv2D::op() const {
   ops::Op op;
   op.kind = ops::OpKind::kDepthwiseConv2D;
-  op.window = kg_;
+  op.window = ToOpWindow(g_);
   op.units = g_.channels * multiplier_;
   op.depth_multiplier = multiplier_;
   op.activation = act_;
   op.use_bias = use_bias_;
   return op;
-}
-
-uint64_t DepthwiseConv2D::ScratchFloatsPerExample(bool training) const {
-  // The direct loops need no scratch; relu's masked output gradient in training.
-  return training && act_ == Activation::kRelu ? static_cast<uint64_t>(output_size()) : 0;
-}
-
-const float* DepthwiseConv2D::Forward(const float* in, int batch, bool training) {
-  float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
-  kernels::DepthwiseConvForward(kg_, multiplier_, in, batch, kernel_, use_bias_ ? bias_ : nullptr,
-                                act_ == Activation::kRelu, out);
-  if (training) {
-    x_ = in;
-    batch_ = batch;
-  }
-  return out;
-}
-
-const float* DepthwiseConv2D::Backward(const float* dout, bool need_din) {
-  if (dkernel_ == nullptr && dbias_ == nullptr && !need_din) return nullptr;
-  const size_t rows = static_cast<size_t>(batch_) * g_.out_pixels();
-  const size_t units = static_cast<size_t>(g_.channels) * multiplier_;
-  float* masked = act_ == Activation::kRelu ? EnsureSize(dpre_, rows * units) : nullptr;
-  const float* d = ActivationBiasBackward(dout, out_.data(), rows, units, act_, masked, use_bias_ ? dbias_ : nullptr);
-  if (dkernel_ != nullptr) kernels::DepthwiseConvFilterGrad(kg_, multiplier_, x_, d, batch_, dkernel_);
-  if (!need_din) return nullptr;
-  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
-  kernels::DepthwiseConvInputGrad(kg_, multiplier_, d, kernel_, batch_, din);
-  return din;
 }
 
 }  // namespace ringtrain::nn

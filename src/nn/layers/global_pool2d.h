@@ -1,7 +1,7 @@
 // global_average_pooling2d / global_max_pooling2d: Keras GlobalAveragePooling2D and
-// GlobalMaxPooling2D over NHWC input [H, W, C] -> [C] ([1, 1, C] with keepdims). The
-// mean sums the pixels in row-major order, then divides by H * W; the max's gradient
-// goes to the first maximal pixel in row-major order, as MaxPooling2D's does.
+// GlobalMaxPooling2D over NHWC input [H, W, C] -> [C] ([1, 1, C] with keepdims). Their
+// ops are kGlobalAvgPool2D and kGlobalMaxPool2D; the CPU backend's kernel is in
+// backends/cpu/pool_kernels.cc.
 //
 // Threading: one thread at a time (the owning Model's). Errors: Create returns
 // INVALID_ARGUMENT naming the field.
@@ -9,7 +9,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,8 +27,6 @@ class GlobalPool2D final : public Layer {
 
   const char* type() const override { return max_ ? "global_max_pooling2d" : "global_average_pooling2d"; }
   const char* class_name() const override { return max_ ? "GlobalMaxPooling2D" : "GlobalAveragePooling2D"; }
-  const float* Forward(const float* in, int batch, bool training) override;
-  const float* Backward(const float* dout, bool need_din) override;
   ops::Op op() const override;
 
  private:
@@ -38,10 +35,6 @@ class GlobalPool2D final : public Layer {
   GlobalPool2D(std::string name, const Shape& in, bool keepdims, bool max);
 
   bool max_;
-  int pixels_, channels_;
-  int batch_ = 0;
-  std::vector<float> out_, din_;
-  std::vector<int> argmax_;  // max: the winning pixel per (example, channel) of the last training Forward
 };
 
 }  // namespace ringtrain::nn

@@ -1,8 +1,5 @@
 #include "nn/layers/layer_norm.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "nn/keras/json_fields.h"
 #include "nn/layers/norm_fields.h"
 
@@ -39,8 +36,6 @@ LayerNorm::LayerNorm(std::string name, const Shape& in, int num_axes, float epsi
     param_shape_.push_back(in[k]);
     row_ *= static_cast<size_t>(in[k]);
   }
-  acc_.assign(2 * row_, 0.0);
-  g_.assign(row_, 0.0f);
 }
 
 std::vector<ParamSpec> LayerNorm::ParamSpecs() const {
@@ -48,18 +43,6 @@ std::vector<ParamSpec> LayerNorm::ParamSpecs() const {
   if (scale_) specs.push_back({"gamma", param_shape_, ParamSpec::Init::kOnes, 0, 0});
   if (center_) specs.push_back({"beta", param_shape_, ParamSpec::Init::kZeros, 0, 0});
   return specs;
-}
-
-void LayerNorm::BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) {
-  size_t k = 0;
-  if (scale_) {
-    gamma_ = params[k];
-    dgamma_ = grads[k++];
-  }
-  if (center_) {
-    beta_ = params[k];
-    dbeta_ = grads[k];
-  }
 }
 
 ops::Op LayerNorm::op() const {
@@ -70,74 +53,6 @@ ops::Op LayerNorm::op() const {
   op.center = center_;
   op.scale = scale_;
   return op;
-}
-
-const float* LayerNorm::Forward(const float* in, int batch, bool training) {
-  const size_t n = row_;
-  rows_ = static_cast<size_t>(batch) * (static_cast<size_t>(input_size()) / n);
-  float* out = EnsureSize(out_, rows_ * n);
-  float* mean = EnsureSize(mean_, rows_);
-  float* invstd = EnsureSize(invstd_, rows_);
-  x_ = in;
-  for (size_t r = 0; r < rows_; ++r) {
-    const float* x = in + r * n;
-    double s = 0;
-    for (size_t k = 0; k < n; ++k) s += x[k];
-    const double m = s / static_cast<double>(n);
-    double q = 0;  // the row is in cache: an exact second pass for the variance
-    for (size_t k = 0; k < n; ++k) q += (x[k] - m) * (x[k] - m);
-    mean[r] = static_cast<float>(m);
-    invstd[r] = 1.0f / std::sqrt(static_cast<float>(q / static_cast<double>(n)) + epsilon_);
-    float* o = out + r * n;
-    const float mr = mean[r], ir = invstd[r];
-    for (size_t k = 0; k < n; ++k) o[k] = (x[k] - mr) * ir;
-    if (scale_) {
-      for (size_t k = 0; k < n; ++k) o[k] *= gamma_[k];
-    }
-    if (center_) {
-      for (size_t k = 0; k < n; ++k) o[k] += beta_[k];
-    }
-  }
-  return out;
-}
-
-const float* LayerNorm::Backward(const float* dy, bool need_din) {
-  const size_t n = row_;
-  double* sg = acc_.data();      // sum over rows of dy * xhat: dgamma
-  double* sb = acc_.data() + n;  // sum over rows of dy: dbeta
-  const bool grads = dgamma_ != nullptr || dbeta_ != nullptr;
-  if (grads) std::fill(acc_.begin(), acc_.end(), 0.0);
-  float* din = need_din ? EnsureSize(din_, rows_ * n) : nullptr;
-  float* g = g_.data();
-  for (size_t r = 0; r < rows_; ++r) {
-    const float* d = dy + r * n;
-    const float* x = x_ + r * n;
-    const float mr = mean_[r], ir = invstd_[r];
-    if (grads) {
-      for (size_t k = 0; k < n; ++k) {
-        sg[k] += static_cast<double>(d[k]) * ((x[k] - mr) * ir);
-        sb[k] += d[k];
-      }
-    }
-    if (din == nullptr) continue;
-    double sum_g = 0, sum_gx = 0;
-    for (size_t k = 0; k < n; ++k) {
-      g[k] = scale_ ? d[k] * gamma_[k] : d[k];
-      sum_g += g[k];
-      sum_gx += static_cast<double>(g[k]) * ((x[k] - mr) * ir);
-    }
-    const float mg = static_cast<float>(sum_g / static_cast<double>(n));
-    const float mgx = static_cast<float>(sum_gx / static_cast<double>(n));
-    float* o = din + r * n;
-    for (size_t k = 0; k < n; ++k) o[k] = ir * (g[k] - mg - ((x[k] - mr) * ir) * mgx);
-  }
-  if (dgamma_ != nullptr) {
-    for (size_t k = 0; k < n; ++k) dgamma_[k] = static_cast<float>(sg[k]);
-  }
-  if (dbeta_ != nullptr) {
-    for (size_t k = 0; k < n; ++k) dbeta_[k] = static_cast<float>(sb[k]);
-  }
-  return din;
 }
 
 }  // namespace ringtrain::nn

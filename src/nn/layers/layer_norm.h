@@ -3,8 +3,8 @@
 //   out = gamma * (x - mean) / sqrt(var + eps) + beta   (biased variance, per row)
 //   dx  = invstd * (g - mean(g) - xhat * mean(g * xhat)),  g = dy * gamma
 // gamma and beta have the normalized axes' shape. The same in training and inference.
-// Rows are contiguous (the normalized axes are trailing), sums in double.
-// Threading: one thread at a time (layer.h).
+// Its op is kLayerNorm (row_size: the normalized axes' product, contiguous since they are
+// trailing); the CPU backend's kernel is backends/cpu/layer_norm_kernel.cc.
 #pragma once
 
 #include <memory>
@@ -29,9 +29,6 @@ class LayerNorm final : public Layer {
   const char* type() const override { return "layer_normalization"; }
   const char* class_name() const override { return "LayerNormalization"; }
   std::vector<ParamSpec> ParamSpecs() const override;
-  void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) override;
-  const float* Forward(const float* in, int batch, bool training) override;
-  const float* Backward(const float* dout, bool need_din) override;
   ops::Op op() const override;
 
  private:
@@ -41,14 +38,6 @@ class LayerNorm final : public Layer {
   size_t row_ = 0;                    // elements per row (their product)
   float epsilon_;
   bool center_, scale_;
-  float *gamma_ = nullptr, *beta_ = nullptr, *dgamma_ = nullptr, *dbeta_ = nullptr;
-
-  const float* x_ = nullptr;  // the input of the last Forward
-  size_t rows_ = 0;
-  std::vector<float> mean_, invstd_;  // per row
-  std::vector<double> acc_;           // dgamma and dbeta sums
-  std::vector<float> g_;              // one row of dy * gamma
-  std::vector<float> out_, din_;
 };
 
 }  // namespace ringtrain::nn

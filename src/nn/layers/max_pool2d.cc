@@ -1,8 +1,5 @@
 #include "nn/layers/max_pool2d.h"
 
-#include <algorithm>
-#include <limits>
-
 namespace ringtrain::nn {
 
 StatusOr<std::unique_ptr<Layer>> MaxPool2D::Create(const nlohmann::json& j, std::string name, const Shape& in,
@@ -28,30 +25,13 @@ StatusOr<std::unique_ptr<Layer>> MaxPool2D::Create(const nlohmann::json& j, std:
 }
 
 MaxPool2D::MaxPool2D(std::string name, const Shape& in, const Window2D& g)
-    : Layer(std::move(name), in, Shape{g.h.out, g.w.out, g.channels}), g_(g), kg_(ToKernelWindow(g)) {}
+    : Layer(std::move(name), in, Shape{g.h.out, g.w.out, g.channels}), g_(g) {}
 
 ops::Op MaxPool2D::op() const {
   ops::Op op;
   op.kind = ops::OpKind::kMaxPool2D;
-  op.window = kg_;
+  op.window = ToOpWindow(g_);
   return op;
-}
-
-const float* MaxPool2D::Forward(const float* in, int batch, bool training) {
-  float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
-  kernels::MaxPoolForward(kg_, in, batch, out);
-  if (training) {
-    x_ = in;
-    batch_ = batch;
-  }
-  return out;
-}
-
-const float* MaxPool2D::Backward(const float* dout, bool need_din) {
-  if (!need_din) return nullptr;
-  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
-  kernels::MaxPoolBackward(kg_, x_, out_.data(), dout, batch_, din);
-  return din;
 }
 
 }  // namespace ringtrain::nn

@@ -1,8 +1,5 @@
 #include "nn/layers/merge_layers.h"
 
-#include <algorithm>
-
-#include "kernels/elementwise.h"
 #include "nn/keras/json_fields.h"
 
 namespace ringtrain::nn {
@@ -78,15 +75,7 @@ StatusOr<std::unique_ptr<Layer>> MergeLayer::CreateConcatenate(const nlohmann::j
 }
 
 MergeLayer::MergeLayer(Op op, std::string name, const std::vector<Shape>& in, Shape out, int axis)
-    : Layer(std::move(name), in, std::move(out)), op_(op), axis_(axis), din_(in.size()) {
-  if (op_ != Op::kConcatenate) return;
-  for (int d = 0; d < axis_; ++d) outer_ *= static_cast<size_t>(in[0][d]);
-  for (const Shape& s : in) {
-    size_t chunk = 1;
-    for (size_t d = static_cast<size_t>(axis_); d < s.size(); ++d) chunk *= static_cast<size_t>(s[d]);
-    chunks_.push_back(chunk);
-  }
-}
+    : Layer(std::move(name), in, std::move(out)), op_(op), axis_(axis) {}
 
 const char* MergeLayer::type() const {
   switch (op_) {
@@ -112,99 +101,6 @@ ops::Op MergeLayer::op() const {
   op.num_inputs = num_inputs();
   op.axis = axis_;
   return op;
-}
-
-const float* MergeLayer::Forward(const float* in, int batch, bool training) {
-  return ForwardInputs({in}, batch, training);  // not reached: two inputs or more
-}
-
-const float* MergeLayer::Backward(const float* dout, bool need_din) { return nullptr; }
-
-const float* MergeLayer::ForwardInputs(const std::vector<const float*>& in, int batch, bool training) {
-  const size_t n = static_cast<size_t>(batch) * output_size();
-  float* out = EnsureSize(out_, n);
-  switch (op_) {
-    case Op::kAdd: {
-      // Two inputs at least (checked when built); a fused relu after the last sum.
-      if (producer_ != nullptr) {  // two inputs, one computed here (IEEE addition commutes: the same bits)
-        producer_->AddOutputTo(in[1 - deferred_input_], fused_relu_, out);
-        break;
-      }
-      const size_t last = in.size() - 1;
-      kernels::AddArrays(in[0], in[1], n, fused_relu_ && last == 1, out);
-      for (size_t k = 2; k <= last; ++k) kernels::AddArrays(out, in[k], n, fused_relu_ && k == last, out);
-      break;
-    }
-    case Op::kMultiply:
-      std::copy(in[0], in[0] + n, out);
-      for (size_t k = 1; k < in.size(); ++k) {
-        const float* x = in[k];
-        for (size_t i = 0; i < n; ++i) out[i] *= x[i];
-      }
-      break;
-    case Op::kConcatenate: {
-      const size_t rows = static_cast<size_t>(batch) * outer_;
-      float* y = out;
-      for (size_t r = 0; r < rows; ++r) {
-        for (size_t k = 0; k < in.size(); ++k) {
-          const float* x = in[k] + r * chunks_[k];
-          y = std::copy(x, x + chunks_[k], y);
-        }
-      }
-      break;
-    }
-  }
-  if (training) {
-    x_.assign(in.begin(), in.end());  // no allocation once sized: the input count is fixed
-    batch_ = batch;
-  }
-  return out;
-}
-
-void MergeLayer::BackwardInputs(const float* dout, const std::vector<bool>& need_din, std::vector<const float*>* din) {
-  const size_t n = static_cast<size_t>(batch_) * output_size();
-  const size_t inputs = x_.size();
-  for (size_t k = 0; k < inputs; ++k) (*din)[k] = nullptr;
-  if (op_ == Op::kConcatenate) {
-    const size_t rows = static_cast<size_t>(batch_) * outer_;
-    for (size_t k = 0; k < inputs; ++k) {
-      if (need_din[k]) (*din)[k] = EnsureSize(din_[k], rows * chunks_[k]);
-    }
-    const float* d = dout;
-    for (size_t r = 0; r < rows; ++r) {
-      for (size_t k = 0; k < inputs; ++k) {
-        if (need_din[k]) std::copy(d, d + chunks_[k], din_[k].data() + r * chunks_[k]);
-        d += chunks_[k];
-      }
-    }
-    return;
-  }
-  if (op_ == Op::kAdd) {
-    // d(x0 + x1 + ...)/dxk = 1: every input gets the output gradient, masked by the
-    // fused relu when there is one (computed once, shared by the inputs).
-    const float* g = dout;
-    const bool mask = fused_relu_ && !masked_;
-    masked_ = false;
-    if (mask) {
-      float* masked = EnsureSize(din_[0], n);
-      kernels::ReluMask(dout, out_.data(), n, masked);
-      g = masked;
-    }
-    for (size_t k = 0; k < inputs; ++k) (*din)[k] = need_din[k] ? g : nullptr;
-    return;
-  }
-  for (size_t k = 0; k < inputs; ++k) {
-    if (!need_din[k]) continue;
-    float* g = EnsureSize(din_[k], n);
-    std::copy(dout, dout + n, g);
-    // Multiply: d(x0 * x1 * ...)/dxk is the product of the others, in input order.
-    for (size_t j = 0; j < inputs; ++j) {
-      if (j == k) continue;
-      const float* x = x_[j];
-      for (size_t i = 0; i < n; ++i) g[i] *= x[i];
-    }
-    (*din)[k] = g;
-  }
 }
 
 }  // namespace ringtrain::nn

@@ -57,33 +57,4 @@ ops::Op Rescaling::op() const {
   return op;
 }
 
-const float* Rescaling::Forward(const float* in, int batch, bool training) {
-  const size_t c = scale_.size();
-  const size_t rows = static_cast<size_t>(batch) * output_size() / c;
-  float* out = EnsureSize(out_, rows * c);
-  const float* s = scale_.data();
-  const float* o = offset_.data();
-  for (size_t r = 0; r < rows; ++r) {
-    const float* x = in + r * c;
-    float* y = out + r * c;
-    for (size_t k = 0; k < c; ++k) y[k] = x[k] * s[k] + o[k];
-  }
-  if (training) batch_ = batch;
-  return out;
-}
-
-const float* Rescaling::Backward(const float* dout, bool need_din) {
-  if (!need_din) return nullptr;
-  const size_t c = scale_.size();
-  const size_t rows = static_cast<size_t>(batch_) * output_size() / c;
-  float* din = EnsureSize(din_, rows * c);
-  const float* s = scale_.data();
-  for (size_t r = 0; r < rows; ++r) {
-    const float* d = dout + r * c;
-    float* g = din + r * c;
-    for (size_t k = 0; k < c; ++k) g[k] = d[k] * s[k];
-  }
-  return din;
-}
-
 }  // namespace ringtrain::nn

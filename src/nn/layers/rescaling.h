@@ -1,7 +1,7 @@
 // rescaling: Keras' Rescaling, y = x * scale + offset elementwise. scale (required) and
 // offset (0) are numbers, or (Keras 3) lists of one value per channel (the last axis).
-// No weights; din = dout * scale. One thread at a time; nothing allocated after the
-// first batch size.
+// No weights. Its op is kRescaling (per-channel scale_values, offset_values); the CPU
+// backend's kernel is in backends/cpu/shape_kernels.cc.
 #pragma once
 
 #include <memory>
@@ -22,16 +22,12 @@ class Rescaling final : public Layer {
 
   const char* type() const override { return "rescaling"; }
   const char* class_name() const override { return "Rescaling"; }
-  const float* Forward(const float* in, int batch, bool training) override;
-  const float* Backward(const float* dout, bool need_din) override;
   ops::Op op() const override;
 
  private:
   Rescaling(std::string name, const Shape& in, std::vector<float> scale, std::vector<float> offset);
 
   std::vector<float> scale_, offset_;  // one per channel (a scalar repeated)
-  int batch_ = 0;
-  std::vector<float> out_, din_;
 };
 
 }  // namespace ringtrain::nn

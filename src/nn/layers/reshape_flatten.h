@@ -1,5 +1,5 @@
-// reshape and flatten: both only relabel the per-example shape of an NHWC buffer,
-// so they pass pointers through in both directions and own no memory.
+// reshape and flatten: both only relabel the per-example shape of an NHWC buffer: their
+// op is kView, whose kernels pass pointers through in both directions and own no memory.
 #pragma once
 
 #include <memory>
@@ -24,8 +24,6 @@ class ShapeView final : public Layer {
 
   const char* type() const override { return flatten_ ? "flatten" : "reshape"; }
   const char* class_name() const override { return flatten_ ? "Flatten" : "Reshape"; }
-  const float* Forward(const float* in, int batch, bool training) override { return in; }
-  const float* Backward(const float* dout, bool need_din) override { return need_din ? dout : nullptr; }
   ops::Op op() const override { return ops::Op{}; }  // kView
 
  private:

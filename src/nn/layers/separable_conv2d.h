@@ -1,8 +1,8 @@
 // separable_conv2d: Keras SeparableConv2D over NHWC input: a depthwise convolution
 // (depthwise_kernel [kh, kw, c, m], no bias, linear) into c * m channels, then a
 // pointwise 1x1 convolution (pointwise_kernel [1, 1, c * m, filters]) with the bias
-// [filters] and the activation. The depthwise pass is kernels::DepthwiseConv*; the
-// pointwise one is a dense product over the pixels (kernels::Dense*).
+// [filters] and the activation. Its op is kSeparableConv2D; the CPU backend's kernel is
+// in backends/cpu/depthwise_kernels.cc.
 //
 // Threading: one thread at a time (the owning Model's). Errors: Create returns
 // INVALID_ARGUMENT naming the field.
@@ -32,11 +32,7 @@ class SeparableConv2D final : public Layer {
   const char* type() const override { return "separable_conv2d"; }
   const char* class_name() const override { return "SeparableConv2D"; }
   std::vector<ParamSpec> ParamSpecs() const override;
-  void BindParams(const std::vector<float*>& params, const std::vector<float*>& grads) override;
-  const float* Forward(const float* in, int batch, bool training) override;
-  const float* Backward(const float* dout, bool need_din) override;
   ops::Op op() const override;
-  uint64_t ScratchFloatsPerExample(bool training) const override;
 
  private:
   SeparableConv2D(std::string name, const Shape& in, const Window2D& g, int multiplier, int filters, Activation act,
@@ -44,22 +40,10 @@ class SeparableConv2D final : public Layer {
   int mid_channels() const { return g_.channels * multiplier_; }
 
   Window2D g_;
-  kernels::Window kg_;
   int multiplier_;
   int filters_;
   Activation act_;
   bool use_bias_;
-
-  float* depthwise_ = nullptr;  // into the model's buffers
-  float* pointwise_ = nullptr;
-  float* bias_ = nullptr;
-  float* ddepthwise_ = nullptr;
-  float* dpointwise_ = nullptr;
-  float* dbias_ = nullptr;
-
-  const float* x_ = nullptr;  // the input of the last training Forward
-  int batch_ = 0;
-  std::vector<float> mid_, out_, dpre_, dmid_, din_, scratch_;
 };
 
 }  // namespace ringtrain::nn

@@ -32,8 +32,8 @@ StatusOr<Window1D> MakeWindow(int in, int k, int stride, Padding padding, const 
   return w;
 }
 
-kernels::Window ToKernelWindow(const Window2D& g) {
-  kernels::Window k;
+ops::Window ToOpWindow(const Window2D& g) {
+  ops::Window k;
   k.h = g.h.in, k.w = g.w.in, k.c = g.channels;
   k.kh = g.h.k, k.kw = g.w.k;
   k.stride_h = g.h.stride, k.stride_w = g.w.stride;

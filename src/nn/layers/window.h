@@ -1,12 +1,12 @@
-// Sliding-window geometry shared by conv2d and max_pooling2d (Keras/TensorFlow
-// semantics). Layout is NHWC throughout.
+// Sliding-window geometry shared by the convolution and pooling layers (Keras/TensorFlow
+// semantics), read from their Keras arguments. Layout is NHWC throughout.
 #pragma once
 
 #include <string>
 
 #include "common/status.h"
-#include "kernels/kernels.h"
 #include "nn/keras/json_fields.h"
+#include "ops/window.h"
 
 namespace ringtrain::nn {
 
@@ -36,7 +36,7 @@ struct Window2D {
   int out_pixels() const { return h.out * w.out; }
 };
 
-// The same geometry in the form the kernels take.
-kernels::Window ToKernelWindow(const Window2D& g);
+// The same geometry in the form the ops (and every device's kernels) take.
+ops::Window ToOpWindow(const Window2D& g);
 
 }  // namespace ringtrain::nn

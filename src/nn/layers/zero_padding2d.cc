@@ -1,8 +1,6 @@
 #include "nn/layers/zero_padding2d.h"
 
-#include <algorithm>
 #include <array>
-#include <cstring>
 
 #include "nn/layers/conv_args.h"
 #include "nn/keras/json_fields.h"
@@ -58,38 +56,6 @@ ops::Op ZeroPadding2D::op() const {
   op.window.pad_top = top_;
   op.window.pad_left = left_;
   return op;
-}
-
-const float* ZeroPadding2D::Forward(const float* in, int batch, bool training) {
-  float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size());
-  const Shape& is = input_shape();
-  const Shape& os = output_shape();
-  const size_t row = static_cast<size_t>(is[1]) * is[2];  // one input row
-  std::fill(out, out + static_cast<size_t>(batch) * output_size(), 0.0f);
-  for (int n = 0; n < batch; ++n) {
-    for (int h = 0; h < is[0]; ++h) {
-      std::memcpy(out + static_cast<size_t>(n) * output_size() + ((static_cast<size_t>(h) + top_) * os[1] + left_) * os[2],
-                  in + static_cast<size_t>(n) * input_size() + static_cast<size_t>(h) * row, row * sizeof(float));
-    }
-  }
-  if (training) batch_ = batch;
-  return out;
-}
-
-const float* ZeroPadding2D::Backward(const float* dout, bool need_din) {
-  if (!need_din) return nullptr;
-  float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size());
-  const Shape& is = input_shape();
-  const Shape& os = output_shape();
-  const size_t row = static_cast<size_t>(is[1]) * is[2];
-  for (int n = 0; n < batch_; ++n) {
-    for (int h = 0; h < is[0]; ++h) {
-      std::memcpy(din + static_cast<size_t>(n) * input_size() + static_cast<size_t>(h) * row,
-                  dout + static_cast<size_t>(n) * output_size() + ((static_cast<size_t>(h) + top_) * os[1] + left_) * os[2],
-                  row * sizeof(float));
-    }
-  }
-  return din;
 }
 
 }  // namespace ringtrain::nn

@@ -1,5 +1,7 @@
 // zero_padding2d: Keras ZeroPadding2D over NHWC input: [H, W, C] -> [top + H + bottom,
-// left + W + right, C] with zeros around; Backward takes the inner block of dy.
+// left + W + right, C] with zeros around. Its op is kZeroPadding2D (window.pad_top,
+// pad_left; the output shape gives the rest); the CPU backend's kernel is in
+// backends/cpu/shape_kernels.cc.
 //
 // Threading: one thread at a time (the owning Model's). Errors: Create returns
 // INVALID_ARGUMENT naming the field.
@@ -7,7 +9,6 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,16 +26,12 @@ class ZeroPadding2D final : public Layer {
 
   const char* type() const override { return "zero_padding2d"; }
   const char* class_name() const override { return "ZeroPadding2D"; }
-  const float* Forward(const float* in, int batch, bool training) override;
-  const float* Backward(const float* dout, bool need_din) override;
   ops::Op op() const override;
 
  private:
   ZeroPadding2D(std::string name, const Shape& in, int top, int bottom, int left, int right);
 
   int top_, left_;
-  int batch_ = 0;
-  std::vector<float> out_, din_;
 };
 
 }  // namespace ringtrain::nn

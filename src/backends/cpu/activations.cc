@@ -1,9 +1,9 @@
-#include "nn/layers/activations.h"
+#include "backends/cpu/activations.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace ringtrain::nn {
+namespace ringtrain::backends::cpu {
 namespace {
 
 // Keras' constants (keras.activations.selu, leaky_relu's default negative_slope).
@@ -186,4 +186,4 @@ void ActivationBackwardInto(Activation act, const float* dout, const float* x, c
   }
 }
 
-}  // namespace ringtrain::nn
+}  // namespace ringtrain::backends::cpu

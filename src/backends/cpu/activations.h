@@ -1,14 +1,29 @@
-// The activation and bias gradients of a layer's backward pass over a row-major
-// [rows, units] matrix (relu's forward is fused into the kernels; the other
-// activations run in nn/layers/activations.h).
+// Keras' activation functions on the CPU, elementwise over float32 rows (softmax: over
+// each row of `units`, Keras' default last axis), and the activation and bias gradients
+// of a kernel's backward pass over a row-major [rows, units] matrix. Pure functions: no
+// allocation, no state, any thread; the same inputs give the same bits (one pass in a
+// fixed order).
+//
+// Dense and Conv2D keep relu fused into their kernels (kernels/kernels.h); every other
+// activation runs here after the linear part, and the backward functions take both the
+// pre-activation x and the output y (each kind reads the one it needs).
 #pragma once
 
 #include <cstddef>
 
-#include "nn/layers/activations.h"
-#include "nn/keras/json_fields.h"
+#include "ops/activation.h"
 
-namespace ringtrain::nn {
+namespace ringtrain::backends::cpu {
+
+using ops::Activation;
+
+// y = act(x) over rows x units floats. `y` may be `x` (in place).
+void ActivationForward(Activation act, const float* x, size_t rows, size_t units, float* y);
+
+// dx = dout * act'(x), from the pre-activation x and the output y of the same Forward.
+// `dx` may be `dout`; it must not be x or y.
+void ActivationBackwardInto(Activation act, const float* dout, const float* x, const float* y, size_t rows,
+                            size_t units, float* dx);
 
 // The gradient before the activation, from the pre-activation x and the output y (x may
 // be null for linear and relu, whose gradient reads y only). For linear it is dout
@@ -66,4 +81,4 @@ inline const float* ActivationBiasBackward(const float* __restrict dout, const f
   return ActivationBiasBackward(dout, nullptr, y, rows, units, act, scratch, bias_grad);
 }
 
-}  // namespace ringtrain::nn
+}  // namespace ringtrain::backends::cpu

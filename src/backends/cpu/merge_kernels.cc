@@ -1,0 +1,163 @@
+// The merge ops on the CPU, over two or more inputs:
+//   Add          y = x0 + x1 + ...  (same shapes)
+//   Multiply     y = x0 * x1 * ...  (same shapes)
+//   Concatenate  along op.axis (a per-example axis); the inputs' shapes agree except along it
+// Backward writes an input gradient per input that needs one (Add hands its output
+// gradient itself to every input: the same pointer, no copy). Add fuses a following relu
+// (AbsorbRelu) and computes a deferred producer's output in its own pass
+// (TakeDeferredInput, CpuKernel::AddOutputTo).
+#include <algorithm>
+
+#include "backends/cpu/cpu_kernel.h"
+#include "kernels/elementwise.h"
+
+namespace ringtrain::backends::cpu {
+namespace {
+
+class MergeKernel final : public CpuKernel {
+ public:
+  explicit MergeKernel(const ops::Node& node)
+      : kind_(node.op.kind), axis_(node.op.axis), output_size_(node.output_size()), din_(node.input_shapes.size()) {
+    if (kind_ != ops::OpKind::kConcatenate) return;
+    const std::vector<ops::Shape>& in = node.input_shapes;
+    for (int d = 0; d < axis_; ++d) outer_ *= static_cast<size_t>(in[0][d]);
+    for (const ops::Shape& s : in) {
+      size_t chunk = 1;
+      for (size_t d = static_cast<size_t>(axis_); d < s.size(); ++d) chunk *= static_cast<size_t>(s[d]);
+      chunks_.push_back(chunk);
+    }
+  }
+
+  StatusOr<const float*> Forward(const KernelArgs&, const std::vector<const float*>& in, int batch,
+                                 bool training) override;
+  Status Backward(const KernelArgs&, const float* dout, const std::vector<bool>& need_din,
+                  std::vector<const float*>* din) override;
+
+  // Add takes a following relu over; the others do not.
+  bool AbsorbRelu() override {
+    fused_relu_ = kind_ == ops::OpKind::kAdd;
+    return fused_relu_;
+  }
+  const float* ReluGradientMask() const override { return fused_relu_ ? out_.data() : nullptr; }
+  void GradientMasked() override { masked_ = fused_relu_; }
+  // The CPU backend fuses only its own kernels into an Add (CpuBackend::CanFuse).
+  void TakeDeferredInput(size_t k, Kernel* producer) override {
+    deferred_input_ = k;
+    producer_ = static_cast<const CpuKernel*>(producer);
+  }
+
+ private:
+  const ops::OpKind kind_;
+  const int axis_;              // Concatenate: the per-example axis
+  const int64_t output_size_;
+  size_t outer_ = 1;            // Concatenate: elements per example before the axis
+  std::vector<size_t> chunks_;  // Concatenate: per input, elements from the axis on
+
+  std::vector<const float*> x_;  // the inputs of the last training Forward
+  int batch_ = 0;
+  bool fused_relu_ = false;
+  bool masked_ = false;  // the next backward's output gradient is already masked (GradientMasked)
+  // Add of two: the input whose producer left its output to this kernel (DeferToAdd).
+  size_t deferred_input_ = 0;
+  const CpuKernel* producer_ = nullptr;
+  std::vector<float> out_;
+  std::vector<std::vector<float>> din_;
+};
+
+StatusOr<const float*> MergeKernel::Forward(const KernelArgs&, const std::vector<const float*>& in, int batch,
+                                            bool training) {
+  const size_t n = static_cast<size_t>(batch) * output_size_;
+  float* out = EnsureSize(out_, n);
+  switch (kind_) {
+    case ops::OpKind::kAdd: {
+      // Two inputs at least (checked when built); a fused relu after the last sum.
+      if (producer_ != nullptr) {  // two inputs, one computed here (IEEE addition commutes: the same bits)
+        producer_->AddOutputTo(in[1 - deferred_input_], fused_relu_, out);
+        break;
+      }
+      const size_t last = in.size() - 1;
+      kernels::AddArrays(in[0], in[1], n, fused_relu_ && last == 1, out);
+      for (size_t k = 2; k <= last; ++k) kernels::AddArrays(out, in[k], n, fused_relu_ && k == last, out);
+      break;
+    }
+    case ops::OpKind::kMultiply:
+      std::copy(in[0], in[0] + n, out);
+      for (size_t k = 1; k < in.size(); ++k) {
+        const float* x = in[k];
+        for (size_t i = 0; i < n; ++i) out[i] *= x[i];
+      }
+      break;
+    case ops::OpKind::kConcatenate: {
+      const size_t rows = static_cast<size_t>(batch) * outer_;
+      float* y = out;
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t k = 0; k < in.size(); ++k) {
+          const float* x = in[k] + r * chunks_[k];
+          y = std::copy(x, x + chunks_[k], y);
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  if (training) {
+    x_.assign(in.begin(), in.end());  // no allocation once sized: the input count is fixed
+    batch_ = batch;
+  }
+  return static_cast<const float*>(out);
+}
+
+Status MergeKernel::Backward(const KernelArgs&, const float* dout, const std::vector<bool>& need_din,
+                             std::vector<const float*>* din) {
+  const size_t n = static_cast<size_t>(batch_) * output_size_;
+  const size_t inputs = x_.size();
+  for (size_t k = 0; k < inputs; ++k) (*din)[k] = nullptr;
+  if (kind_ == ops::OpKind::kConcatenate) {
+    const size_t rows = static_cast<size_t>(batch_) * outer_;
+    for (size_t k = 0; k < inputs; ++k) {
+      if (need_din[k]) (*din)[k] = EnsureSize(din_[k], rows * chunks_[k]);
+    }
+    const float* d = dout;
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t k = 0; k < inputs; ++k) {
+        if (need_din[k]) std::copy(d, d + chunks_[k], din_[k].data() + r * chunks_[k]);
+        d += chunks_[k];
+      }
+    }
+    return Status::Ok();
+  }
+  if (kind_ == ops::OpKind::kAdd) {
+    // d(x0 + x1 + ...)/dxk = 1: every input gets the output gradient, masked by the
+    // fused relu when there is one (computed once, shared by the inputs).
+    const float* g = dout;
+    const bool mask = fused_relu_ && !masked_;
+    masked_ = false;
+    if (mask) {
+      float* masked = EnsureSize(din_[0], n);
+      kernels::ReluMask(dout, out_.data(), n, masked);
+      g = masked;
+    }
+    for (size_t k = 0; k < inputs; ++k) (*din)[k] = need_din[k] ? g : nullptr;
+    return Status::Ok();
+  }
+  for (size_t k = 0; k < inputs; ++k) {
+    if (!need_din[k]) continue;
+    float* g = EnsureSize(din_[k], n);
+    std::copy(dout, dout + n, g);
+    // Multiply: d(x0 * x1 * ...)/dxk is the product of the others, in input order.
+    for (size_t j = 0; j < inputs; ++j) {
+      if (j == k) continue;
+      const float* x = x_[j];
+      for (size_t i = 0; i < n; ++i) g[i] *= x[i];
+    }
+    (*din)[k] = g;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::unique_ptr<CpuKernel> NewMergeKernel(const ops::Node& node) { return std::make_unique<MergeKernel>(node); }
+
+}  // namespace ringtrain::backends::cpu
