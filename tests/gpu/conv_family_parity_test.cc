@@ -134,10 +134,8 @@ TEST_P(ConvFamilyParity, SeparableConv2D) {
   for (const OpCase& c : cases) CheckOp(GetParam(), c);
 }
 
-// Keras' DepthwiseConv2D and SeparableConv2D apply any activation; the CPU layers apply
-// relu or nothing in their forward pass and fail in the backward pass of the others, so
-// these cases wait for the CPU layers (run them with --gtest_also_run_disabled_tests).
-TEST_P(ConvFamilyParity, DISABLED_DepthwiseAndSeparableActivations) {
+// Keras' DepthwiseConv2D and SeparableConv2D apply any activation after the bias.
+TEST_P(ConvFamilyParity, DepthwiseAndSeparableActivations) {
   SKIP_IF_DEVICE_UNAVAILABLE(GetParam());
   const std::vector<OpCase> cases = {
       {"depthwise tanh", One(Depthwise(3, 1, "valid", 1, "tanh", true), {8, 9, 5})},

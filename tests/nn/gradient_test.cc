@@ -8,6 +8,8 @@
 
 #include "nn/layers/conv2d.h"
 #include "nn/layers/dense.h"
+#include "nn/layers/depthwise_conv2d.h"
+#include "nn/layers/separable_conv2d.h"
 #include "nn/losses/loss.h"
 #include "nn/layers/max_pool2d.h"
 #include "nn/model.h"
@@ -74,6 +76,23 @@ TEST(DenseGradientTest, LinearReluAndNoBias) {
     auto layer = MakeOrDie(Dense::Create(config, "dense", Shape{7}, "test"));
     ASSERT_NE(layer, nullptr);
     CheckLayerGradients(*layer, 3, 5);
+  }
+}
+
+// Keras' DepthwiseConv2D and SeparableConv2D apply any activation after the bias: their
+// forward is act(conv + bias) and their gradients go through it.
+TEST(DepthwiseSeparableGradientTest, AnyActivation) {
+  for (const char* act : {"tanh", "gelu", "sigmoid", "swish", "relu", "linear"}) {
+    SCOPED_TRACE(act);
+    auto depthwise = MakeOrDie(DepthwiseConv2D::Create(
+        json{{"kernel_size", 3}, {"depth_multiplier", 2}, {"padding", "same"}, {"activation", act}}, "depthwise",
+        Shape{4, 5, 2}, "test"));
+    ASSERT_NE(depthwise, nullptr);
+    CheckLayerGradients(*depthwise, 2, 13);
+    auto separable = MakeOrDie(SeparableConv2D::Create(
+        json{{"filters", 3}, {"kernel_size", 3}, {"activation", act}}, "separable", Shape{5, 5, 2}, "test"));
+    ASSERT_NE(separable, nullptr);
+    CheckLayerGradients(*separable, 2, 17);
   }
 }
 

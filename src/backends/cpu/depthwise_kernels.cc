@@ -15,6 +15,10 @@
 namespace ringtrain::backends::cpu {
 namespace {
 
+// relu and linear run fused in the convolution's and the pointwise product's loops; any
+// other activation after them, on a kept pre-activation (as Dense does).
+bool ActivationFused(Activation act) { return act == Activation::kLinear || act == Activation::kRelu; }
+
 class DepthwiseConv2DKernel final : public OneInputKernel {
  public:
   explicit DepthwiseConv2DKernel(const ops::Node& node)
@@ -29,8 +33,13 @@ class DepthwiseConv2DKernel final : public OneInputKernel {
  protected:
   const float* ForwardOne(const KernelArgs& args, const float* in, int batch, bool training) override {
     float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size_);
+    float* pre = ActivationFused(act_) ? out : EnsureSize(pre_, static_cast<size_t>(batch) * output_size_);
     kernels::DepthwiseConvForward(kg_, multiplier_, in, batch, Param(args, node_, 0),
-                                  use_bias_ ? Param(args, node_, 1) : nullptr, act_ == Activation::kRelu, out);
+                                  use_bias_ ? Param(args, node_, 1) : nullptr, act_ == Activation::kRelu, pre);
+    if (!ActivationFused(act_)) {
+      ActivationForward(act_, pre, static_cast<size_t>(batch) * (kg_.out_h * kg_.out_w),
+                        static_cast<size_t>(kg_.c) * multiplier_, out);
+    }
     if (training) {
       x_ = in;
       batch_ = batch;
@@ -44,8 +53,8 @@ class DepthwiseConv2DKernel final : public OneInputKernel {
     if (dkernel == nullptr && dbias == nullptr && !need_din) return nullptr;
     const size_t rows = static_cast<size_t>(batch_) * (kg_.out_h * kg_.out_w);
     const size_t units = static_cast<size_t>(kg_.c) * multiplier_;
-    float* masked = act_ == Activation::kRelu ? EnsureSize(dpre_, rows * units) : nullptr;
-    const float* d = ActivationBiasBackward(dout, out_.data(), rows, units, act_, masked, dbias);
+    float* scratch = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, rows * units);
+    const float* d = ActivationBiasBackward(dout, pre_.data(), out_.data(), rows, units, act_, scratch, dbias);
     if (dkernel != nullptr) kernels::DepthwiseConvFilterGrad(kg_, multiplier_, x_, d, batch_, dkernel);
     if (!need_din) return nullptr;
     float* din = EnsureSize(din_, static_cast<size_t>(batch_) * input_size_);
@@ -63,7 +72,7 @@ class DepthwiseConv2DKernel final : public OneInputKernel {
 
   const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
-  std::vector<float> out_, dpre_, din_;
+  std::vector<float> out_, pre_, dpre_, din_;  // pre_: the pre-activation when not fused
 };
 
 class SeparableConv2DKernel final : public OneInputKernel {
@@ -84,8 +93,10 @@ class SeparableConv2DKernel final : public OneInputKernel {
     float* mid = EnsureSize(mid_, static_cast<size_t>(pixels) * mid_channels());
     float* out = EnsureSize(out_, static_cast<size_t>(batch) * output_size_);
     kernels::DepthwiseConvForward(kg_, multiplier_, in, batch, Param(args, node_, 0), nullptr, false, mid);
+    float* pre = ActivationFused(act_) ? out : EnsureSize(pre_, static_cast<size_t>(batch) * output_size_);
     kernels::DenseForward(mid, pixels, mid_channels(), Param(args, node_, 1), filters_,
-                          use_bias_ ? Param(args, node_, 2) : nullptr, act_ == Activation::kRelu, out);
+                          use_bias_ ? Param(args, node_, 2) : nullptr, act_ == Activation::kRelu, pre);
+    if (!ActivationFused(act_)) ActivationForward(act_, pre, static_cast<size_t>(pixels), filters_, out);
     if (training) {
       x_ = in;
       batch_ = batch;
@@ -100,9 +111,9 @@ class SeparableConv2DKernel final : public OneInputKernel {
     if (ddepthwise == nullptr && dpointwise == nullptr && dbias == nullptr && !need_din) return nullptr;
     const int pixels = batch_ * out_pixels();
     const size_t rows = static_cast<size_t>(pixels);
-    float* masked = act_ == Activation::kRelu ? EnsureSize(dpre_, rows * filters_) : nullptr;
-    const float* d =
-        ActivationBiasBackward(dout, out_.data(), rows, static_cast<size_t>(filters_), act_, masked, dbias);
+    float* dpre = act_ == Activation::kLinear ? nullptr : EnsureSize(dpre_, rows * filters_);
+    const float* d = ActivationBiasBackward(dout, pre_.data(), out_.data(), rows, static_cast<size_t>(filters_), act_,
+                                            dpre, dbias);
     if (dpointwise != nullptr) kernels::DenseWeightGrad(mid_.data(), d, pixels, mid_channels(), filters_, dpointwise);
     if (ddepthwise == nullptr && !need_din) return nullptr;
     // The gradient at the depthwise output, then through the depthwise convolution.
@@ -130,7 +141,7 @@ class SeparableConv2DKernel final : public OneInputKernel {
 
   const float* x_ = nullptr;  // the input of the last training Forward
   int batch_ = 0;
-  std::vector<float> mid_, out_, dpre_, dmid_, din_, scratch_;
+  std::vector<float> mid_, out_, pre_, dpre_, dmid_, din_, scratch_;  // pre_: the pre-activation when not fused
 };
 
 }  // namespace
@@ -144,8 +155,11 @@ std::unique_ptr<CpuKernel> NewSeparableConv2DKernel(const ops::Node& node) {
 }
 
 uint64_t DepthwiseConv2DScratchFloatsPerExample(const ops::Node& node, bool training) {
-  // The direct loops need no scratch; relu's masked output gradient in training.
-  return training && node.op.activation == Activation::kRelu ? static_cast<uint64_t>(node.output_size()) : 0;
+  // The direct loops need no scratch; a kept pre-activation when the activation is not
+  // fused, and the activation's output gradient in training.
+  const uint64_t out = static_cast<uint64_t>(node.output_size());
+  const Activation act = node.op.activation;
+  return (ActivationFused(act) ? 0 : out) + (training && act != Activation::kLinear ? out : 0);
 }
 
 uint64_t SeparableConv2DScratchFloatsPerExample(const ops::Node& node, bool training) {
@@ -154,8 +168,9 @@ uint64_t SeparableConv2DScratchFloatsPerExample(const ops::Node& node, bool trai
   const ops::Window& g = node.op.window;
   const uint64_t pixels = static_cast<uint64_t>(g.out_h * g.out_w);
   const uint64_t mid = pixels * static_cast<uint64_t>(g.c * node.op.depth_multiplier);
-  if (!training) return mid;
-  return 2 * mid + static_cast<uint64_t>(node.output_size()) +
+  const uint64_t pre = ActivationFused(node.op.activation) ? 0 : static_cast<uint64_t>(node.output_size());
+  if (!training) return mid + pre;
+  return 2 * mid + pre + static_cast<uint64_t>(node.output_size()) +
          kernels::DenseInputGradScratch(static_cast<int>(pixels), node.op.units);
 }
 
