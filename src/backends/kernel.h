@@ -36,7 +36,9 @@ struct StepContext {
 
 // What a kernel call works on besides its own buffers.
 struct KernelArgs {
-  const float* params = nullptr;  // the model's weights, in the model's flat layout
+  // The model's weights, in the model's flat layout. The passes only read them;
+  // ApplyReducedStats writes the moving statistics (non-trainable weights) in place.
+  float* params = nullptr;
   // Their gradients (the trainable prefix, same offsets), then the nodes' reduced
   // statistics (ops::Node::first_stat): the buffer the all-reduce sums.
   float* grads = nullptr;

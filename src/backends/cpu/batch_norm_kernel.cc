@@ -126,8 +126,8 @@ Status BatchNormKernel::ApplyReducedStats(const KernelArgs& args, const float* s
   if (num_replicas <= 0) return Status::Ok();
   // The moving statistics are the model's (non-trainable) weights: this is the one call
   // that writes them.
-  float* moving_mean = const_cast<float*>(Param(args, node_, moving_mean_));
-  float* moving_var = const_cast<float*>(Param(args, node_, moving_var_));
+  float* moving_mean = args.params + node_.params[moving_mean_].offset;
+  float* moving_var = args.params + node_.params[moving_var_].offset;
   const float n = static_cast<float>(num_replicas);
   const float keep = o_.momentum, take = 1.0f - o_.momentum;
   for (int c = 0; c < channels_; ++c) {

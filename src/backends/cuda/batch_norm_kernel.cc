@@ -126,9 +126,8 @@ class GpuBatchNorm final : public backends::Kernel {
   Status ApplyReducedStats(const backends::KernelArgs& args, const float* sums, int num_replicas) override {
     if (num_replicas <= 0) return Status::Ok();
     // The moving statistics are non-trainable weights in the engine's device parameter
-    // buffer, which KernelArgs hands every kernel as const (the passes only read
-    // weights); this update after the all-reduce is the one place they are written.
-    float* params = const_cast<float*>(args.params);
+    // buffer; this update after the all-reduce is the one place they are written.
+    float* params = args.params;
     const float keep = d_.momentum, take = 1.0f - d_.momentum;
     return Check(BnMovingUpdate(params + d_.moving_mean_offset, params + d_.moving_var_offset, sums, d_.c,
                                 static_cast<float>(num_replicas), keep, take, gpu_->compute()),
