@@ -7,9 +7,10 @@
 //   copy stream    SubmitBatch: H2D of a pinned host slot into the matching device
 //                  slot, after `free` of that slot (the step that last read it), then
 //                  records `copied`.
-//   compute stream StartStep waits for `copied`, runs forward, loss, backward, then
-//                  records the slot's `free`. FinishBackward copies the stats (and the
-//                  gradients, for a host communicator) down and waits for `done_`.
+//   compute stream StartStep waits for `copied`, runs forward, loss and metrics (their
+//                  sums copied down by GpuObjective), backward, then records the slot's
+//                  `free`. FinishBackward adds the regularization gradient, copies the
+//                  gradients down for a host communicator, and waits for `done_`.
 // The host fills pinned slot s^1 while the step on slot s computes; SubmitBatch waits
 // (bounded) for the previous copy out of a pinned slot before handing it out again.
 #include <algorithm>

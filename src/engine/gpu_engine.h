@@ -1,7 +1,8 @@
-// The GPU engine: the model of a job on one CUDA GPU. Conv2D through cuDNN (NHWC,
-// FP32, no TF32, deterministic algorithms), Dense through cuBLAS (FP32, no TF32),
-// activations, pooling, the loss and its metrics, and both optimizers as CUDA kernels
-// (backends/cuda/gpu_kernels.h). Weights, gradients and optimizer state stay in device memory
+// The GPU engine: the model of a job on one CUDA GPU, run by the one executor
+// (executor/executor.h) on the CUDA backend (backends/cuda: cuDNN convolutions, FP32, no
+// TF32, deterministic algorithms; cuBLAS dense layers; CUDA kernels for the rest), with
+// the loss and metrics (backends/cuda/objective_kernels.h) and the optimizer update and
+// regularization (backends/cuda/optimizer_kernels.h) on the device. Weights, gradients and optimizer state stay in device memory
 // across steps; only the input batches go up (pinned, double-buffered, on a copy
 // stream, so the next batch is copied while the current step computes) and only the
 // metrics come down, plus the gradients when the communicator needs host memory
