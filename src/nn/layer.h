@@ -3,13 +3,9 @@
 // to Model::set_step_context).
 //
 // A layer holds its Keras arguments, its shapes and weights (ParamSpecs), the per-step
-// statistics it contributes to the all-reduce (ReducedStatsSize), and emits what it
-// computes as one device-neutral op (op(), ops/op.h). It runs nowhere itself: the
-// backends' kernels (backends/cpu, backends/cuda) compute the ops. Dropout and the
-// augmentation layers (RandomFlip, RandomCrop, RandomRotation, RandomTranslation) still
-// hold their CPU passes (Forward, Backward, ScratchFloatsPerExample below), which the
-// model runs as CPU kernels through nn/layer_kernel.h until their ops get kernels of
-// the CPU backend's own.
+// statistics it contributes to the all-reduce (ReducedStatsSize), whether it trains, and
+// emits what it computes as one device-neutral op (op(), ops/op.h). It runs nowhere
+// itself: the backends' kernels (backends/cpu, backends/cuda) compute the ops.
 //
 // Threading: one thread at a time, like the Model that owns the layers.
 #pragma once
@@ -64,8 +60,8 @@ struct ParamSpec {
   Regularizer regularizer;
 };
 
-// The step a layer runs in (backends/kernel.h): Dropout's and augmentation's random
-// streams, synchronized BatchNormalization's all-reduce.
+// The step a model's kernels run in (backends/kernel.h): Dropout's and augmentation's
+// random streams, synchronized BatchNormalization's all-reduce.
 using StepContext = backends::StepContext;
 
 class Layer {
@@ -98,12 +94,6 @@ class Layer {
   void set_trainable(bool trainable) { trainable_ = trainable; }
   bool trainable() const { return trainable_; }
 
-  // The step the next Forward of a layer with CPU passes runs in (Dropout's and
-  // augmentation's random streams); the model points every layer at its own context,
-  // which stays valid for the model's lifetime.
-  void set_context(const StepContext* context) { context_ = context; }
-  const StepContext& context() const { return *context_; }
-
   virtual std::vector<ParamSpec> ParamSpecs() const { return {}; }
 
   // Floats of per-step statistics the layer's op contributes to the all-reduce (summed
@@ -118,41 +108,11 @@ class Layer {
   // holds one op per layer, which the executor plans on a backend.
   virtual ops::Op op() const = 0;
 
-  // The CPU passes of the layers whose ops the CPU backend has no kernel of its own for
-  // yet (Dropout, RandomFlip, RandomCrop, RandomRotation, RandomTranslation: see
-  // nn/layer_kernel.h); every other layer leaves these alone, and its op runs on a
-  // backend's kernel. Memory: such a layer owns its output and input-gradient buffers
-  // and grows them to the largest batch seen; a pointer it returns stays valid until its
-  // next Forward/Backward, or is its input passed through.
-  //
-  // in: [batch, input_shape]. Returns [batch, output_shape]. With `training`, `in`
-  // must stay valid until Backward (the model keeps it so).
-  virtual const float* Forward(const float* in, int batch, bool training) { return nullptr; }
-  // dout: [batch, output_shape] for the batch of the last training Forward. Returns the
-  // input gradient when `need_din`, otherwise nullptr.
-  virtual const float* Backward(const float* dout, bool need_din) { return nullptr; }
-  // For the memory check (nn/model_memory.h): the floats per example these passes keep
-  // besides the output and the input gradient, with the backward pass's needs when
-  // `training` (the other ops': backends::CpuScratchFloatsPerExample).
-  virtual uint64_t ScratchFloatsPerExample(bool training) const {
-    (void)training;
-    return 0;
-  }
-
  private:
   std::string name_;
   std::vector<Shape> input_shapes_;
   Shape output_shape_;
   bool trainable_ = true;
-  const StepContext* context_ = nullptr;
 };
-
-// Grows `buf` to at least n floats; never shrinks, so steady-state calls do not allocate
-// (the CPU passes that are still layers').
-template <typename T>
-inline T* EnsureSize(std::vector<T>& buf, size_t n) {
-  if (buf.size() < n) buf.resize(n);
-  return buf.data();
-}
 
 }  // namespace ringtrain::nn

@@ -15,7 +15,6 @@
 #include "nn/initializers/initializers.h"
 #include "nn/keras/json_fields.h"
 #include "nn/layer.h"
-#include "nn/layer_kernel.h"
 #include "nn/model_build.h"
 
 namespace ringtrain::nn {
@@ -36,7 +35,7 @@ struct Model::Impl {
   std::vector<ParamInfo> infos;  // in layer order, each layer's weights in ParamSpecs() order
   std::vector<size_t> layer_first_info;  // index into infos of layer i's first weight
   StepContext context;
-  // A training Forward copies its input here: layers keep pointers into it for
+  // A training Forward copies its input here: kernels keep pointers into it for
   // Backward, and the caller's buffer may be reused before then.
   std::vector<float> input_copy;
   // The CPU backend and the executor that runs the layers' op graph on it.
@@ -46,7 +45,7 @@ struct Model::Impl {
   float empty_logits[1] = {0.0f};
 
   // The buffers the kernels read their weights from and write their gradients and
-  // statistics to, at the graph's offsets; the step the layers' contexts also point at.
+  // statistics to, at the graph's offsets; the step they run in.
   backends::KernelArgs Args() {
     backends::KernelArgs a;
     a.params = params.data();
@@ -133,7 +132,6 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
       m.infos.push_back(std::move(info));
       ++index;
     }
-    layers[l]->set_context(&m.context);
   }
 
   const std::vector<bool> up = m.graph.TrainableUpstream();
@@ -163,16 +161,11 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
     node.consumers = m.graph.consumers[l];
     graph.nodes.push_back(std::move(node));
   }
-  // The ops run as the CPU backend's kernels (a few still as their layers' passes:
-  // nn/layer_kernel.h); the fusion pass (a relu into the node before it, a node into the
-  // Add it feeds) keeps the unfused bits.
+  // The ops run as the CPU backend's kernels; the fusion pass (a relu into the node
+  // before it, a node into the Add it feeds) keeps the unfused bits.
   m.backend = backends::NewCpuBackend();
   executor::PlanOptions plan;
   plan.fuse = g_relu_fusion.load();
-  backends::Backend* cpu = m.backend.get();
-  plan.make_kernel = [&layers, cpu](const ops::Node& node, size_t i) {
-    return NewCpuKernel(*cpu, node, layers[i].get());
-  };
   RT_ASSIGN_OR_RETURN(m.exec, executor::Executor::Create(std::move(graph), m.backend.get(), plan));
   return model;
 }
@@ -205,7 +198,9 @@ const float* Model::Forward(const float* input, int batch, bool training) {
   if (batch <= 0) return m.empty_logits;
   const float* x = input;
   if (training) {
-    float* copy = EnsureSize(m.input_copy, static_cast<size_t>(batch) * m.input_size);
+    const size_t n = static_cast<size_t>(batch) * m.input_size;
+    if (m.input_copy.size() < n) m.input_copy.resize(n);  // never shrinks: no allocation in steady state
+    float* copy = m.input_copy.data();
     std::memcpy(copy, input, static_cast<size_t>(batch) * m.input_size * sizeof(float));
     x = copy;
   }

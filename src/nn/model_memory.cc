@@ -7,7 +7,6 @@
 #include "backends/cpu/cpu_backend.h"
 #include "common/memory_bound.h"
 #include "nn/layer.h"
-#include "nn/layer_kernel.h"
 #include "nn/model_build.h"
 
 namespace ringtrain::nn {
@@ -30,8 +29,7 @@ uint64_t PaddedInput(const ops::Window& g) {
 
 // Which cost model an op's CPU kernel follows: the dense and convolution kernels with
 // relu or no activation fused, and views, are modelled here; for every other op the CPU
-// backend reports its kernel's scratch (backends::CpuScratchFloatsPerExample), or the
-// layer its own passes' (Layer::ScratchFloatsPerExample, nn/layer_kernel.h).
+// backend reports its kernel's scratch (backends::CpuScratchFloatsPerExample).
 enum class Cost { kView, kDense, kConv2D, kLayer };
 
 Cost CostModel(const ops::Op& op) {
@@ -52,7 +50,6 @@ Cost CostModel(const ops::Op& op) {
 // The floats per example the CPU kernel of `layer` (whose op is `op`) keeps besides its
 // output and input gradients.
 uint64_t ScratchFloats(const Layer& layer, const ops::Op& op, bool training) {
-  if (RunsAsLayerKernel(op.kind)) return layer.ScratchFloatsPerExample(training);
   ops::Node node;
   node.op = op;
   node.input_shapes = layer.input_shapes();

@@ -84,7 +84,7 @@ struct Op {
   double width_factor_lo = 0, width_factor_hi = 0;
   double angle_factor_lo = 0, angle_factor_hi = 0;
   // RandomTranslation, RandomRotation: how points outside the image are mapped, and how
-  // the input is sampled (nn/layers/image_transform.h); fill_value: what the constant
+  // the input is sampled (backends/cpu/image_transform.h); fill_value: what the constant
   // mode's (and any outside tap's) pixels read.
   enum class FillMode { kReflect, kWrap, kConstant, kNearest };
   enum class Interpolation { kBilinear, kNearest };

@@ -9,9 +9,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "nn/layer.h"
-#include "nn/layer_kernel.h"
 #include "nn/model.h"
-#include "nn/model_build.h"
 
 #if defined(RINGTRAIN_HAVE_CUDA)
 #include <cuda_runtime_api.h>
@@ -125,7 +123,6 @@ void CheckOp(backends::Device device, const OpCase& c) {
   const auto it = std::find_if(nodes.begin(), nodes.end(), [&](const ops::Node& n) { return n.name == name; });
   ASSERT_NE(it, nodes.end());
   ops::Node node = *it;
-  const size_t index = static_cast<size_t>(it - nodes.begin());
   for (int k : node.inputs) ASSERT_EQ(k, ops::kModelInput) << "the op under test must take the model input";
   node.need_input_grad.assign(node.inputs.size(), true);
   node.run_backward = true;
@@ -184,25 +181,17 @@ void CheckOp(backends::Device device, const OpCase& c) {
     r->params = Download(backend, d_params.get(), params.size());
   };
 
-  // The op's CPU kernel, as nn::Model makes it: the reference. The layers whose CPU passes
-  // are still their own (nn/layer_kernel.h) read their step from their context.
+  // The op's CPU kernel, as nn::Model makes it: the reference.
   auto cpu = backends::NewCpuBackend();
-  nn::internal::LayerGraph reference_graph;
-  ASSERT_TRUE(nn::internal::BuildLayerGraph(model_json, &reference_graph).ok());
-  nn::Layer* reference_layer = reference_graph.layers[index].get();
-  reference_layer->set_context(&context);
-  auto reference_kernel = nn::NewCpuKernel(*cpu, node, reference_layer);
+  auto reference_kernel = cpu->NewKernel(node);
   ASSERT_TRUE(reference_kernel.ok()) << reference_kernel.status().ToString();
   Result want;
   ASSERT_NO_FATAL_FAILURE(run(cpu.get(), reference_kernel->get(), &want));
 
   Result got;
   if (device == backends::Device::kCpu) {
-    nn::internal::LayerGraph graph;
-    ASSERT_TRUE(nn::internal::BuildLayerGraph(model_json, &graph).ok());
     ASSERT_TRUE(cpu->Supports(node.op).ok());
-    graph.layers[index]->set_context(&context);
-    auto kernel = nn::NewCpuKernel(*cpu, node, graph.layers[index].get());
+    auto kernel = cpu->NewKernel(node);
     ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
     ASSERT_NO_FATAL_FAILURE(run(cpu.get(), kernel->get(), &got));
   } else {

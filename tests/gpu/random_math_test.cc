@@ -1,12 +1,13 @@
-// backends/cuda/random_math.h on the host against the CPU layers, bit for bit: the GPU's
+// backends/cuda/random_math.h on the host against the CPU kernels, bit for bit: the GPU's
 // Dropout and augmentation kernels (backends/cuda/random_kernels.cu) are thin loops over
 // these functions, and CI has no GPU, so this is where their draws and arithmetic are
-// proven. Each test drives the CPU layer through its public interface (a training
-// Forward in a StepContext, then Backward), reads what it drew (which elements Dropout
-// zeroed, RandomFlip's flips, RandomCrop's offsets, the affine transforms) and what it
-// computed, and compares them with the functions run as the kernels run them, for several
-// seeds, steps and replicas. The keys and arguments come from the layers' ops (Layer::op),
-// as the CUDA kernels get them.
+// proven. Each test drives the layer's CPU kernel (backends/cpu, through
+// nn::testing::CpuRun: a training Forward in a StepContext, then Backward), reads what it
+// drew (which elements Dropout zeroed; RandomFlip's flips, RandomCrop's offsets and the
+// affine transforms from the CPU's draw functions, backends/cpu/augment_draws.h, which
+// the kernels call) and what it computed, and compares them with the functions run as
+// the CUDA kernels run them, for several seeds, steps and replicas. The keys and
+// arguments come from the layers' ops (Layer::op), as the CUDA kernels get them.
 #include "backends/cuda/random_math.h"
 
 #include <gtest/gtest.h>
@@ -21,11 +22,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/augment_draws.h"
+#include "backends/cpu/image_transform.h"
 #include "common/splitmix.h"
-#include "nn/initializers/init.h"
+#include "nn/cpu_run.h"
 #include "nn/layer.h"
 #include "nn/layers/dropout.h"
-#include "nn/layers/image_transform.h"
 #include "nn/layers/random_affine.h"
 #include "nn/layers/random_crop.h"
 #include "nn/layers/random_flip.h"
@@ -110,7 +112,7 @@ TEST(RandomMath, SplitMixAndRngAreTheCpus) {
   }
   for (uint64_t seed : {uint64_t{0}, uint64_t{5}, ~uint64_t{0}}) {
     for (uint64_t stream : {uint64_t{0}, uint64_t{1}, uint64_t{0xDEADBEEF}}) {
-      nn::Rng cpu(seed, stream), cpu_u(seed, stream);
+      Rng cpu(seed, stream), cpu_u(seed, stream);
       rm::Rng g = rm::MakeRng(seed, stream), g_u = rm::MakeRng(seed, stream);
       for (int i = 0; i < 100; ++i) {
         ASSERT_EQ(rm::Next(&g), cpu.Next());
@@ -122,15 +124,15 @@ TEST(RandomMath, SplitMixAndRngAreTheCpus) {
 
 // ---------------------------------------------------------------- Dropout
 
-TEST(RandomMath, DropoutKeyAndKeepAreTheLayers) {
+TEST(RandomMath, DropoutKeyAndKeepAreTheCpus) {
   for (const nn::StepContext& c : Steps()) {
     for (uint64_t hash : {uint64_t{0}, uint64_t{0xCBF29CE484222325ULL}}) {
       for (uint64_t seed : {uint64_t{0}, uint64_t{77}}) {
         const uint64_t key = rm::DropoutStreamKey(c.seed, c.step, c.replica, hash, seed);
-        ASSERT_EQ(key, nn::Dropout::StreamKey(c.seed, c.step, c.replica, hash, seed));
+        ASSERT_EQ(key, backends::cpu::DropoutStreamKey(c.seed, c.step, c.replica, hash, seed));
         for (uint64_t i = 0; i < 2000; ++i) {
           for (float rate : {0.0f, 0.1f, 0.5f, 0.99f}) {
-            ASSERT_EQ(rm::DropoutKeep(key, i, rate), nn::Dropout::Keep(key, i, rate));
+            ASSERT_EQ(rm::DropoutKeep(key, i, rate), backends::cpu::DropoutKeep(key, i, rate));
           }
         }
       }
@@ -151,10 +153,11 @@ TEST(RandomMath, DropoutDropsTheLayersUnits) {
       ASSERT_NE(layer, nullptr);
       const ops::Op op = layer->op();
       ASSERT_EQ(op.kind, ops::OpKind::kDropout);
+      nn::testing::CpuRun run(*layer);
       for (const nn::StepContext& c : Steps()) {
         SCOPED_TRACE("rate " + std::to_string(rate) + " seed " + seed.dump() + " " + Describe(c));
-        layer->set_context(&c);
-        const float* y = layer->Forward(x.data(), batch, true);
+        run.ctx = c;
+        const float* y = run.Forward(x.data(), batch, true);
         const uint64_t key = rm::DropoutStreamKey(c.seed, c.step, c.replica, op.name_hash, op.layer_seed);
         std::vector<float> want(n), want_din(n);
         size_t dropped = 0, layer_dropped = 0;
@@ -168,17 +171,17 @@ TEST(RandomMath, DropoutDropsTheLayersUnits) {
         EXPECT_GT(dropped, 0u);
         EXPECT_LT(dropped, n);
         ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y, want, "output"));
-        ASSERT_NO_FATAL_FAILURE(ExpectSameBits(layer->Backward(dy.data(), true), want_din, "input gradient"));
+        ASSERT_NO_FATAL_FAILURE(ExpectSameBits(run.Backward(dy.data(), true), want_din, "input gradient"));
       }
       // Inference: the identity, as the kernel passes its input through.
-      EXPECT_EQ(layer->Forward(x.data(), batch, false), x.data());
+      EXPECT_EQ(run.Forward(x.data(), batch, false), x.data());
     }
   }
 }
 
 // ---------------------------------------------------------------- RandomFlip
 
-TEST(RandomMath, FlipsAreTheLayers) {
+TEST(RandomMath, FlipsAreTheCpus) {
   const nn::Shape shape = {5, 7, 3};
   const rm::ImageDims d = Dims(shape);
   const int batch = 16;
@@ -189,7 +192,7 @@ TEST(RandomMath, FlipsAreTheLayers) {
       json j = {{"type", "random_flip"}, {"mode", mode}, {"seed", seed}};
       std::unique_ptr<nn::Layer> layer = Make(nn::RandomFlip::Create(j, "flip", shape, "t"));
       ASSERT_NE(layer, nullptr);
-      auto* flip = static_cast<nn::RandomFlip*>(layer.get());
+      nn::testing::CpuRun run(*layer);
       const ops::Op op = layer->op();
       ASSERT_EQ(op.kind, ops::OpKind::kRandomFlip);
       EXPECT_EQ(op.flip_horizontal, std::string(mode) != "vertical");
@@ -197,12 +200,13 @@ TEST(RandomMath, FlipsAreTheLayers) {
       int outcomes = 0;
       for (const nn::StepContext& c : Steps()) {
         SCOPED_TRACE(std::string(mode) + " seed " + seed.dump() + " " + Describe(c));
-        layer->set_context(&c);
-        const float* y = layer->Forward(x.data(), batch, true);
+        run.ctx = c;
+        const float* y = run.Forward(x.data(), batch, true);
         std::vector<float> want(n), want_din(n);
         for (int b = 0; b < batch; ++b) {
           const int f = rm::DrawFlips(KeyOf(c), op.key, b, op.flip_horizontal, op.flip_vertical);
-          ASSERT_EQ(f, flip->flips(b)) << "example " << b;
+          ASSERT_EQ(f, backends::cpu::DrawFlips(c, op.key, b, op.flip_horizontal, op.flip_vertical))
+              << "example " << b;
           outcomes |= 1 << f;
           for (size_t i = 0; i < per; ++i) {
             want[b * per + i] = x[b * per + rm::FlipSource(static_cast<int64_t>(i), d, f)];
@@ -210,18 +214,18 @@ TEST(RandomMath, FlipsAreTheLayers) {
           }
         }
         ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y, want, "output"));
-        ASSERT_NO_FATAL_FAILURE(ExpectSameBits(layer->Backward(dy.data(), true), want_din, "input gradient"));
+        ASSERT_NO_FATAL_FAILURE(ExpectSameBits(run.Backward(dy.data(), true), want_din, "input gradient"));
       }
       // Every outcome the mode allows shows up.
       EXPECT_EQ(outcomes, std::string(mode) == "horizontal" ? 0x3 : std::string(mode) == "vertical" ? 0x5 : 0xF);
-      EXPECT_EQ(layer->Forward(x.data(), batch, false), x.data());
+      EXPECT_EQ(run.Forward(x.data(), batch, false), x.data());
     }
   }
 }
 
 // ---------------------------------------------------------------- RandomCrop
 
-TEST(RandomMath, CropOffsetsAreTheLayers) {
+TEST(RandomMath, CropOffsetsAreTheCpus) {
   struct Case {
     nn::Shape shape;
     int height, width;
@@ -236,21 +240,23 @@ TEST(RandomMath, CropOffsetsAreTheLayers) {
     json j = {{"type", "random_crop"}, {"height", k.height}, {"width", k.width}};
     std::unique_ptr<nn::Layer> layer = Make(nn::RandomCrop::Create(j, "crop", k.shape, "t"));
     ASSERT_NE(layer, nullptr);
-    auto* crop = static_cast<nn::RandomCrop*>(layer.get());
+    nn::testing::CpuRun run(*layer);
     const ops::Op op = layer->op();
     ASSERT_EQ(op.kind, ops::OpKind::kRandomCrop);
     ASSERT_EQ(op.crop_height, k.height);
     ASSERT_EQ(op.crop_width, k.width);
     for (const nn::StepContext& c : Steps()) {
       SCOPED_TRACE(std::to_string(k.height) + "x" + std::to_string(k.width) + " " + Describe(c));
-      layer->set_context(&c);
-      const float* y = layer->Forward(x.data(), batch, true);
+      run.ctx = c;
+      const float* y = run.Forward(x.data(), batch, true);
       std::vector<float> want(batch * per_out), want_din(batch * per_in);
       for (int b = 0; b < batch; ++b) {
-        int h0 = -1, w0 = -1;
+        int h0 = -1, w0 = -1, cpu_h0 = -2, cpu_w0 = -2;
         rm::DrawCropOffsets(KeyOf(c), op.key, b, in, op.crop_height, op.crop_width, &h0, &w0);
-        ASSERT_EQ(h0, crop->h_start(b)) << "example " << b;
-        ASSERT_EQ(w0, crop->w_start(b)) << "example " << b;
+        backends::cpu::DrawCropOffsets(c, op.key, b, in.height, in.width, op.crop_height, op.crop_width, &cpu_h0,
+                                       &cpu_w0);
+        ASSERT_EQ(h0, cpu_h0) << "example " << b;
+        ASSERT_EQ(w0, cpu_w0) << "example " << b;
         for (size_t i = 0; i < per_out; ++i) {
           want[b * per_out + i] = x[b * per_in + rm::CropSource(static_cast<int64_t>(i), in, k.width, h0, w0)];
         }
@@ -260,14 +266,14 @@ TEST(RandomMath, CropOffsetsAreTheLayers) {
         }
       }
       ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y, want, "output"));
-      ASSERT_NO_FATAL_FAILURE(ExpectSameBits(layer->Backward(dy.data(), true), want_din, "input gradient"));
+      ASSERT_NO_FATAL_FAILURE(ExpectSameBits(run.Backward(dy.data(), true), want_din, "input gradient"));
     }
   }
 }
 
 // The deterministic path: the centred window, copied when it has the target's size,
 // else resized (inference; training with an input smaller than the target).
-TEST(RandomMath, CropWindowAndResizeAreTheLayers) {
+TEST(RandomMath, CropWindowAndResizeAreTheCpus) {
   struct Case {
     nn::Shape shape;
     int height, width;
@@ -291,9 +297,10 @@ TEST(RandomMath, CropWindowAndResizeAreTheLayers) {
     json j = {{"type", "random_crop"}, {"height", k.height}, {"width", k.width}};
     std::unique_ptr<nn::Layer> layer = Make(nn::RandomCrop::Create(j, "crop", k.shape, "t"));
     ASSERT_NE(layer, nullptr);
-    layer->set_context(&c);
+    nn::testing::CpuRun run(*layer);
+    run.ctx = c;
     const rm::CropBox box = rm::CenteredBox(in, k.height, k.width);
-    const float* y = layer->Forward(x.data(), batch, k.training);
+    const float* y = run.Forward(x.data(), batch, k.training);
     std::vector<float> want(batch * per_out), want_din(batch * per_in);
     for (int b = 0; b < batch; ++b) {
       for (size_t i = 0; i < per_out; ++i) {
@@ -308,7 +315,7 @@ TEST(RandomMath, CropWindowAndResizeAreTheLayers) {
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y, want, "output"));
     if (k.training) {
       ASSERT_FALSE(box.is_target);
-      ASSERT_NO_FATAL_FAILURE(ExpectSameBits(layer->Backward(dy.data(), true), want_din, "input gradient"));
+      ASSERT_NO_FATAL_FAILURE(ExpectSameBits(run.Backward(dy.data(), true), want_din, "input gradient"));
     }
   }
 }
@@ -317,12 +324,12 @@ TEST(RandomMath, CropWindowAndResizeAreTheLayers) {
 
 TEST(RandomMath, MapCoordinateIsTheCpus) {
   const struct {
-    nn::FillMode cpu;
+    backends::cpu::FillMode cpu;
     rm::FillMode gpu;
-  } modes[] = {{nn::FillMode::kReflect, rm::FillMode::kReflect},
-               {nn::FillMode::kWrap, rm::FillMode::kWrap},
-               {nn::FillMode::kConstant, rm::FillMode::kConstant},
-               {nn::FillMode::kNearest, rm::FillMode::kNearest}};
+  } modes[] = {{backends::cpu::FillMode::kReflect, rm::FillMode::kReflect},
+               {backends::cpu::FillMode::kWrap, rm::FillMode::kWrap},
+               {backends::cpu::FillMode::kConstant, rm::FillMode::kConstant},
+               {backends::cpu::FillMode::kNearest, rm::FillMode::kNearest}};
   std::vector<float> coords = Random(4000, 10, -60.0f, 60.0f);
   for (float v : {0.0f, -0.0f, -0.5f, 0.5f, -1.0f, 4.0f, 5.0f, -5.0f, 9.5f, 1e30f, -1e30f,
                   std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
@@ -331,7 +338,7 @@ TEST(RandomMath, MapCoordinateIsTheCpus) {
   for (const auto& m : modes) {
     for (int64_t len : {1, 2, 5, 28}) {
       for (float v : coords) {
-        ASSERT_EQ(Bits(rm::MapCoordinate(m.gpu, v, len)), Bits(nn::MapCoordinate(m.cpu, v, len)))
+        ASSERT_EQ(Bits(rm::MapCoordinate(m.gpu, v, len)), Bits(backends::cpu::MapCoordinate(m.cpu, v, len)))
             << "mode " << static_cast<int>(m.gpu) << " len " << len << " coordinate " << v;
       }
     }
@@ -358,7 +365,7 @@ void CheckAffine(const AffineCase& k, const nn::Shape& shape, int batch) {
       Make(k.rotation ? nn::RandomAffine::CreateRotation(j, "affine", shape, "t")
                       : nn::RandomAffine::CreateTranslation(j, "affine", shape, "t"));
   ASSERT_NE(layer, nullptr);
-  auto* affine = static_cast<nn::RandomAffine*>(layer.get());
+  nn::testing::CpuRun run(*layer);
   const ops::Op op = layer->op();
   ASSERT_EQ(op.kind, k.rotation ? ops::OpKind::kRandomRotation : ops::OpKind::kRandomTranslation);
   ASSERT_EQ(op.fill_value, k.fill_value);
@@ -368,18 +375,19 @@ void CheckAffine(const AffineCase& k, const nn::Shape& shape, int batch) {
   for (const nn::StepContext& c : Steps()) {
     SCOPED_TRACE(std::string(k.rotation ? "rotation " : "translation ") + k.args.dump() + " " + k.fill_mode + " " +
                  k.interpolation + " " + Describe(c));
-    layer->set_context(&c);
-    const float* y = layer->Forward(x.data(), batch, true);
+    run.ctx = c;
+    const float* y = run.Forward(x.data(), batch, true);
     std::vector<float> want(n), want_din(n);
     for (int b = 0; b < batch; ++b) {
-      float t[8];
+      float t[8], cpu_t[8];
+      backends::cpu::DrawAffineTransform(c, op, d.height, d.width, b, cpu_t);
       if (k.rotation) {
         rm::DrawRotation(KeyOf(c), op.key, b, d, op.angle_factor_lo, op.angle_factor_hi, t);
       } else {
         rm::DrawTranslation(KeyOf(c), op.key, b, d, op.height_factor_lo, op.height_factor_hi, op.width_factor_lo,
                             op.width_factor_hi, t);
       }
-      for (int q = 0; q < 8; ++q) ASSERT_EQ(Bits(t[q]), Bits(affine->transform(b)[q])) << "example " << b << " t" << q;
+      for (int q = 0; q < 8; ++q) ASSERT_EQ(Bits(t[q]), Bits(cpu_t[q])) << "example " << b << " t" << q;
       for (size_t i = 0; i < per; ++i) {
         want[b * per + i] = rm::AffineElement(t, x.data() + b * per, d, op.fill_mode, op.interpolation, op.fill_value,
                                               static_cast<int64_t>(i));
@@ -390,12 +398,12 @@ void CheckAffine(const AffineCase& k, const nn::Shape& shape, int batch) {
       }
     }
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y, want, "output"));
-    ASSERT_NO_FATAL_FAILURE(ExpectSameBits(layer->Backward(dy.data(), true), want_din, "input gradient"));
+    ASSERT_NO_FATAL_FAILURE(ExpectSameBits(run.Backward(dy.data(), true), want_din, "input gradient"));
   }
-  EXPECT_EQ(layer->Forward(x.data(), batch, false), x.data());
+  EXPECT_EQ(run.Forward(x.data(), batch, false), x.data());
 }
 
-TEST(RandomMath, RotationsAreTheLayers) {
+TEST(RandomMath, RotationsAreTheCpus) {
   const AffineCase cases[] = {
       {true, {{"factor", 0.1}}, "reflect", "bilinear", 0.0f},
       {true, {{"factor", json::array({-0.25, 0.05})}}, "wrap", "bilinear", 0.0f},
@@ -411,7 +419,7 @@ TEST(RandomMath, RotationsAreTheLayers) {
   }
 }
 
-TEST(RandomMath, TranslationsAreTheLayers) {
+TEST(RandomMath, TranslationsAreTheCpus) {
   const AffineCase cases[] = {
       {false, {{"height_factor", 0.2}, {"width_factor", 0.2}}, "reflect", "bilinear", 0.0f},
       {false, {{"height_factor", json::array({-0.3, 0.1})}, {"width_factor", 0.5}}, "wrap", "bilinear", 0.0f},

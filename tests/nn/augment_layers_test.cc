@@ -1,7 +1,8 @@
-// RandomFlip, RandomTranslation, RandomRotation and RandomCrop: exact identity and
-// whole-pixel cases, determinism of the per-example streams, inference behaviour,
-// Backward as the adjoint (<T x, y> == <x, T^T y>), argument errors, and models built
-// through the compact form and Keras JSON.
+// RandomFlip, RandomTranslation, RandomRotation and RandomCrop, each layer's op run by
+// its CPU kernel (backends/cpu/augment_kernels.cc): exact identity and whole-pixel
+// cases, determinism of the per-example streams, inference behaviour, Backward as the
+// adjoint (<T x, y> == <x, T^T y>), argument errors, and models built through the
+// compact form and Keras JSON.
 //
 // TensorFlow.js 4.22 has none of these four layers (its image layers are RandomWidth,
 // CenterCrop, Resizing, Rescaling), so there is no tfjs fidelity test: the references
@@ -15,6 +16,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/augment_draws.h"
+#include "cpu_run.h"
 #include "nn/keras/keras_json.h"
 #include "nn/model.h"
 #include "nn/layers/random_affine.h"
@@ -29,24 +32,31 @@ using nlohmann::json;
 
 using Factory = StatusOr<std::unique_ptr<Layer>> (*)(const json&, std::string, const Shape&, const std::string&);
 
-std::unique_ptr<Layer> Make(Factory f, const json& j, const Shape& in, const StepContext* ctx,
-                            const std::string& name = "aug") {
+// A layer and its CPU kernel (CpuRun), run in the step `ctx` (CpuRun::ctx).
+struct Aug : testing::CpuRun {
+  Aug(std::unique_ptr<Layer> made, const StepContext& step) : CpuRun(*made), owned(std::move(made)) { ctx = step; }
+  const char* class_name() const { return owned->class_name(); }
+  const ops::Op& op() const { return node().op; }
+  std::unique_ptr<Layer> owned;
+};
+
+std::unique_ptr<Aug> Make(Factory f, const json& j, const Shape& in, const StepContext* ctx,
+                          const std::string& name = "aug") {
   auto l = f(j, name, in, "test");
   EXPECT_TRUE(l.ok()) << l.status().ToString();
   if (!l.ok()) return nullptr;
-  (*l)->set_context(ctx);
-  return std::move(l).value();
+  return std::make_unique<Aug>(std::move(l).value(), *ctx);
 }
 
-std::vector<float> Apply(Layer& l, const std::vector<float>& x, int batch, bool training = true) {
+std::vector<float> Apply(Aug& l, const std::vector<float>& x, int batch, bool training = true) {
   const float* out = l.Forward(x.data(), batch, training);
-  return std::vector<float>(out, out + static_cast<size_t>(batch) * l.output_size());
+  return std::vector<float>(out, out + static_cast<size_t>(batch) * l.layer().output_size());
 }
 
 // <T x, y> against <x, T^T y> for the transform of the last training Forward.
-void ExpectAdjoint(Layer& l, int batch, uint64_t seed) {
-  const std::vector<float> x = testing::RandomVector(batch * l.input_size(), seed);
-  const std::vector<float> y = testing::RandomVector(batch * l.output_size(), seed + 1);
+void ExpectAdjoint(Aug& l, int batch, uint64_t seed) {
+  const std::vector<float> x = testing::RandomVector(batch * l.layer().input_size(), seed);
+  const std::vector<float> y = testing::RandomVector(batch * l.layer().output_size(), seed + 1);
   const std::vector<float> tx = Apply(l, x, batch);
   const float* tty = l.Backward(y.data(), true);
   ASSERT_NE(tty, nullptr);
@@ -85,7 +95,7 @@ TEST(AugmentTest, InferenceIsTheIdentity) {
   auto f = Make(&RandomFlip::Create, json::object(), kImg, &ctx);
   auto t = Make(&RandomAffine::CreateTranslation, {{"height_factor", 0.5}, {"width_factor", 0.5}}, kImg, &ctx);
   auto r = Make(&RandomAffine::CreateRotation, {{"factor", 0.5}}, kImg, &ctx);
-  for (Layer* l : {f.get(), t.get(), r.get()}) {
+  for (Aug* l : {f.get(), t.get(), r.get()}) {
     EXPECT_EQ(l->Forward(x.data(), 2, false), x.data()) << l->class_name();
   }
 }
@@ -96,11 +106,12 @@ TEST(AugmentTest, FlipsAreExactPerExample) {
   const std::vector<float> x = testing::RandomVector(batch * h * w * c, 3);
   for (const char* mode : {"horizontal", "vertical", "horizontal_and_vertical"}) {
     auto l = Make(&RandomFlip::Create, {{"mode", mode}, {"seed", 17}}, kImg, &ctx);
-    auto* flip = static_cast<RandomFlip*>(l.get());
+    const ops::Op& op = l->op();
     const std::vector<float> y = Apply(*l, x, batch);
     std::set<int> seen;
     for (int b = 0; b < batch; ++b) {
-      const int f = flip->flips(b);
+      // The flips the kernel draws for example b in this step.
+      const int f = backends::cpu::DrawFlips(ctx, op.key, b, op.flip_horizontal, op.flip_vertical);
       seen.insert(f);
       for (int r = 0; r < h; ++r) {
         for (int col = 0; col < w; ++col) {
@@ -133,7 +144,8 @@ TEST(AugmentTest, TranslationByWholePixelsIsExact) {
                      {"fill_value", -3.0}},
                     kImg, &ctx);
       const std::vector<float> y = Apply(*l, x, 1);
-      const float* t = static_cast<RandomAffine*>(l.get())->transform(0);
+      float t[8];  // the transform the kernel draws for the example
+      backends::cpu::DrawAffineTransform(ctx, l->op(), h, w, 0, t);
       const int dy = static_cast<int>(std::lround(fy * h)), dx = static_cast<int>(std::lround(fx * w));
       EXPECT_EQ(t[2], static_cast<float>(-dx));
       EXPECT_EQ(t[5], static_cast<float>(-dy));
@@ -214,11 +226,11 @@ TEST(AugmentTest, RandomCropOffsetsCoverTheValidRange) {
   const int batch = 200, h = 6, w = 8, c = 3;
   const std::vector<float> x = testing::RandomVector(batch * h * w * c, 7);
   auto l = Make(&RandomCrop::Create, {{"height", 4}, {"width", 5}}, kImg, &ctx);
-  auto* crop = static_cast<RandomCrop*>(l.get());
   const std::vector<float> y = Apply(*l, x, batch);
   std::set<int> hs, ws;
   for (int b = 0; b < batch; ++b) {
-    const int h0 = crop->h_start(b), w0 = crop->w_start(b);
+    int h0 = -1, w0 = -1;  // the offsets the kernel draws for example b
+    backends::cpu::DrawCropOffsets(ctx, l->op().key, b, h, w, 4, 5, &h0, &w0);
     hs.insert(h0);
     ws.insert(w0);
     for (int r = 0; r < 4; ++r) {

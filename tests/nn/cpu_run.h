@@ -1,7 +1,6 @@
 // One layer run as nn::Model runs it on the CPU, for the layer tests: the layer's op as
-// the node of a one-layer graph, its kernel from the CPU backend (nn::NewCpuKernel: the
-// layer's own passes for Dropout and the augmentation layers), and the buffers the
-// kernel reads and writes, laid out as the model lays them out: the trainable weights
+// the node of a one-layer graph, its kernel from the CPU backend (Backend::NewKernel),
+// and the buffers the kernel reads and writes, laid out as the model lays them out: the trainable weights
 // first, then the others (a frozen layer's, moving statistics); each trainable weight's
 // gradient at its offset; the reduced statistics after the gradients.
 #pragma once
@@ -16,7 +15,6 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/kernel.h"
 #include "nn/layer.h"
-#include "nn/layer_kernel.h"
 #include "ops/graph.h"
 
 namespace ringtrain::nn::testing {
@@ -24,12 +22,10 @@ namespace ringtrain::nn::testing {
 class CpuRun {
  public:
   // Sets `layer`'s trainable flag (Keras' layer.trainable; a frozen layer's weights get no
-  // gradient) and points it at ctx (the layers with passes of their own read their step
-  // there). Weights start at 1 (ParamSpec::Init::kOnes) or 0; gradients and statistics at
-  // garbage (123, NaN), so the kernel must write what it owns. `layer` must outlive this.
+  // gradient). Weights start at 1 (ParamSpec::Init::kOnes) or 0; gradients and statistics
+  // at garbage (123, NaN), so the kernel must write what it owns. `layer` must outlive this.
   explicit CpuRun(Layer& layer, bool trainable = true) : layer_(layer), cpu_(backends::NewCpuBackend()) {
     layer.set_trainable(trainable);
-    layer.set_context(&ctx);
     specs_ = layer.ParamSpecs();
     node_.name = layer.name();
     node_.class_name = layer.class_name();
@@ -66,12 +62,12 @@ class CpuRun {
     node_.num_stats = layer.ReducedStatsSize();
     grads_.assign(num_trainable, 123.0f);
     grads_.resize(num_trainable + node_.num_stats, std::nanf(""));
-    auto kernel = NewCpuKernel(*cpu_, node_, &layer);
+    auto kernel = cpu_->NewKernel(node_);
     EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
     if (kernel.ok()) kernel_ = std::move(kernel).value();
   }
 
-  StepContext ctx;  // the step the kernel runs in
+  StepContext ctx;  // the step the kernel runs in (KernelArgs::step: Dropout's and augmentation's draws)
 
   Layer& layer() const { return layer_; }
   const ops::Node& node() const { return node_; }

@@ -1,4 +1,4 @@
-// TF's ImageProjectiveTransformV3 as ringtrain reproduces it (nn/layers/image_transform.h),
+// TF's ImageProjectiveTransformV3 as ringtrain reproduces it (backends/cpu/image_transform.h),
 // against references written here from TF's documented semantics: the fill modes
 //   reflect (d c b a | a b c d | d c b a), wrap (a b c d | a b c d | a b c d),
 //   nearest (a a a a | a b c d | d d d d), constant (k k k k | a b c d | k k k k)
@@ -8,11 +8,16 @@
 
 #include <gtest/gtest.h>
 
-#include "nn/layers/image_transform.h"
+#include "backends/cpu/image_transform.h"
 #include "test_util.h"
 
 namespace ringtrain::nn {
 namespace {
+
+using backends::cpu::FillMode;
+using backends::cpu::Interpolation;
+using backends::cpu::MapCoordinate;
+using backends::cpu::ProjectiveSampler;
 
 // The documented extension of a row of n pixels to integer position s; -1 for the
 // constant fill.

@@ -13,7 +13,7 @@ namespace {
 
 void FreeHost(void* ptr) noexcept { std::free(ptr); }
 
-// The kernel of `node`, or null for the ops whose CPU passes are still their layers'.
+// The kernel of `node` (null only for a kind outside ops::OpKind).
 std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
   switch (node.op.kind) {
     case ops::OpKind::kView: return cpu::NewViewKernel(node);
@@ -33,11 +33,11 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kConcatenate: return cpu::NewMergeKernel(node);
     case ops::OpKind::kZeroPadding2D: return cpu::NewZeroPadding2DKernel(node);
     case ops::OpKind::kRescaling: return cpu::NewRescalingKernel(node);
-    case ops::OpKind::kDropout:
-    case ops::OpKind::kRandomFlip:
-    case ops::OpKind::kRandomCrop:
+    case ops::OpKind::kDropout: return cpu::NewDropoutKernel(node);
+    case ops::OpKind::kRandomFlip: return cpu::NewRandomFlipKernel(node);
+    case ops::OpKind::kRandomCrop: return cpu::NewRandomCropKernel(node);
     case ops::OpKind::kRandomRotation:
-    case ops::OpKind::kRandomTranslation: return nullptr;
+    case ops::OpKind::kRandomTranslation: return cpu::NewRandomAffineKernel(node);
   }
   return nullptr;
 }
@@ -62,9 +62,8 @@ class CpuBackend final : public Backend {
   StatusOr<std::unique_ptr<Kernel>> NewKernel(const ops::Node& node) override {
     std::unique_ptr<cpu::CpuKernel> kernel = NewCpuKernel(node);
     if (kernel == nullptr) {
-      return UnimplementedError(node.Label() + ": the CPU pass of op " + ops::OpKindName(node.op.kind) +
-                                " is still its layer's; build the executor with the model's kernel factory " +
-                                "(nn/layer_kernel.h)");
+      return InternalError(node.Label() + ": no CPU kernel for op kind " +
+                           std::to_string(static_cast<int>(node.op.kind)));
     }
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
@@ -103,6 +102,7 @@ uint64_t CpuScratchFloatsPerExample(const ops::Node& node, bool training) {
     case ops::OpKind::kConv2D: return cpu::Conv2DScratchFloatsPerExample(node, training);
     case ops::OpKind::kDepthwiseConv2D: return cpu::DepthwiseConv2DScratchFloatsPerExample(node, training);
     case ops::OpKind::kSeparableConv2D: return cpu::SeparableConv2DScratchFloatsPerExample(node, training);
+    case ops::OpKind::kDropout: return cpu::DropoutScratchFloatsPerExample(node, training);
     default: return 0;
   }
 }

@@ -1,9 +1,6 @@
 // The CPU backend: host memory and the AVX-512 / OpenBLAS kernels of kernels/. It runs
 // every op (CpuDeclaredSupport); its kernels (backends/cpu/cpu_kernel.h) are made from
-// the node alone, except Dropout's and the augmentation ops' (kDropout, kRandomFlip,
-// kRandomCrop, kRandomRotation, kRandomTranslation), which are still their layers' own
-// passes: for those NewKernel is UNIMPLEMENTED and nn::Model runs the layer
-// (nn/layer_kernel.h).
+// the node alone, for every op kind.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,10 @@
 //   activation_kernel.cc   Activation (Activation, ReLU, LeakyReLU, Softmax layers)
 //   merge_kernels.cc       Add, Multiply, Concatenate
 //   shape_kernels.cc       ZeroPadding2D, Rescaling, views (Reshape, Flatten)
+//   dropout_kernel.cc      Dropout
+//   augment_kernels.cc     RandomFlip, RandomCrop, RandomTranslation, RandomRotation
+// with the helpers image_transform.h (TF's projective sampling, for the last two) and
+// augment_draws.h (the counter-based random draws of Dropout and the augmentation ops).
 // A kernel reads its weights at args.params + node.params[k].offset and writes their
 // gradients at args.grads + the same offset (trainable weights only) on each call; its
 // reduced statistics at args.grads + node.first_stat.
@@ -21,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/kernel.h"
@@ -78,6 +83,14 @@ inline float* Grad(const KernelArgs& args, const ops::Node& node, size_t k) {
 }
 // Floats per example of input k.
 inline int64_t InputSize(const ops::Node& node, size_t k = 0) { return ops::NumElements(node.input_shapes[k]); }
+// The step a training Forward that draws random numbers runs in (Dropout, augmentation),
+// or INTERNAL naming the node (`label`: ops::Node::Label) when the caller gave none.
+inline StatusOr<const StepContext*> TrainingStep(const KernelArgs& args, const std::string& label) {
+  if (args.step == nullptr) {
+    return InternalError(label + ": a training Forward needs the step context (KernelArgs::step) for its draws");
+  }
+  return args.step;
+}
 
 // The per-family factories behind CpuBackend::NewKernel (cpu_backend.cc); `node`'s op is
 // of the family's kinds.
@@ -95,6 +108,10 @@ std::unique_ptr<CpuKernel> NewMergeKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewZeroPadding2DKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewRescalingKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewViewKernel(const ops::Node& node);
+std::unique_ptr<CpuKernel> NewDropoutKernel(const ops::Node& node);
+std::unique_ptr<CpuKernel> NewRandomFlipKernel(const ops::Node& node);
+std::unique_ptr<CpuKernel> NewRandomCropKernel(const ops::Node& node);
+std::unique_ptr<CpuKernel> NewRandomAffineKernel(const ops::Node& node);  // kRandomTranslation, kRandomRotation
 
 // The floats per example a family's kernel keeps besides its output and input gradients
 // (backends::CpuScratchFloatsPerExample); the families not listed keep none.
@@ -102,5 +119,6 @@ uint64_t Conv2DScratchFloatsPerExample(const ops::Node& node, bool training);
 uint64_t DepthwiseConv2DScratchFloatsPerExample(const ops::Node& node, bool training);
 uint64_t SeparableConv2DScratchFloatsPerExample(const ops::Node& node, bool training);
 uint64_t DenseScratchFloatsPerExample(const ops::Node& node, bool training);
+uint64_t DropoutScratchFloatsPerExample(const ops::Node& node, bool training);
 
 }  // namespace ringtrain::backends::cpu

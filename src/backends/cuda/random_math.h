@@ -1,18 +1,18 @@
 // The counter-based random draws and the per-element arithmetic of the GPU's Dropout and
 // augmentation kernels (backends/cuda/random_kernels.cu), as inline functions that
-// compile for both the host and the device. They repeat the CPU layers' formulas
+// compile for both the host and the device. They repeat the CPU kernels' formulas
 // statement for statement, so a job drops the same units and moves the same pixels on
 // either device:
-//   - SplitMix64's output function (common/splitmix.h) and nn::Rng (nn/initializers/init.h);
-//   - Dropout's stream key and keep rule (nn/layers/dropout.cc);
-//   - the augmentation layers' per-example streams (nn/layers/augment_common.cc);
-//   - RandomFlip's draws (nn/layers/random_flip.cc), RandomCrop's offsets, centred window
-//     and TF's bilinear resize (nn/layers/random_crop.cc);
-//   - RandomTranslation's and RandomRotation's transforms (nn/layers/random_affine.cc)
-//     and TF's projective sampling with its fill modes (nn/layers/image_transform.cc).
+//   - SplitMix64's output function and Rng (common/splitmix.h);
+//   - Dropout's stream key and keep rule (backends/cpu/augment_draws.cc);
+//   - the augmentation ops' per-example streams (backends/cpu/augment_draws.cc);
+//   - RandomFlip's draws and RandomCrop's offsets (backends/cpu/augment_draws.cc), its
+//     centred window and TF's bilinear resize (backends/cpu/augment_kernels.cc);
+//   - RandomTranslation's and RandomRotation's transforms (backends/cpu/augment_draws.cc)
+//     and TF's projective sampling with its fill modes (backends/cpu/image_transform.cc).
 // The CPU's own functions are plain host code (some in anonymous namespaces), so they
 // are copied here; tests/gpu/random_math_test.cc checks every one against the CPU
-// layers bit for bit on the host.
+// kernels bit for bit on the host.
 //
 // Everything is integer arithmetic or IEEE float/double operations rounded one at a
 // time (the kernels are compiled with --fmad=false; host callers must not contract a*b+c
@@ -51,7 +51,7 @@ RT_HD inline uint64_t SplitMix64Finalize(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// nn::Rng: a SplitMix64 stream seeded from (seed, stream).
+// Rng (common/splitmix.h): a SplitMix64 stream seeded from (seed, stream).
 struct Rng {
   uint64_t state;
 };
@@ -75,7 +75,7 @@ struct StepKey {
 
 // ---------------------------------------------------------------- Dropout
 
-// Dropout::StreamKey.
+// cpu::DropoutStreamKey.
 RT_HD inline uint64_t DropoutStreamKey(uint64_t seed, int64_t step, int replica, uint64_t layer_hash,
                                        uint64_t layer_seed) {
   uint64_t k = SplitMix64Finalize(seed + kGolden);
@@ -85,7 +85,7 @@ RT_HD inline uint64_t DropoutStreamKey(uint64_t seed, int64_t step, int replica,
   return SplitMix64Finalize(k ^ layer_seed);
 }
 
-// Dropout::Keep: element `index` is SplitMix64's (index + 1)-th output from `key`; its
+// cpu::DropoutKeep: element `index` is SplitMix64's (index + 1)-th output from `key`; its
 // top 24 bits as a float in [0, 1) keep the element when >= rate.
 RT_HD inline bool DropoutKeep(uint64_t key, uint64_t index, float rate) {
   const uint64_t z = SplitMix64Finalize(key + (index + 1) * kGolden);
@@ -101,13 +101,13 @@ RT_HD inline float DropoutApply(float x, uint64_t key, uint64_t index, float rat
 
 // ---------------------------------------------------------------- augmentation streams
 
-// augment_common.cc's Absorb: one more counter into the hash, each position with its
+// augment_draws.cc's Absorb: one more counter into the hash, each position with its
 // own multiplier.
 RT_HD inline uint64_t Absorb(uint64_t h, uint64_t v, uint64_t position) {
   return SplitMix64Finalize(h ^ SplitMix64Finalize(v + (position + 1) * kGolden));
 }
 
-// augment::ExampleRng: example `example`'s generator in the step `s`.
+// cpu::ExampleRng: example `example`'s generator in the step `s`.
 RT_HD inline Rng ExampleRng(const StepKey& s, uint64_t layer_key, int64_t example) {
   uint64_t h = Absorb(0, static_cast<uint64_t>(s.step), 0);
   h = Absorb(h, static_cast<uint64_t>(s.replica), 1);
@@ -116,7 +116,7 @@ RT_HD inline Rng ExampleRng(const StepKey& s, uint64_t layer_key, int64_t exampl
   return MakeRng(s.seed, h);
 }
 
-// augment::UniformIn: uniform in [lo, hi) from one draw, computed in double.
+// cpu::UniformIn: uniform in [lo, hi) from one draw, computed in double.
 RT_HD inline float UniformIn(Rng* rng, double lo, double hi) {
   return static_cast<float>(lo + (hi - lo) * static_cast<double>(Uniform(rng)));
 }
@@ -307,7 +307,7 @@ inline void DrawRotation(const StepKey& s, uint64_t layer_key, int64_t example, 
   for (int i = 0; i < 8; ++i) t[i] = m[i];
 }
 
-// TF's MapCoordinate<mode>(coord, len) (nn::MapCoordinate), then Eigen's clamp
+// TF's MapCoordinate<mode>(coord, len) (cpu::MapCoordinate), then Eigen's clamp
 // min(max(x, 0), len - 1) with std::max / std::min's comparisons (NaN stays NaN).
 RT_HD inline float MapCoordinate(FillMode mode, float out_coord, int64_t len) {
   float in_coord = out_coord;

@@ -4,14 +4,6 @@
 
 namespace ringtrain::nn {
 
-Rng::Rng(uint64_t seed, uint64_t stream)
-    : state_(SplitMix64Finalize(seed + 0x9E3779B97F4A7C15ULL) ^
-             SplitMix64Finalize((stream + 1) * 0xD1B54A32D192ED03ULL)) {}
-
-uint64_t Rng::Next() { return SplitMix64(state_); }
-
-float Rng::Uniform() { return static_cast<float>(Next() >> 40) * (1.0f / 16777216.0f); }
-
 float GlorotLimit(int64_t fan_in, int64_t fan_out) {
   return static_cast<float>(std::sqrt(6.0 / static_cast<double>(fan_in + fan_out)));
 }

@@ -11,20 +11,8 @@
 
 namespace ringtrain::nn {
 
-// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and passes BigCrush; plenty for
-// weight initialisation.
-class Rng {
- public:
-  // Independent streams for the same seed: stream i is tensor i's generator, so
-  // one tensor's draws never depend on how many values another tensor took.
-  Rng(uint64_t seed, uint64_t stream);
-  uint64_t Next();
-  // Uniform in [0, 1): the top 24 bits scaled by 2^-24, exact in a float.
-  float Uniform();
-
- private:
-  uint64_t state_;
-};
+// The seeded generator (common/splitmix.h): stream i is tensor i's.
+using ::ringtrain::Rng;
 
 // Keras' GlorotUniform: U(-limit, limit) with limit = sqrt(6 / (fan_in + fan_out)).
 float GlorotLimit(int64_t fan_in, int64_t fan_out);

@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nn/initializers/init.h"
+#include "backends/cpu/augment_draws.h"
+#include "common/splitmix.h"
 #include "nn/keras/json_fields.h"
 
 namespace ringtrain::nn::augment {
-namespace {
-
-// Absorbs one more counter into the hash: each position gets its own odd multiplier,
-// so (a, b) and (b, a) differ.
-uint64_t Absorb(uint64_t h, uint64_t v, uint64_t position) {
-  return SplitMix64Finalize(h ^ SplitMix64Finalize(v + (position + 1) * 0x9E3779B97F4A7C15ULL));
-}
-
-}  // namespace
 
 StatusOr<uint64_t> LayerKey(const nlohmann::json& j, const std::string& name, const std::string& ctx) {
   uint64_t h = 0xCBF29CE484222325ULL;  // FNV-1a
@@ -25,19 +17,7 @@ StatusOr<uint64_t> LayerKey(const nlohmann::json& j, const std::string& name, co
   if (!it->is_number_integer()) {
     return InvalidArgumentError(ctx + ": 'seed' must be an integer or null, got " + BriefDump(*it));
   }
-  return Absorb(SplitMix64Finalize(h), static_cast<uint64_t>(it->get<int64_t>()), 7);
-}
-
-Rng ExampleRng(const StepContext& c, uint64_t layer_key, int64_t example) {
-  uint64_t h = Absorb(0, static_cast<uint64_t>(c.step), 0);
-  h = Absorb(h, static_cast<uint64_t>(c.replica), 1);
-  h = Absorb(h, layer_key, 2);
-  h = Absorb(h, static_cast<uint64_t>(example), 3);
-  return Rng(c.seed, h);
-}
-
-float UniformIn(Rng& rng, double lo, double hi) {
-  return static_cast<float>(lo + (hi - lo) * static_cast<double>(rng.Uniform()));
+  return backends::cpu::Absorb(SplitMix64Finalize(h), static_cast<uint64_t>(it->get<int64_t>()), 7);
 }
 
 StatusOr<std::pair<double, double>> GetFactor(const nlohmann::json& j, const char* key, const std::string& ctx) {
@@ -71,6 +51,29 @@ Status CheckImageInput(const Shape& in, const char* class_name, const std::strin
   return InvalidArgumentError(ctx + ": " + class_name +
                               " needs an image per example (height, width, channels; channels last), got " +
                               ShapeToString(in) + hint);
+}
+
+StatusOr<ops::Op::FillMode> GetFillMode(const nlohmann::json& j, const std::string& ctx) {
+  auto it = j.find("fill_mode");
+  if (it == j.end()) return ops::Op::FillMode::kReflect;
+  if (it->is_string()) {
+    const std::string v = it->get<std::string>();
+    if (v == "reflect") return ops::Op::FillMode::kReflect;
+    if (v == "wrap") return ops::Op::FillMode::kWrap;
+    if (v == "constant") return ops::Op::FillMode::kConstant;
+    if (v == "nearest") return ops::Op::FillMode::kNearest;
+  }
+  return InvalidArgumentError(ctx + ": 'fill_mode' must be \"reflect\" (the default), \"wrap\", \"constant\" or "
+                              "\"nearest\", got " + BriefDump(*it));
+}
+
+StatusOr<ops::Op::Interpolation> GetInterpolation(const nlohmann::json& j, const std::string& ctx) {
+  auto it = j.find("interpolation");
+  if (it == j.end()) return ops::Op::Interpolation::kBilinear;
+  if (*it == "bilinear") return ops::Op::Interpolation::kBilinear;
+  if (*it == "nearest") return ops::Op::Interpolation::kNearest;
+  return InvalidArgumentError(ctx + ": 'interpolation' must be \"bilinear\" (the default) or \"nearest\", got " +
+                              BriefDump(*it));
 }
 
 }  // namespace ringtrain::nn::augment

@@ -1,6 +1,6 @@
 #include "nn/layers/dropout.h"
 
-#include "nn/initializers/init.h"
+#include "common/splitmix.h"
 #include "nn/keras/json_fields.h"
 #include "nn/layers/norm_fields.h"
 
@@ -45,48 +45,6 @@ ops::Op Dropout::op() const {
   op.layer_seed = layer_seed_;
   op.dropout_scale = scale_;
   return op;
-}
-
-uint64_t Dropout::ScratchFloatsPerExample(bool training) const {
-  return training ? static_cast<uint64_t>(input_size()) : 0;  // the mask
-}
-
-uint64_t Dropout::StreamKey(uint64_t seed, int64_t step, int replica, uint64_t layer_hash, uint64_t layer_seed) {
-  uint64_t k = SplitMix64Finalize(seed + kGolden);
-  k = SplitMix64Finalize(k ^ static_cast<uint64_t>(step));
-  k = SplitMix64Finalize(k ^ static_cast<uint64_t>(static_cast<int64_t>(replica)));
-  k = SplitMix64Finalize(k ^ layer_hash);
-  return SplitMix64Finalize(k ^ layer_seed);
-}
-
-bool Dropout::Keep(uint64_t key, uint64_t index, float rate) {
-  // Element i is SplitMix64's (i + 1)-th output from state `key`; the top 24 bits give
-  // a uniform float in [0, 1) exactly, kept when >= rate (TensorFlow's rule).
-  const uint64_t z = SplitMix64Finalize(key + (index + 1) * kGolden);
-  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f) >= rate;
-}
-
-const float* Dropout::Forward(const float* in, int batch, bool training) {
-  masked_ = training && rate_ > 0.0f;
-  if (!masked_) return in;
-  const size_t n = static_cast<size_t>(batch) * static_cast<size_t>(input_size());
-  batch_elements_ = n;
-  float* out = EnsureSize(out_, n);
-  float* mask = EnsureSize(mask_, n);
-  const StepContext& c = context();
-  const uint64_t key = StreamKey(c.seed, c.step, c.replica, name_hash_, layer_seed_);
-  for (size_t i = 0; i < n; ++i) mask[i] = Keep(key, i, rate_) ? scale_ : 0.0f;
-  for (size_t i = 0; i < n; ++i) out[i] = in[i] * mask[i];
-  return out;
-}
-
-const float* Dropout::Backward(const float* dout, bool need_din) {
-  if (!need_din) return nullptr;
-  if (!masked_) return dout;
-  const size_t n = batch_elements_;  // of the last Forward (mask_ may hold more)
-  float* din = EnsureSize(din_, n);
-  for (size_t i = 0; i < n; ++i) din[i] = dout[i] * mask_[i];
-  return din;
 }
 
 }  // namespace ringtrain::nn

@@ -1,21 +1,20 @@
 // Keras' RandomFlip over NHWC images. Arguments: mode ("horizontal_and_vertical", the
-// default; "horizontal" or "vertical"), seed (null). Training Forward flips each example
+// default; "horizontal" or "vertical"), seed (null). In training each example is flipped
 // left-right with probability 1/2 (modes with "horizontal") and, independently, upside
 // down with probability 1/2 (modes with "vertical"), drawn from the example's own
-// stream (nn/layers/augment_common.h; horizontal first): tf.keras 2's behaviour, four outcomes.
-// Keras 3 draws once per example for "horizontal_and_vertical" and flips both ways or
-// neither (two outcomes); the documented "horizontally and/or vertically" is followed
-// here. Inference Forward is the identity
-// (returns `in`). Backward applies the same flips to the gradient (a flip is its own
-// adjoint). No weights.
+// stream (backends/cpu/augment_draws.h; horizontal first): tf.keras 2's behaviour, four
+// outcomes. Keras 3 draws once per example for "horizontal_and_vertical" and flips both
+// ways or neither (two outcomes); the documented "horizontally and/or vertically" is
+// followed here. Inference is the identity. The gradient takes the same flips (a flip is
+// its own adjoint). No weights. The kernels: backends/cpu/augment_kernels.cc,
+// backends/cuda/random_kernels.h.
 //
-// Threading: one thread at a time (Layer). Allocates nothing after the first call with
-// a batch size.
+// Threading: one thread at a time (Layer).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,22 +30,13 @@ class RandomFlip final : public Layer {
 
   const char* type() const override { return "random_flip"; }
   const char* class_name() const override { return "RandomFlip"; }
-  const float* Forward(const float* in, int batch, bool training) override;
-  const float* Backward(const float* dout, bool need_din) override;
   ops::Op op() const override;
-
-  // Bit 0: example i was flipped left-right, bit 1: upside down (last training Forward).
-  int flips(int i) const { return flips_[static_cast<size_t>(i)]; }
 
  private:
   RandomFlip(std::string name, const Shape& in, bool horizontal, bool vertical, uint64_t key);
-  void Apply(const float* src, int batch, float* dst) const;
 
   bool horizontal_, vertical_;
   uint64_t key_;
-  int batch_ = 0;
-  std::vector<int> flips_;
-  std::vector<float> out_, din_;
 };
 
 }  // namespace ringtrain::nn

@@ -39,7 +39,7 @@ namespace {
 
 using namespace lr_internal;  // NOLINT: this file's own helpers
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
 class PiecewiseConstant final : public LrSchedule {
  public:
@@ -108,7 +108,7 @@ class ExponentialDecay final : public LrSchedule {
 };
 
 StatusOr<std::unique_ptr<LrSchedule>> ParsePiecewise(const nlohmann::json& j) {
-  const std::string ctx = kCtx;
+  const std::string ctx = lr_internal::kCtx;
   RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "unit", "boundaries", "values", "name"}, ctx));
   RT_ASSIGN_OR_RETURN(LrSchedule::Unit unit, ParseUnit(j));
   auto b = j.find("boundaries");
@@ -158,7 +158,7 @@ StatusOr<std::unique_ptr<LrSchedule>> ParsePiecewise(const nlohmann::json& j) {
 }
 
 StatusOr<std::unique_ptr<LrSchedule>> ParseExponential(const nlohmann::json& j) {
-  const std::string ctx = kCtx;
+  const std::string ctx = lr_internal::kCtx;
   RT_RETURN_IF_ERROR(
       CheckKnownFields(j, {"type", "unit", "initial_learning_rate", "decay_steps", "decay_rate", "staircase", "name"}, ctx));
   RT_ASSIGN_OR_RETURN(LrSchedule::Unit unit, ParseUnit(j));
@@ -169,23 +169,23 @@ StatusOr<std::unique_ptr<LrSchedule>> ParseExponential(const nlohmann::json& j) 
     }
   }
   // The fallbacks below are never used: the fields were checked present above.
-  RT_ASSIGN_OR_RETURN(double initial, GetNumber(j, "initial_learning_rate", 0, 0, true, kInf, false, ctx));
-  RT_ASSIGN_OR_RETURN(double decay_steps, GetNumber(j, "decay_steps", 0, 0, true, kInf, false, ctx));
+  RT_ASSIGN_OR_RETURN(double initial, GetNumber(j, "initial_learning_rate", 0, 0, true, kUnbounded, false, ctx));
+  RT_ASSIGN_OR_RETURN(double decay_steps, GetNumber(j, "decay_steps", 0, 0, true, kUnbounded, false, ctx));
   // A rate above 1 would grow the learning rate without bound, to infinity.
   RT_ASSIGN_OR_RETURN(double decay_rate, GetNumber(j, "decay_rate", 0, 0, true, 1, false, ctx));
   RT_ASSIGN_OR_RETURN(bool staircase, GetBool(j, "staircase", false, ctx));
   return std::unique_ptr<LrSchedule>(new ExponentialDecay(unit, initial, decay_steps, decay_rate, staircase));
 }
 
-StatusOr<std::unique_ptr<LrSchedule>> Parse(const nlohmann::json& j) {
-  const std::string ctx = kCtx;
+StatusOr<std::unique_ptr<LrSchedule>> ParseSchedule(const nlohmann::json& j) {
+  const std::string ctx = lr_internal::kCtx;
   if (!j.is_object()) {
     return InvalidArgumentError(ctx + ": must be a JSON object such as {\"type\": \"piecewise_constant\", ...}, got " +
                                 BriefDump(j));
   }
   auto t = j.find("type");
   if (t == j.end() || !t->is_string()) {
-    return InvalidArgumentError(ctx + ": missing 'type' (" + kTypes + ")");
+    return InvalidArgumentError(ctx + ": missing 'type' (" + lr_internal::kTypes + ")");
   }
   const std::string type = t->get<std::string>();
   if (type == "piecewise_constant") return ParsePiecewise(j);
@@ -193,14 +193,14 @@ StatusOr<std::unique_ptr<LrSchedule>> Parse(const nlohmann::json& j) {
   if (type == "cosine_decay") return ParseCosineDecay(j);
   if (type == "polynomial_decay") return ParsePolynomialDecay(j);
   if (type == "inverse_time_decay") return ParseInverseTimeDecay(j);
-  return InvalidArgumentError(ctx + ": unknown 'type' " + BriefDump(*t) + " (supported: " + kTypes + ")");
+  return InvalidArgumentError(ctx + ": unknown 'type' " + BriefDump(*t) + " (supported: " + lr_internal::kTypes + ")");
 }
 
 }  // namespace
 
 StatusOr<std::unique_ptr<LrSchedule>> LrSchedule::FromJson(const nlohmann::json& schedule_json) {
   try {
-    return Parse(schedule_json);
+    return ParseSchedule(schedule_json);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(std::string(lr_internal::kCtx) + ": malformed description: " + e.what());
   }

@@ -1,11 +1,9 @@
-#include "nn/layers/image_transform.h"
+#include "backends/cpu/image_transform.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "nn/keras/json_fields.h"
-
-namespace ringtrain::nn {
+namespace ringtrain::backends::cpu {
 namespace {
 
 // One output pixel's source: up to four taps and TF's interpolation weights. A tap is
@@ -58,29 +56,6 @@ Taps Locate(const ProjectiveSampler& s, const float* t, int64_t oy, int64_t ox) 
 }
 
 }  // namespace
-
-StatusOr<FillMode> GetFillMode(const nlohmann::json& j, const std::string& ctx) {
-  auto it = j.find("fill_mode");
-  if (it == j.end()) return FillMode::kReflect;
-  if (it->is_string()) {
-    const std::string v = it->get<std::string>();
-    if (v == "reflect") return FillMode::kReflect;
-    if (v == "wrap") return FillMode::kWrap;
-    if (v == "constant") return FillMode::kConstant;
-    if (v == "nearest") return FillMode::kNearest;
-  }
-  return InvalidArgumentError(ctx + ": 'fill_mode' must be \"reflect\" (the default), \"wrap\", \"constant\" or "
-                              "\"nearest\", got " + BriefDump(*it));
-}
-
-StatusOr<Interpolation> GetInterpolation(const nlohmann::json& j, const std::string& ctx) {
-  auto it = j.find("interpolation");
-  if (it == j.end()) return Interpolation::kBilinear;
-  if (*it == "bilinear") return Interpolation::kBilinear;
-  if (*it == "nearest") return Interpolation::kNearest;
-  return InvalidArgumentError(ctx + ": 'interpolation' must be \"bilinear\" (the default) or \"nearest\", got " +
-                              BriefDump(*it));
-}
 
 // TF's MapCoordinate (tensorflow/core/kernels/image/image_ops.h), which follows
 // scipy.ndimage; DenseIndex there is int64_t here.
@@ -182,4 +157,4 @@ void ProjectiveSampler::AddAdjoint(const float t[8], const float* dout, float* d
   }
 }
 
-}  // namespace ringtrain::nn
+}  // namespace ringtrain::backends::cpu

@@ -20,21 +20,14 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
-#include <nlohmann/json.hpp>
+#include "ops/op.h"
 
-#include "common/status.h"
+namespace ringtrain::backends::cpu {
 
-namespace ringtrain::nn {
-
-enum class FillMode { kReflect, kWrap, kConstant, kNearest };
-enum class Interpolation { kBilinear, kNearest };
-
-// "fill_mode" (default "reflect", Keras' default for both layers) and "interpolation"
-// (default "bilinear").
-StatusOr<FillMode> GetFillMode(const nlohmann::json& j, const std::string& ctx);
-StatusOr<Interpolation> GetInterpolation(const nlohmann::json& j, const std::string& ctx);
+// The op's fill modes and interpolations (ops::Op::fill_mode, interpolation).
+using FillMode = ops::Op::FillMode;
+using Interpolation = ops::Op::Interpolation;
 
 // TF's MapCoordinate<mode>(coord, len).
 float MapCoordinate(FillMode mode, float coord, int64_t len);
@@ -51,4 +44,4 @@ struct ProjectiveSampler {
   void AddAdjoint(const float t[8], const float* dout, float* din, float* sink) const;
 };
 
-}  // namespace ringtrain::nn
+}  // namespace ringtrain::backends::cpu
