@@ -21,7 +21,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(ops::Graph graph, backends:
   const size_t n = e->graph_.nodes.size();
   for (size_t i = 0; i < n; ++i) {
     const ops::Node& node = e->graph_.nodes[i];
-    auto kernel = options.make_kernel ? options.make_kernel(node, i) : backend->NewKernel(node);
+    auto kernel = backend->NewKernel(node);
     if (!kernel.ok()) return kernel.status();
     e->kernels_.push_back(std::move(kernel).value());
   }

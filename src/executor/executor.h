@@ -25,13 +25,8 @@
 
 namespace ringtrain::executor {
 
-// Makes node i's kernel; the default asks the backend (Backend::NewKernel).
-using KernelFactory =
-    std::function<StatusOr<std::unique_ptr<backends::Kernel>>(const ops::Node& node, size_t index)>;
-
 struct PlanOptions {
-  bool fuse = true;          // run the fusion pass
-  KernelFactory make_kernel;  // null: the backend's own kernels
+  bool fuse = true;  // run the fusion pass
 };
 
 class Executor {

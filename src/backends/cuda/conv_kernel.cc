@@ -415,16 +415,4 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewConv2DKernel(const ops::Node& nod
   return MakeConv(s, gpu);
 }
 
-StatusOr<std::unique_ptr<backends::Kernel>> NewConvKernel(const NodeDesc& desc, const GpuContext* gpu) {
-  ConvSpec s;
-  s.name = desc.name;
-  s.window = desc.window;
-  s.filters = desc.units;
-  s.act = desc.relu ? ops::Activation::kRelu : ops::Activation::kLinear;
-  s.kernel = {true, desc.kernel_offset, desc.kernel_trainable};
-  if (desc.use_bias) s.bias = {true, desc.bias_offset, desc.bias_trainable};
-  s.need_input_grad = desc.need_input_grad;
-  return MakeConv(s, gpu);
-}
-
 }  // namespace ringtrain::gpu

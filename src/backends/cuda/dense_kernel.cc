@@ -129,19 +129,4 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewDenseKernelForNode(const ops::Nod
   return MakeDense(s, gpu);
 }
 
-StatusOr<std::unique_ptr<backends::Kernel>> NewDenseKernel(const NodeDesc& desc, const GpuContext* gpu) {
-  if (desc.input_shape.size() != 1) {
-    return InvalidArgumentError("dense layer '" + desc.name + "' needs a flat input and positive units");
-  }
-  DenseSpec s;
-  s.name = desc.name;
-  s.in = desc.input_shape[0];
-  s.units = desc.units;
-  s.act = desc.relu ? ops::Activation::kRelu : ops::Activation::kLinear;
-  s.kernel = {true, desc.kernel_offset, desc.kernel_trainable};
-  if (desc.use_bias) s.bias = {true, desc.bias_offset, desc.bias_trainable};
-  s.need_input_grad = desc.need_input_grad;
-  return MakeDense(s, gpu);
-}
-
 }  // namespace ringtrain::gpu

@@ -124,78 +124,6 @@ __global__ void MaxPoolBackwardKernel(kernels::Window g, const int32_t* argmax, 
   }
 }
 
-// ---------------------------------------------------------------- softmax cross-entropy
-// Scratch: per example [max, log_sum, loss, correct] as doubles.
-constexpr int kXentFields = 4;
-
-// One thread per example: the row's statistics, loss and correct flag.
-__global__ void SoftmaxRowKernel(const float* logits, const int32_t* labels, int batch, int classes,
-                                 double* scratch) {
-  for (int64_t i = GlobalThread(); i < batch; i += GridStride()) {
-    const float* x = logits + i * classes;
-    const dm::SoftmaxRow r = dm::SoftmaxRowStats(x, classes);
-    double* s = scratch + i * kXentFields;
-    s[0] = r.max;
-    s[1] = r.log_sum;
-    s[2] = dm::SoftmaxXentLoss(x, r, labels[i], classes);
-    s[3] = dm::SoftmaxXentCorrect(r, labels[i]) ? 1.0 : 0.0;
-  }
-}
-
-// One thread per logit: the gradient from its row's statistics (coalesced writes).
-__global__ void SoftmaxGradKernel(const float* logits, const int32_t* labels, int64_t n, int classes,
-                                  float grad_scale, const double* scratch, float* grad) {
-  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
-    const int64_t example = i / classes;
-    const int c = static_cast<int>(i % classes);
-    dm::SoftmaxRow r;
-    r.max = scratch[example * kXentFields];
-    r.log_sum = scratch[example * kXentFields + 1];
-    grad[i] = dm::SoftmaxXentGrad(logits[i], c, labels[example], r, grad_scale);
-  }
-}
-
-// A single thread adds the losses in example order, as the CPU does (batches are a few
-// hundred examples: the serial sum is cheap and its order is the CPU's).
-__global__ void SoftmaxSumKernel(const double* scratch, int batch, double* stats) {
-  if (GlobalThread() != 0) return;
-  double loss = 0, correct = 0;
-#pragma unroll 8
-  for (int i = 0; i < batch; ++i) {
-    loss += scratch[static_cast<int64_t>(i) * kXentFields + 2];
-    correct += scratch[static_cast<int64_t>(i) * kXentFields + 3];
-  }
-  stats[0] = loss;
-  stats[1] = correct;
-}
-
-// ---------------------------------------------------------------- optimizer updates
-
-__global__ void SgdKernel(float* p, const float* g, int64_t n, float lr) {
-  for (int64_t i = GlobalThread(); i < n; i += GridStride()) p[i] = dm::SgdParamStep(p[i], g[i], lr);
-}
-
-__global__ void MomentumKernel(float* p, float* v, const float* g, int64_t n, float lr, float momentum,
-                               bool nesterov) {
-  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
-    float pi = p[i], vi = v[i];
-    dm::MomentumStep(&pi, &vi, g[i], lr, momentum, nesterov);
-    p[i] = pi;
-    v[i] = vi;
-  }
-}
-
-__global__ void AdamKernel(float* p, float* m, float* v, const float* g, int64_t n, float alpha, float one_minus_b1,
-                           float one_minus_b2, float eps) {
-  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
-    float pi = p[i], mi = m[i], vi = v[i];
-    dm::AdamStep(&pi, &mi, &vi, g[i], alpha, one_minus_b1, one_minus_b2, eps);
-    p[i] = pi;
-    m[i] = mi;
-    v[i] = vi;
-  }
-}
-
 }  // namespace
 
 cudaError_t BiasActivationForward(float* y, const float* bias, int64_t rows, int cols, bool relu,
@@ -268,52 +196,6 @@ cudaError_t MaxPoolBackward(const kernels::Window& g, const int32_t* argmax, con
   const int64_t n = static_cast<int64_t>(batch) * g.h * g.w * g.c;
   if (n <= 0) return cudaSuccess;
   MaxPoolBackwardKernel<<<Blocks(n), kThreads, 0, stream>>>(g, argmax, dy, n, dx);
-  return cudaGetLastError();
-}
-
-size_t SoftmaxCrossEntropyScratchBytes(int batch) {
-  return static_cast<size_t>(batch > 0 ? batch : 0) * kXentFields * sizeof(double);
-}
-
-cudaError_t SoftmaxCrossEntropy(const float* logits, const int32_t* labels, int batch, int classes, float grad_scale,
-                                float* grad_logits, double* stats, void* scratch, cudaStream_t stream) {
-  if (batch <= 0 || classes <= 0) {
-    return cudaMemsetAsync(stats, 0, 2 * sizeof(double), stream);  // an empty batch: zero loss, none correct
-  }
-  double* rows = static_cast<double*>(scratch);
-  SoftmaxRowKernel<<<Blocks(batch), kThreads, 0, stream>>>(logits, labels, batch, classes, rows);
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) return err;
-  if (grad_logits != nullptr) {
-    const int64_t n = static_cast<int64_t>(batch) * classes;
-    SoftmaxGradKernel<<<Blocks(n), kThreads, 0, stream>>>(logits, labels, n, classes, grad_scale, rows, grad_logits);
-    err = cudaGetLastError();
-    if (err != cudaSuccess) return err;
-  }
-  SoftmaxSumKernel<<<1, 1, 0, stream>>>(rows, batch, stats);
-  return cudaGetLastError();
-}
-
-cudaError_t SgdUpdate(float* p, const float* g, size_t n, float lr, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  const int64_t len = static_cast<int64_t>(n);
-  SgdKernel<<<Blocks(len), kThreads, 0, stream>>>(p, g, len, lr);
-  return cudaGetLastError();
-}
-
-cudaError_t SgdMomentumUpdate(float* p, float* v, const float* g, size_t n, float lr, float momentum, bool nesterov,
-                              cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  const int64_t len = static_cast<int64_t>(n);
-  MomentumKernel<<<Blocks(len), kThreads, 0, stream>>>(p, v, g, len, lr, momentum, nesterov);
-  return cudaGetLastError();
-}
-
-cudaError_t AdamUpdate(float* p, float* m, float* v, const float* g, size_t n, float alpha, float one_minus_b1,
-                       float one_minus_b2, float eps, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  const int64_t len = static_cast<int64_t>(n);
-  AdamKernel<<<Blocks(len), kThreads, 0, stream>>>(p, m, v, g, len, alpha, one_minus_b1, one_minus_b2, eps);
   return cudaGetLastError();
 }
 

@@ -50,28 +50,11 @@ cudaError_t MaxPoolForward(const kernels::Window& g, const float* x, int batch, 
 cudaError_t MaxPoolBackward(const kernels::Window& g, const int32_t* argmax, const float* dy, int batch, float* dx,
                             cudaStream_t stream);
 
-// Sparse softmax cross-entropy from logits[batch, classes], as nn::SparseSoftmaxCrossEntropy:
-// per example in double, loss = log(sum exp(x - max)) - (x[label] - max), correct when
-// the first argmax equals the label; grad_logits (may be null) = (softmax - onehot) *
-// grad_scale. stats[0] = the loss sum over the batch in example order (NaN if a label
-// is outside [0, classes)), stats[1] = the correct count. `scratch` holds
-// SoftmaxCrossEntropyScratchBytes(batch) bytes of device memory.
-size_t SoftmaxCrossEntropyScratchBytes(int batch);
-cudaError_t SoftmaxCrossEntropy(const float* logits, const int32_t* labels, int batch, int classes, float grad_scale,
-                                float* grad_logits, double* stats, void* scratch, cudaStream_t stream);
-
-// The optimizers' updates, the same bits as kernels::SgdUpdate / SgdMomentumUpdate / AdamUpdate.
 // ---------------------------------------------------------------- element-wise sums
 // out[i] = a[i] + b[i], and 0 where mask[i] <= 0 when mask is not null (the executor's
 // gradient sums; the CPU's AddArrays / AddArraysMasked bits). out may be a or b.
 cudaError_t AddArrays(const float* a, const float* b, const float* mask, size_t n, float* out, cudaStream_t stream);
 // acc[i] += x[i].
 cudaError_t AccumulateArray(float* acc, const float* x, size_t n, cudaStream_t stream);
-
-cudaError_t SgdUpdate(float* p, const float* g, size_t n, float lr, cudaStream_t stream);
-cudaError_t SgdMomentumUpdate(float* p, float* v, const float* g, size_t n, float lr, float momentum, bool nesterov,
-                              cudaStream_t stream);
-cudaError_t AdamUpdate(float* p, float* m, float* v, const float* g, size_t n, float alpha, float one_minus_b1,
-                       float one_minus_b2, float eps, cudaStream_t stream);
 
 }  // namespace ringtrain::gpu

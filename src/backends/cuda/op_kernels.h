@@ -42,9 +42,7 @@ struct NodeDesc {
 // before use. The node's op is one the CUDA backend supports (CudaSupports).
 StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node, const GpuContext* gpu);
 
-// Per-op factories (conv_kernel.cc, dense_kernel.cc, pool_kernel.cc, op_kernels.cc).
-StatusOr<std::unique_ptr<backends::Kernel>> NewConvKernel(const NodeDesc& desc, const GpuContext* gpu);
-StatusOr<std::unique_ptr<backends::Kernel>> NewDenseKernel(const NodeDesc& desc, const GpuContext* gpu);
+// Max pooling (pool_kernel.cc); the other families' factories are in their own headers.
 StatusOr<std::unique_ptr<backends::Kernel>> NewMaxPoolKernel(const NodeDesc& desc, const GpuContext* gpu);
 
 }  // namespace ringtrain::gpu
