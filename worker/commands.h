@@ -61,6 +61,10 @@ int RunEvaluate(const std::vector<std::string>& args);
 // `ringtrain predict --job JOB.json --model M.safetensors`: one prediction per example.
 int RunPredict(const std::vector<std::string>& args);
 
+// `ringtrain summary FILE [--json]`: Keras' model.summary() of a job's or a model file's
+// model, with no data (worker/summary_command.cc).
+int RunSummary(const std::vector<std::string>& args);
+
 // `ringtrain version` / `--version`: the version and what the binary was built with;
 // compile-time facts only, no GPU is touched. `ringtrain info [--json]`: the driver,
 // GPUs, loaded library versions, CPU and the "auto" placement found at run time

@@ -81,6 +81,9 @@ const char kUsage[] =
     "      one line per example: index, predicted class, its probability, the label; --input runs\n"
     "      new examples (an .npy array, or a folder of images); --output writes the model's outputs\n"
     "      [n, units] as float32 .npy, as Keras' model.predict returns them\n"
+    "  summary JOB.json | MODEL.json [--json]\n"
+    "      Keras' model.summary() of the model a job file, a Keras model JSON or a compact model\n"
+    "      describes: layers, output shapes, parameters, connections; no data is read\n"
     "  version, --version\n"
     "      the version and what this binary was built with (CUDA, cuDNN, NCCL, CPU kernels)\n"
     "  info [--json]\n"
@@ -115,6 +118,7 @@ int main(int argc, char** argv) {
   if (command == "evaluate") return ringtrain::cli::RunEvaluate(args);
   if (command == "predict") return ringtrain::cli::RunPredict(args);
   if (command == "data") return ringtrain::cli::RunData(args);
+  if (command == "summary") return ringtrain::cli::RunSummary(args);
   if (command == "bench") return ringtrain::cli::RunBench(args, "/proc/self/exe");
   ringtrain::cli::PrintError("unknown command '" + command + "'; run `ringtrain help`");
   return ringtrain::kExitBadConfig;

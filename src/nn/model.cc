@@ -16,6 +16,7 @@
 #include "nn/keras/json_fields.h"
 #include "nn/layer.h"
 #include "nn/model_build.h"
+#include "nn/model_summary.h"
 
 namespace ringtrain::nn {
 
@@ -181,6 +182,7 @@ size_t Model::num_trainable() const { return impl_->num_trainable; }
 size_t Model::num_reduced() const { return impl_->grads.size(); }
 const std::vector<ParamInfo>& Model::param_infos() const { return impl_->infos; }
 bool Model::sequential() const { return impl_->graph.sequential; }
+const std::string& Model::input_name() const { return impl_->graph.input_name; }
 
 void Model::set_step_context(const StepContext& context) { impl_->context = context; }
 
@@ -231,70 +233,6 @@ void Model::Backward(const float* grad_logits, const std::function<void(size_t)>
 
 const ops::Graph& Model::graph() const { return impl_->exec->graph(); }
 
-namespace {
-
-std::string WithCommas(uint64_t n) {
-  const std::string digits = std::to_string(n);
-  std::string s;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-    s += digits[i];
-  }
-  return s;
-}
-
-std::string Pad(std::string s, size_t width) {
-  if (s.size() + 1 < width) s.append(width - s.size(), ' ');
-  else s += ' ';
-  return s;
-}
-
-}  // namespace
-
-std::string Model::Summary() const {
-  const Impl& m = *impl_;
-  const auto& layers = m.graph.layers;
-  const bool functional = !m.graph.sequential;
-  auto source = [&](int k) { return k == internal::kModelInput ? m.graph.input_name : layers[static_cast<size_t>(k)]->name(); };
-  size_t name_w = 29;
-  for (const auto& layer : layers) {
-    name_w = std::max(name_w, layer->name().size() + std::strlen(layer->class_name()) + 5);
-  }
-  const size_t shape_w = 26, param_w = 11, total_w = name_w + shape_w + (functional ? param_w + 26 : 10);
-  std::string out = std::string("Model: \"") + (functional ? "functional" : "sequential") + "\"\n" +
-                    std::string(total_w, '_') + "\n";
-  out += Pad(" Layer (type)", name_w) + Pad("Output Shape", shape_w) + (functional ? Pad("Param #", param_w) + "Connected to\n" : "Param #\n");
-  out += std::string(total_w, '=') + "\n";
-  if (functional) {
-    out += Pad(" " + m.graph.input_name + " (InputLayer)", name_w) + Pad(ShapeWithBatch(m.graph.input_shape), shape_w) +
-           Pad("0", param_w) + "-\n";
-    out += std::string(total_w, '_') + "\n";
-  }
-  uint64_t trainable = 0, frozen = 0;
-  for (size_t l = 0; l < layers.size(); ++l) {
-    const Layer& layer = *layers[l];
-    uint64_t count = 0;
-    const size_t first = m.layer_first_info[l];
-    for (size_t k = 0; k < layer.ParamSpecs().size(); ++k) {
-      const ParamInfo& info = m.infos[first + k];
-      count += info.count;
-      (info.trainable ? trainable : frozen) += info.count;
-    }
-    std::string line = Pad(" " + layer.name() + " (" + layer.class_name() + ")", name_w) +
-                       Pad(ShapeWithBatch(layer.output_shape()), shape_w);
-    if (functional) {
-      std::string from;
-      for (int k : m.graph.inputs[l]) from += (from.empty() ? "" : ", ") + source(k);
-      line += Pad(WithCommas(count), param_w) + from;
-    } else {
-      line += WithCommas(count);
-    }
-    out += line + "\n" + std::string(total_w, l + 1 == layers.size() ? '=' : '_') + "\n";
-  }
-  out += "Total params: " + WithCommas(m.params.size()) + "\n";
-  out += "Trainable params: " + WithCommas(trainable) + "\n";
-  out += "Non-trainable params: " + WithCommas(frozen) + "\n" + std::string(total_w, '_') + "\n";
-  return out;
-}
+std::string Model::Summary() const { return SummaryTable(Summarize(*this)); }
 
 }  // namespace ringtrain::nn

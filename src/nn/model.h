@@ -68,6 +68,8 @@ class Model {
   const std::vector<ParamInfo>& param_infos() const;
   // Every layer takes the one before it (no "inputs" graph).
   bool sequential() const;
+  // The model input's name ("input" unless the model names it).
+  const std::string& input_name() const;
 
   // The step the next training Forward runs in (Dropout's and augmentation's random
   // streams). Defaults to step 0 of replica 0 of 1 with seed 0.
@@ -98,7 +100,7 @@ class Model {
   // backend. The CPU executor behind Forward/Backward runs this same graph.
   const ops::Graph& graph() const;
 
-  // A Keras-like summary table (layer, output shape, parameter count).
+  // Keras' summary table (nn/model_summary.h): layer, output shape, parameter count.
   std::string Summary() const;
 
  private:
