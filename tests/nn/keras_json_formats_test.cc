@@ -214,6 +214,41 @@ TEST(KerasJsonFormatsTest, TfOpLambdaRefusals) {
   EXPECT_HAS(Refusal(slicing), "layer 'tf.reshape' (SlicingOpLambda): a tf.keras 2 op layer (__operators__.getitem)");
 }
 
+// --- Keras 3's operations on Keras tensors. ---
+
+TEST(KerasJsonFormatsTest, Keras3OpsMapToLayers) {
+  const json c = Translate(Fixture("keras3_ops.json"));
+  EXPECT_EQ(Names(c), (std::vector<std::string>{"conv_a", "conv_b", "add", "concatenate", "reshape", "logits"}));
+  EXPECT_EQ(c["layers"][2]["type"], "Add");
+  EXPECT_EQ(c["layers"][2]["inputs"], json({"conv_a", "conv_b"}));
+  EXPECT_EQ(c["layers"][3]["type"], "Concatenate");
+  EXPECT_EQ(c["layers"][3]["axis"], -1);
+  EXPECT_EQ(c["layers"][3]["inputs"], json({"add", "conv_a"}));
+  EXPECT_EQ(c["layers"][4]["type"], "Reshape");
+  EXPECT_EQ(c["layers"][4]["target_shape"], json({512}));
+  ExpectBuilds(c);
+  json multiply = Fixture("keras3_ops.json");
+  Layers(multiply)[3]["class_name"] = "Multiply";
+  EXPECT_EQ(Translate(multiply)["layers"][2]["type"], "Multiply");
+}
+
+TEST(KerasJsonFormatsTest, Keras3OpRefusals) {
+  json subtract = Fixture("keras3_ops.json");
+  Layers(subtract)[3]["class_name"] = "Subtract";
+  EXPECT_HAS(Refusal(subtract), "layer 'add' (Subtract): keras.ops.subtract is not mapped to a ringtrain layer yet");
+  json other = Fixture("keras3_ops.json");
+  Layers(other)[3]["class_name"] = "Maximum";
+  EXPECT_HAS(Refusal(other), "layer 'add' (Maximum): keras.ops.maximum has no ringtrain layer");
+  // x * 2.0
+  json constant = Fixture("keras3_ops.json");
+  Layers(constant)[3]["class_name"] = "Multiply";
+  Layers(constant)[3]["inbound_nodes"][0]["args"][1] = 2.0;
+  EXPECT_HAS(Refusal(constant), "layer 'add' (Multiply): keras.ops.multiply is called with the constant 2.0 as 'x2'");
+  json batch = Fixture("keras3_ops.json");
+  Layers(batch)[5]["config"]["newshape"] = {32, 512};
+  EXPECT_HAS(Refusal(batch), "layer 'reshape' (Reshape): keras.ops.reshape reshapes to [32,512]");
+}
+
 // --- Keras 2.0 and Keras 1. ---
 
 TEST(KerasJsonFormatsTest, Keras20NestedSequentialListsGetKerasDefaultNames) {

@@ -206,7 +206,9 @@ class Translator {
         RT_ASSIGN_OR_RETURN(prev, Model(e, prev, frozen, depth + 1));
         continue;
       }
-      if (e.cls == "TFOpLambda") return e.Error("a TensorFlow op layer inside Sequential model '" + model.name + "'");
+      if (e.cls == "TFOpLambda" || keras_json::IsKeras3Op(e)) {
+        return e.Error("an op called on Keras tensors inside Sequential model '" + model.name + "'");
+      }
       RT_RETURN_IF_ERROR(Emit(e, {prev}, frozen));
       prev = e.name;
     }
@@ -258,6 +260,9 @@ class Translator {
       std::vector<Ref> refs;
       if (e.cls == "TFOpLambda") {
         RT_ASSIGN_OR_RETURN(ops[i], keras_json::TranslateTfOpLambda(e));
+        refs = ops[i].inputs;
+      } else if (keras_json::IsKeras3Op(e)) {
+        RT_ASSIGN_OR_RETURN(ops[i], keras_json::TranslateKeras3Op(e));
         refs = ops[i].inputs;
       } else {
         RT_ASSIGN_OR_RETURN(refs, ReadInbound(e));

@@ -1,5 +1,6 @@
 #include "nn/keras/keras_json_tfop.h"
 
+#include <cctype>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -194,6 +195,131 @@ class OpCall {
   }
 };
 
+// A Keras 3 operation's call argument: a __keras_tensor__ (its keras_history), else a constant.
+bool KerasTensorRef(const json& v, TensorRef* out) {
+  if (!v.is_object() || v.value("class_name", json()) != "__keras_tensor__") return false;
+  const json c = v.value("config", json());
+  if (!c.is_object() || !IsRef(c.value("keras_history", json()))) return false;
+  *out = ToRef(c["keras_history"]);
+  return true;
+}
+
+// keras.src.ops.numpy.Add -> "keras.ops.add" (how users call it).
+std::string Keras3OpName(const std::string& cls) {
+  std::string snake;
+  for (size_t i = 0; i < cls.size(); ++i) {
+    const char ch = cls[i];
+    if (std::isupper(static_cast<unsigned char>(ch))) {
+      if (i > 0) snake += '_';
+      snake += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else {
+      snake += ch;
+    }
+  }
+  return "keras.ops." + snake;
+}
+
+class Keras3Call {
+ public:
+  explicit Keras3Call(const Entry& e) : e_(e), op_(Keras3OpName(e.cls)) {}
+
+  StatusOr<OpLayer> Translate() {
+    RT_RETURN_IF_ERROR(Read());
+    if (e_.cls == "Add" || e_.cls == "Multiply") return Binary();
+    if (e_.cls == "Concatenate") return Concat();
+    if (e_.cls == "Reshape") return Reshape();
+    if (e_.cls == "Subtract" || e_.cls == "TrueDivide" || e_.cls == "Divide" || e_.cls == "Mean" ||
+        e_.cls == "Sum") {
+      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, multiply, concatenate and reshape are): "
+                      "write it with Keras layers and save the model again");
+    }
+    return e_.Error(op_ + " has no ringtrain layer (Keras ops map only for add, multiply, concatenate and reshape): "
+                    "write it with Keras layers and save the model again");
+  }
+
+ private:
+  const Entry& e_;
+  const std::string op_;
+  json args_ = json::array();
+
+  Status Read() {
+    if (!e_.inbound || !e_.inbound->is_array() || e_.inbound->size() != 1 || !(*e_.inbound)[0].is_object()) {
+      return e_.Error("must be called once, with Keras 3's {\"args\": [...], \"kwargs\": {}} inbound node");
+    }
+    const json& node = (*e_.inbound)[0];
+    args_ = node.value("args", json::array());
+    const json kwargs = node.value("kwargs", json::object());
+    if (!args_.is_array()) return e_.Error("inbound node 'args' must be a list, got " + JsonBrief(args_));
+    if (!kwargs.is_object() || !kwargs.empty()) {
+      return e_.Error(op_ + " is called with the keyword arguments " + JsonBrief(kwargs) +
+                      ", which ringtrain does not map");
+    }
+    if (!e_.config->is_object()) return e_.Error("'config' must be an object");
+    return Status::Ok();
+  }
+
+  StatusOr<TensorRef> Tensor(const json& v, const std::string& arg) const {
+    TensorRef r;
+    if (KerasTensorRef(v, &r)) return r;
+    std::string hint;
+    if (e_.cls == "Add" || e_.cls == "Multiply") hint = " (for a constant factor or offset use Rescaling(scale, offset))";
+    return e_.Error(op_ + " is called with the constant " + JsonBrief(v) + " as '" + arg +
+                    "'; ringtrain maps an op only when every operand is a tensor of the model" + hint);
+  }
+
+  // Config keys other than name and `allowed` refused, naming them.
+  Status OnlyConfig(std::initializer_list<const char*> allowed) const {
+    for (auto& [k, v] : e_.config->items()) {
+      bool ok = k == "name";
+      for (const char* a : allowed) ok = ok || k == a;
+      if (!ok) return e_.Error(op_ + " has the argument " + k + "=" + JsonBrief(v) + ", which ringtrain does not map");
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<OpLayer> Binary() {
+    RT_RETURN_IF_ERROR(OnlyConfig({}));
+    if (args_.size() != 2) return e_.Error(op_ + " must be called on two operands (x1, x2), got " + JsonBrief(args_));
+    OpLayer out;
+    RT_ASSIGN_OR_RETURN(TensorRef a, Tensor(args_[0], "x1"));
+    RT_ASSIGN_OR_RETURN(TensorRef b, Tensor(args_[1], "x2"));
+    out.inputs = {a, b};
+    out.layer = {{"type", e_.cls}};
+    return out;
+  }
+
+  StatusOr<OpLayer> Concat() {
+    RT_RETURN_IF_ERROR(OnlyConfig({"axis"}));
+    if (args_.size() != 1 || !args_[0].is_array()) {
+      return e_.Error(op_ + " must be called on one list of tensors, got " + JsonBrief(args_));
+    }
+    OpLayer out;
+    for (const json& t : args_[0]) {
+      RT_ASSIGN_OR_RETURN(TensorRef r, Tensor(t, "xs"));
+      out.inputs.push_back(std::move(r));
+    }
+    const json axis = e_.config->value("axis", json(0));  // keras.ops.concatenate's default
+    if (!JsonInt(axis, -64, 64)) return e_.Error(op_ + " needs an integer 'axis', got " + JsonBrief(axis));
+    out.layer = {{"type", "Concatenate"}, {"axis", *JsonInt(axis, -64, 64)}};
+    return out;
+  }
+
+  StatusOr<OpLayer> Reshape() {
+    RT_RETURN_IF_ERROR(OnlyConfig({"newshape"}));
+    if (args_.size() != 1) return e_.Error(op_ + " must be called on one tensor, got " + JsonBrief(args_));
+    OpLayer out;
+    RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(args_[0], "x"));
+    out.inputs = {x};
+    const json s = e_.config->value("newshape", json());
+    if (!s.is_array() || s.size() < 2 || s[0] != -1) {
+      return e_.Error(op_ + " reshapes to " + JsonBrief(s) + "; ringtrain maps a shape [-1, d1, ...] (the batch "
+                      "kept), as Reshape(target_shape) does");
+    }
+    out.layer = {{"type", "Reshape"}, {"target_shape", json(s.begin() + 1, s.end())}};
+    return out;
+  }
+};
+
 }  // namespace
 
 StatusOr<OpLayer> TranslateTfOpLambda(const Entry& e) {
@@ -201,5 +327,9 @@ StatusOr<OpLayer> TranslateTfOpLambda(const Entry& e) {
   RT_RETURN_IF_ERROR(call.Read());
   return call.Translate();
 }
+
+bool IsKeras3Op(const Entry& e) { return e.module.rfind("keras.src.ops.", 0) == 0; }
+
+StatusOr<OpLayer> TranslateKeras3Op(const Entry& e) { return Keras3Call(e).Translate(); }
 
 }  // namespace ringtrain::nn::keras_json

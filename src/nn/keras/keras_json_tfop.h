@@ -1,4 +1,7 @@
-// Internal to the Keras model JSON translation: tf.keras 2's TFOpLambda layers.
+// Internal to the Keras model JSON translation: TensorFlow and Keras ops called on
+// Keras tensors in a Functional model, mapped to the layers that compute them.
+//
+// tf.keras 2's TFOpLambda layers:
 //
 // In a tf.keras 2 Functional model, a TensorFlow function called on Keras tensors
 // (tf.math.add(a, b), a + b, tf.concat([a, b], -1), tf.reshape(x, [-1, 7, 7, 4])) is
@@ -34,5 +37,15 @@ struct OpLayer {
 };
 
 StatusOr<OpLayer> TranslateTfOpLambda(const Entry& e);
+
+// Keras 3's operations in a Functional model (x + y, keras.ops.concatenate(...)):
+// entries {"module": "keras.src.ops.numpy", "class_name": "Add", "config": {"name":
+// "add"}, "registered_name": "Add", "inbound_nodes": [{"args": [x1, x2], "kwargs": {}}]}
+// (keras/src/ops/numpy.py; the config is the operation's constructor arguments). Add
+// -> Add, Multiply -> Multiply, Concatenate(axis) -> Concatenate, Reshape(newshape
+// [-1, ...]) -> Reshape, when every operand is a tensor; the rest refused naming
+// keras.ops.<op>.
+bool IsKeras3Op(const Entry& e);
+StatusOr<OpLayer> TranslateKeras3Op(const Entry& e);
 
 }  // namespace ringtrain::nn::keras_json

@@ -104,6 +104,52 @@ def keras3_every_field():
     }
 
 
+# Keras 3's operations in a Functional model: x + y is KerasTensor.__add__ ->
+# ops.Add().symbolic_call (keras/src/backend/common/keras_tensor.py), and
+# keras.ops.concatenate / reshape are Concatenate(axis) and Reshape(newshape)
+# operations (keras/src/ops/numpy.py). serialize_keras_object finds no public class
+# for them: module "keras.src.ops.numpy", registered_name the class name, config the
+# constructor's arguments and the name; no build_config. Their node's args are the
+# operands.
+
+def k3_op(cls, config, args):
+    return {"module": "keras.src.ops.numpy", "class_name": cls, "config": config, "registered_name": cls,
+            "name": config["name"], "inbound_nodes": [{"args": args, "kwargs": {}}]}
+
+
+def keras3_ops():
+    image = {"module": "keras.layers", "class_name": "InputLayer",
+             "config": {"batch_shape": [None, 8, 8, 3], "dtype": "float32", "sparse": False, "ragged": False,
+                        "name": "image", "optional": False},
+             "registered_name": None, "name": "image", "inbound_nodes": []}
+
+    def conv(name, kernel):
+        return k3_layer("Conv2D", {
+            "name": name, "trainable": True, "dtype": k3_policy(), "filters": 4, "kernel_size": [kernel, kernel],
+            "strides": [1, 1], "padding": "same", "data_format": "channels_last", "dilation_rate": [1, 1],
+            "groups": 1, "activation": "linear", "use_bias": True,
+            "kernel_initializer": k3_object("keras.initializers", "GlorotUniform", {"seed": None}),
+            "bias_initializer": k3_object("keras.initializers", "Zeros", {}), "kernel_regularizer": None,
+            "bias_regularizer": None, "activity_regularizer": None, "kernel_constraint": None,
+            "bias_constraint": None}, [None, 8, 8, 3], k3_tensor([None, 8, 8, 3], "image"))
+
+    add = k3_op("Add", {"name": "add"}, [k3_tensor([None, 8, 8, 4], "conv_a"), k3_tensor([None, 8, 8, 4], "conv_b")])
+    concat = k3_op("Concatenate", {"axis": -1, "name": "concatenate"},
+                   [[k3_tensor([None, 8, 8, 4], "add"), k3_tensor([None, 8, 8, 4], "conv_a")]])
+    reshape = k3_op("Reshape", {"newshape": [-1, 512], "name": "reshape"}, [k3_tensor([None, 8, 8, 8], "concatenate")])
+    logits = k3_layer("Dense", {
+        "name": "logits", "trainable": True, "dtype": k3_policy(), "units": 10, "activation": "linear",
+        "use_bias": True, "kernel_initializer": k3_object("keras.initializers", "GlorotUniform", {"seed": None}),
+        "bias_initializer": k3_object("keras.initializers", "Zeros", {}), "kernel_regularizer": None,
+        "bias_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "quantization_config": None},
+        [None, 512], k3_tensor([None, 512], "reshape"))
+    return {"module": "keras.src.models.functional", "class_name": "Functional",
+            "config": {"name": "ops3", "trainable": True,
+                       "layers": [image, conv("conv_a", 3), conv("conv_b", 1), add, concat, reshape, logits],
+                       "input_layers": [["image", 0, 0]], "output_layers": [["logits", 0, 0]]},
+            "registered_name": "Functional", "build_config": {"input_shape": None}}
+
+
 # --- tf.keras 2.15 ----------------------------------------------------------------------
 # tf_keras/engine/functional.py get_network_config with the legacy serialization that
 # Model.to_json() uses: entries {"class_name", "config", "name", "inbound_nodes"}; a
@@ -264,6 +310,7 @@ def tfjs_converter(residual):
 
 
 write("keras3_every_field.json", keras3_every_field())
+write("keras3_ops.json", keras3_ops())
 write("tfkeras2_tfop.json", tfkeras2_tfop())
 write("keras2_0_nested_sequential.json", keras2_0_nested_sequential())
 write("keras1_sequential.json", keras1_sequential())
