@@ -291,6 +291,11 @@ TEST(KerasJsonFormatsTest, Keras1IsRefusedWithWhatToDo) {
   m["config"].erase(0);
   m["config"][0]["config"]["batch_input_shape"] = {nullptr, 28, 28, 1};
   EXPECT_HAS(Refusal(m), "layer 'dense_1' (Dense): 'output_dim' is a Keras 1 argument (Keras 2 calls it 'units')");
+  // Embedding's output_dim is Keras 2's and 3's argument as well.
+  json embedding = Fixture("keras3_every_field.json");
+  Layers(embedding)[3]["class_name"] = "Embedding";
+  Layers(embedding)[3]["config"] = {{"name", "flatten"}, {"input_dim", 100}, {"output_dim", 8}};
+  EXPECT_EQ(Translate(embedding)["layers"][2]["output_dim"], 8);
   json merge = Fixture("tfjs_residual.json");
   Layers(merge)[7]["class_name"] = "Merge";
   EXPECT_HAS(Refusal(merge), "layer 'add' (Merge): a Keras 1 layer (Keras 2 replaced it with the merge layers Add, "

@@ -118,6 +118,8 @@ Status CheckLayerClass(const Entry& e) {
 Status CheckNoKeras1Arguments(const Entry& e) {
   if (!e.config->is_object()) return Status::Ok();
   for (const auto& [old_name, new_name] : kKeras1Arguments) {
+    // Embedding's output_dim is Keras 2's and 3's name too.
+    if (e.cls == "Embedding" && std::string(old_name) == "output_dim") continue;
     if (e.config->contains(old_name)) {
       return e.Error(std::string("'") + old_name + "' is a Keras 1 argument (Keras 2 calls it '" + new_name + "'); " +
                      kResave);
