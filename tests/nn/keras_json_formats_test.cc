@@ -173,6 +173,12 @@ TEST(KerasJsonFormatsTest, TfOpLambdaMultiplyAndMathAddMap) {
   c = Translate(m);
   EXPECT_EQ(c["layers"][3]["type"], "Add");
   ExpectBuilds(c);
+  // The first argument written as a list of one record is read the same.
+  Layers(m)[4]["inbound_nodes"] = json::parse(R"([[["bn", 0, 0, {"y": ["conv_b", 0, 0], "name": null}]]])");
+  EXPECT_EQ(Translate(m)["layers"][3]["inputs"], json({"bn", "conv_b"}));
+  // An operand that is not a layer of the model.
+  Layers(m)[4]["inbound_nodes"] = json::parse(R"([["bn", 0, 0, {"y": ["nope", 0, 0]}]])");
+  EXPECT_HAS(Refusal(m), "layer 'tf.__operators__.add' (TFOpLambda) reads 'nope', which is not a layer of model 'ops'");
 }
 
 TEST(KerasJsonFormatsTest, TfOpLambdaRefusals) {

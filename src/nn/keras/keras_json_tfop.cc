@@ -143,7 +143,7 @@ class OpCall {
   }
 
   StatusOr<OpLayer> Binary(const char* type) {
-    if (list_ || first_.size() != 1) return e_.Error(op_ + " takes one tensor as its first argument 'x'");
+    if (first_.size() != 1) return e_.Error(op_ + " takes one tensor as its first argument 'x'");
     RT_RETURN_IF_ERROR(OnlyKwargs({"y"}));
     OpLayer out;
     RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(first_[0], "x"));
@@ -173,7 +173,7 @@ class OpCall {
   }
 
   StatusOr<OpLayer> Reshape() {
-    if (list_ || first_.size() != 1) return e_.Error(op_ + " takes one tensor as its first argument 'tensor'");
+    if (first_.size() != 1) return e_.Error(op_ + " takes one tensor as its first argument 'tensor'");
     RT_RETURN_IF_ERROR(OnlyKwargs({"shape"}));
     OpLayer out;
     RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(first_[0], "tensor"));
