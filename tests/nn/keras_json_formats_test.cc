@@ -164,6 +164,19 @@ TEST(KerasJsonFormatsTest, TfOpLambdaAddConcatReshapeMapToLayers) {
   ExpectBuilds(c);
 }
 
+TEST(KerasJsonFormatsTest, TfOpLambdaInTfKeras213Form) {
+  // tf.keras 2.13-2.15 serialize each layer with serialization_lib
+  // (tf_keras/engine/functional.py get_network_config): module and registered_name
+  // beside class_name, the op layers' module Keras' own.
+  json m = Fixture("tfkeras2_tfop.json");
+  for (json& layer : Layers(m)) {
+    const bool op = layer["class_name"] == "TFOpLambda";
+    layer["module"] = op ? "keras.src.layers.core.tf_op_layer" : "keras.layers";
+    layer["registered_name"] = op ? json("TFOpLambda") : json();
+  }
+  EXPECT_EQ(Translate(m), Translate(Fixture("tfkeras2_tfop.json")));
+}
+
 TEST(KerasJsonFormatsTest, TfOpLambdaMultiplyAndMathAddMap) {
   json m = Fixture("tfkeras2_tfop.json");
   Layers(m)[4]["config"]["function"] = "math.multiply";

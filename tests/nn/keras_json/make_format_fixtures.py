@@ -150,9 +150,11 @@ def keras3_ops():
             "registered_name": "Functional", "build_config": {"input_shape": None}}
 
 
-# --- tf.keras 2.15 ----------------------------------------------------------------------
-# tf_keras/engine/functional.py get_network_config with the legacy serialization that
-# Model.to_json() uses: entries {"class_name", "config", "name", "inbound_nodes"}; a
+# --- tf.keras 2.4 - 2.12 --------------------------------------------------------------
+# keras/engine/functional.py get_network_config with the legacy serialization that
+# Model.to_json() uses up to 2.12 (2.13+ serializes each layer with
+# serialization_lib, adding module, registered_name and build_config, as Keras 3
+# does): entries {"class_name", "config", "name", "inbound_nodes"}; a
 # layer's node is [[layer, node, tensor, kwargs]]. A TensorFlow function called on Keras
 # tensors is a TFOpLambda (tf_keras/layers/core/tf_op_layer.py: config "function" is
 # the TF API symbol, the name "tf." + symbol) whose node keeps the call's structure
@@ -212,7 +214,7 @@ def tfkeras2_tfop():
     return {"class_name": "Functional",
             "config": {"name": "ops", "trainable": True, "layers": layers, "input_layers": [["image", 0, 0]],
                        "output_layers": [["logits", 0, 0]]},
-            "keras_version": "2.15.0", "backend": "tensorflow"}
+            "keras_version": "2.12.0", "backend": "tensorflow"}
 
 
 # --- Keras 2.0.8 ---------------------------------------------------------------------
