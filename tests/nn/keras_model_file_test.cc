@@ -177,6 +177,13 @@ TEST(KerasModelFileJobTest, TfjsModelJsonAndJsonStringFilesAndInlineTfjs) {
     EXPECT_EQ(job->model, want);
     EXPECT_EQ(job->raw["model"], want);
   }
+  // The INFO line that says how the file was read.
+  ::testing::internal::CaptureStderr();
+  auto logged = config::ParseJobConfig(Job({{"keras_json", "string.json"}}), dir.path());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(logged.ok());
+  EXPECT_NE(err.find("model.keras_json '" + dir.path() + "/string.json' holds the model JSON as a JSON string"),
+            std::string::npos) << err;
   auto inline_tfjs =
       config::ParseJobConfig(Job({{"keras_json", Fixture("tfjs_model_json_layers_model.json")}}), dir.path());
   ASSERT_TRUE(inline_tfjs.ok()) << inline_tfjs.status().ToString();
