@@ -8,7 +8,8 @@
 #include "common/file.h"
 #include "common/fingerprint.h"
 #include "common/json.h"
-#include "nn/keras/keras_json.h"
+#include "common/logging.h"
+#include "nn/keras/model_file.h"
 #include "nn/losses/loss.h"
 #include "nn/metrics/metrics.h"
 
@@ -211,8 +212,9 @@ Status ParseLossAndMetrics(const nlohmann::json& j, JobConfig* job) {
   return (one_output_loss ? with_one.status() : with_two.status()).About(Subject::kConfig);
 }
 
-// "model": {"keras_json": PATH | {...}}: Keras' model JSON (model.to_json()),
-// translated into the compact form that the rest of ringtrain reads.
+// "model": {"keras_json": PATH | {...}}: Keras' model JSON (model.to_json()), that JSON
+// as a JSON string, or a TensorFlow.js model.json (nn/keras/model_file.h), translated
+// into the compact form that the rest of ringtrain reads.
 StatusOr<nlohmann::json> KerasModel(const nlohmann::json& model, const JobConfig& job) {
   for (auto& [key, value] : model.items()) {
     if (key != "keras_json") {
@@ -221,27 +223,28 @@ StatusOr<nlohmann::json> KerasModel(const nlohmann::json& model, const JobConfig
     }
   }
   const nlohmann::json& source = model["keras_json"];
-  std::string path;
-  nlohmann::json keras;
   if (source.is_string() && !source.get<std::string>().empty()) {
-    path = job.Resolve(source.get<std::string>());
-    auto text = ReadFile(path, kMaxKerasJsonFileBytes, "a Keras model JSON file");
-    if (!text.ok()) {
-      return BadJob("'model.keras_json' file '" + path + "' cannot be read (" + text.status().message() +
+    const std::string path = job.Resolve(source.get<std::string>());
+    auto file = nn::ReadKerasModelFile(path, kMaxKerasJsonFileBytes);
+    if (!file.ok() && file.status().subject() == Subject::kStorage) {
+      return BadJob("'model.keras_json' file '" + path + "' cannot be read (" + file.status().message() +
                  "); give the path (relative to the job file) of the file model.to_json() wrote");
     }
-    auto parsed = ParseJson(*text, "model.keras_json '" + path + "'");
-    if (!parsed.ok()) return BadJob(parsed.status().message());
-    keras = std::move(parsed).value();
-  } else if (source.is_object()) {
-    keras = source;
-  } else {
+    if (!file.ok()) {
+      const std::string m = file.status().message();
+      return BadJob(m + (m.find(path) == std::string::npos ? " (in '" + path + "')" : ""));
+    }
+    for (const std::string& line : file->info) RT_LOG(INFO) << line;
+    return std::move(file->compact);
+  }
+  if (!source.is_object()) {
     return BadJob("'model.keras_json' must be the path of the file model.to_json() writes, or that JSON object inline, "
                "got " + JsonBrief(source));
   }
-  auto compact = nn::KerasJsonToCompact(keras);
-  if (!compact.ok()) return BadJob(compact.status().message() + (path.empty() ? "" : " (in '" + path + "')"));
-  return compact;
+  auto inline_model = nn::KerasModelFromJson(source, job.base_dir);
+  if (!inline_model.ok()) return BadJob(inline_model.status().message());
+  for (const std::string& line : inline_model->info) RT_LOG(INFO) << "model.keras_json (inline) " << line;
+  return std::move(inline_model->compact);
 }
 
 Status ParseInto(const nlohmann::json& j, JobConfig* job) {

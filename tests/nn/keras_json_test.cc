@@ -309,16 +309,17 @@ TEST(KerasJsonTest, RefusesWhatItDoesNotUnderstand) {
   top["weights"] = json::array();
   EXPECT_EQ(Refusal(top), "model.keras_json: unknown top-level key 'weights'; it is not part of Keras' model JSON");
   json entry = Residual3();
-  entry["config"]["layers"][3]["shared_object_id"] = 7;
-  EXPECT_EQ(Refusal(entry), "model.keras_json: layer 'relu_a' (Activation): unknown key 'shared_object_id' beside "
+  entry["config"]["layers"][3]["weights"] = 7;
+  EXPECT_EQ(Refusal(entry), "model.keras_json: layer 'relu_a' (Activation): unknown key 'weights' beside "
                             "class_name and config; it is not part of Keras' model JSON");
   json init = Residual3();
-  ConfigOf(init, 1)["kernel_initializer"]["shared_object_id"] = 1;
-  EXPECT_NE(Refusal(init).find("layer 'conv_a' (Conv2D): 'kernel_initializer' has the key 'shared_object_id'"),
+  ConfigOf(init, 1)["kernel_initializer"]["seed"] = 1;
+  EXPECT_NE(Refusal(init).find("layer 'conv_a' (Conv2D): 'kernel_initializer' has the key 'seed'"),
             std::string::npos);
   json not_model = {{"class_name", "Dense"}, {"config", json::object()}};
   EXPECT_EQ(Refusal(not_model), "model.keras_json: class_name \"Dense\" is not a model; expected Sequential, "
-                                "Functional or Model (the JSON that model.to_json() writes)");
+                                "Functional or Model (the JSON that model.to_json() writes; a subclassed model's JSON "
+                                "has no layer graph: save it as a Functional or Sequential model)");
   json sparse = Residual3();
   ConfigOf(sparse, 0)["sparse"] = true;
   EXPECT_NE(Refusal(sparse).find("layer 'input' (InputLayer): 'sparse' is true"), std::string::npos);

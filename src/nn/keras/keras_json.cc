@@ -1,12 +1,15 @@
 #include "nn/keras/keras_json.h"
 
+#include <cctype>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
+#include "nn/keras/keras_json_classes.h"
 #include "nn/keras/keras_json_layer.h"
+#include "nn/keras/keras_json_tfop.h"
 
 namespace ringtrain::nn {
 namespace {
@@ -15,13 +18,7 @@ using keras_json::Bad;
 using keras_json::Entry;
 using nlohmann::json;
 
-// A tensor reference: tf.keras 2's [layer, node, tensor] or the keras_history of a
-// Keras 3 __keras_tensor__.
-struct Ref {
-  std::string layer;
-  int64_t node = 0;
-  int64_t tensor = 0;
-};
+using Ref = keras_json::TensorRef;
 
 StatusOr<Ref> ReadHistory(const json& h, const std::string& who) {
   const bool ok = (h.is_array() && (h.size() == 3 || h.size() == 4) && h[0].is_string() &&
@@ -147,7 +144,10 @@ class Translator {
       }
       if (c.contains("dtype")) RT_RETURN_IF_ERROR(keras_json::CheckDtype(c["dtype"], "model '" + model.name + "': "));
     }
-    if (!c.is_array() && (!c.contains("layers") || !c["layers"].is_array())) return model.Error("has no 'layers' list");
+    if (!c.is_array() && (!c.contains("layers") || !c["layers"].is_array())) {
+      return model.Error("has no 'layers' list (a subclassed model's JSON has no layer graph: save it as a Functional "
+                         "or Sequential model)");
+    }
     frozen = frozen || !trainable;
     if (model.cls == "Sequential") return SequentialModel(model, c.is_array() ? c : c["layers"], feed, frozen, depth);
     return FunctionalModel(model, feed, frozen, depth);
@@ -159,6 +159,21 @@ class Translator {
 
   Status Emit(const Entry& e, const std::vector<std::string>& inputs, bool frozen) {
     RT_ASSIGN_OR_RETURN(json layer, keras_json::CompactLayer(e, frozen));
+    return EmitLayer(e, inputs, std::move(layer));
+  }
+
+  // A TFOpLambda as the layer it maps to (keras_json_tfop.h).
+  Status EmitOp(const Entry& e, const std::vector<std::string>& inputs, const keras_json::OpLayer& op, bool frozen) {
+    if (e.config->contains("dtype")) {
+      RT_RETURN_IF_ERROR(keras_json::CheckDtype((*e.config)["dtype"], "layer '" + e.name + "' (" + e.cls + "): "));
+    }
+    json layer = op.layer;
+    layer["name"] = e.name;
+    layer["trainable"] = !frozen;
+    return EmitLayer(e, inputs, std::move(layer));
+  }
+
+  Status EmitLayer(const Entry& e, const std::vector<std::string>& inputs, json layer) {
     if (e.name == input_name) {
       return e.Error("the model input has this name too; layer names must be unique (rename the layer)");
     }
@@ -191,6 +206,9 @@ class Translator {
         RT_ASSIGN_OR_RETURN(prev, Model(e, prev, frozen, depth + 1));
         continue;
       }
+      if (e.cls == "TFOpLambda" || keras_json::IsKeras3Op(e)) {
+        return e.Error("an op called on Keras tensors inside Sequential model '" + model.name + "'");
+      }
       RT_RETURN_IF_ERROR(Emit(e, {prev}, frozen));
       prev = e.name;
     }
@@ -218,6 +236,7 @@ class Translator {
     }
     // Each layer's inputs, checked against the layers they name.
     std::vector<std::vector<size_t>> deps(entries.size());
+    std::map<size_t, keras_json::OpLayer> ops;  // the TFOpLambda entries, as layers
     auto resolve = [&](const Ref& r, const std::string& who) -> StatusOr<size_t> {
       const auto it = index.find(r.layer);
       if (it == index.end()) return Bad(who + "reads '" + r.layer + "', which is not a layer of model '" + model.name + "'");
@@ -238,7 +257,16 @@ class Translator {
         if (e.inbound && (!e.inbound->is_array() || !e.inbound->empty())) return e.Error("an InputLayer has no inbound nodes");
         continue;
       }
-      RT_ASSIGN_OR_RETURN(std::vector<Ref> refs, ReadInbound(e));
+      std::vector<Ref> refs;
+      if (e.cls == "TFOpLambda") {
+        RT_ASSIGN_OR_RETURN(ops[i], keras_json::TranslateTfOpLambda(e));
+        refs = ops[i].inputs;
+      } else if (keras_json::IsKeras3Op(e)) {
+        RT_ASSIGN_OR_RETURN(ops[i], keras_json::TranslateKeras3Op(e));
+        refs = ops[i].inputs;
+      } else {
+        RT_ASSIGN_OR_RETURN(refs, ReadInbound(e));
+      }
       if (e.is_model && refs.size() != 1) return e.Error("a nested model must be called on one tensor");
       for (const Ref& r : refs) {
         RT_ASSIGN_OR_RETURN(size_t d, resolve(r, "layer '" + e.name + "' (" + e.cls + ") "));
@@ -259,7 +287,11 @@ class Translator {
       } else {
         std::vector<std::string> inputs;
         for (size_t d : deps[i]) inputs.push_back(compact[d]);
-        RT_RETURN_IF_ERROR(Emit(e, inputs, frozen));
+        if (ops.count(i)) {
+          RT_RETURN_IF_ERROR(EmitOp(e, inputs, ops[i], frozen));
+        } else {
+          RT_RETURN_IF_ERROR(Emit(e, inputs, frozen));
+        }
         compact[i] = e.name;
       }
     }
@@ -346,7 +378,8 @@ Status TopInput(const Entry& model, std::string* name, json* shape) {
                "layer) before calling to_json()");
   }
   if (!c.is_object() || !c.contains("input_layers") || !c.contains("layers") || !c["layers"].is_array()) {
-    return model.Error("has no 'layers' and 'input_layers'");
+    return model.Error("has no 'layers' list and 'input_layers' (a subclassed model's JSON has no layer graph: save "
+                       "it as a Functional or Sequential model)");
   }
   RT_ASSIGN_OR_RETURN(Ref in, ReadSingleEndpoint(c["input_layers"], model.name, "input_layers"));
   for (size_t i = 0; i < c["layers"].size(); ++i) {
@@ -361,6 +394,86 @@ Status TopInput(const Entry& model, std::string* name, json* shape) {
   return model.Error("its input '" + in.layer + "' is not one of its layers");
 }
 
+// The layers list of a model entry's config (a legacy Sequential's config is the list).
+json* LayerList(json& entry) {
+  if (!entry.is_object() || !entry.contains("config")) return nullptr;
+  json& c = entry["config"];
+  if (c.is_array()) return &c;
+  if (c.is_object() && c.contains("layers") && c["layers"].is_array()) return &c["layers"];
+  return nullptr;
+}
+
+bool IsModelEntry(const json& entry) {
+  return entry.is_object() && entry.value("class_name", json()).is_string() &&
+         keras_json::IsModelClass(entry["class_name"].get<std::string>());
+}
+
+// Every name given to a layer or model anywhere in the JSON.
+void CollectNames(json& entry, std::set<std::string>* taken, int depth) {
+  if (!entry.is_object() || depth > kMaxKerasModelNesting + 1) return;
+  if (entry.value("name", json()).is_string()) taken->insert(entry["name"].get<std::string>());
+  const json c = entry.value("config", json());
+  if (c.is_object() && c.value("name", json()).is_string()) taken->insert(c["name"].get<std::string>());
+  if (json* list = LayerList(entry)) {
+    for (json& layer : *list) CollectNames(layer, taken, depth + 1);
+  }
+}
+
+// Keras 1 and 2.0 wrote a Sequential's config as the bare list of its layers, with no
+// name for a model nested in another. Such models get Keras' default names, in the
+// order Keras creates them (inner models first): "sequential", "sequential_1", ...,
+// skipping every name the JSON already uses.
+void NameUnnamedModels(json& entry, std::set<std::string>* taken, int depth) {
+  if (!IsModelEntry(entry) || depth > kMaxKerasModelNesting + 1) return;
+  if (json* list = LayerList(entry)) {
+    for (json& layer : *list) NameUnnamedModels(layer, taken, depth + 1);
+  }
+  json& c = entry["config"];
+  const bool named = entry.value("name", json()).is_string() || (c.is_object() && c.contains("name"));
+  if (named) return;
+  std::string base;
+  for (char ch : entry["class_name"].get<std::string>()) base += static_cast<char>(std::tolower(ch));
+  std::string name = base;
+  for (int k = 1; taken->count(name); ++k) name = base + "_" + std::to_string(k);
+  taken->insert(name);
+  if (c.is_object()) {
+    c["name"] = name;
+  } else {
+    entry["name"] = name;
+  }
+}
+
+// The top-level JSON checked before it is read as a model: Keras 1, subclassed and
+// custom models refused with what to do.
+Status CheckTopLevel(const json& keras_model) {
+  const json version = keras_model.value("keras_version", json());
+  if (version.is_string() && version.get<std::string>().rfind("1.", 0) == 0) {
+    return Bad("this model JSON was written by Keras " + version.get<std::string>() +
+               "; ringtrain reads the JSON of Keras 2 and later: load the model with Keras 2 and save it again "
+               "(model.to_json())");
+  }
+  const json cls = keras_model.value("class_name", json());
+  if (cls.is_string() && keras_json::IsModelClass(cls.get<std::string>())) return Status::Ok();
+  if (cls.is_string() && !cls.get<std::string>().empty()) {
+    keras_json::Entry top;
+    top.cls = cls.get<std::string>();
+    top.has_module = keras_model.contains("module");
+    const json module = keras_model.value("module", json());
+    top.module_null = top.has_module && module.is_null();
+    if (module.is_string()) top.module = module.get<std::string>();
+    const json registered = keras_model.value("registered_name", json());
+    if (registered.is_string()) top.registered_name = registered.get<std::string>();
+    if (keras_json::IsCustomClass(top)) {
+      return Bad("the model is of the custom class '" + top.cls + "' from " + keras_json::CustomClassOrigin(top) +
+                 " (a subclassed model): its JSON has no layer graph that ringtrain can build; save it as a "
+                 "Functional model (keras.Model(inputs, outputs)) or a Sequential model");
+    }
+  }
+  return Bad("class_name " + JsonBrief(cls) +
+             " is not a model; expected Sequential, Functional or Model (the JSON that model.to_json() writes; a "
+             "subclassed model's JSON has no layer graph: save it as a Functional or Sequential model)");
+}
+
 }  // namespace
 
 StatusOr<json> KerasJsonToCompact(const json& keras_model) {
@@ -369,11 +482,8 @@ StatusOr<json> KerasJsonToCompact(const json& keras_model) {
     return Bad("this is a TensorFlow.js model.json (it has 'modelTopology'): give its modelTopology object, or the "
                "JSON that model.to_json() writes");
   }
-  const json cls = keras_model.value("class_name", json());
-  if (!cls.is_string() || !keras_json::IsModelClass(cls.get<std::string>())) {
-    return Bad("class_name " + JsonBrief(cls) +
-               " is not a model; expected Sequential, Functional or Model (the JSON that model.to_json() writes)");
-  }
+  RT_RETURN_IF_ERROR(CheckTopLevel(keras_model));
+  const json cls = keras_model["class_name"];
   for (auto& [k, v] : keras_model.items()) {
     static const std::set<std::string> kKeys = {"class_name", "config",       "keras_version", "backend",
                                                 "module",     "registered_name", "build_config", "compile_config"};
@@ -384,9 +494,10 @@ StatusOr<json> KerasJsonToCompact(const json& keras_model) {
     return Bad("the model's 'config' must be an object with its layers, got " + JsonBrief(config));
   }
   // The top model is read as an entry of its own, named by its config.
-  json entry = {{"class_name", cls}, {"config", keras_model.value("config", json())}};
-  if (entry["config"].is_object() && !entry["config"].contains("name")) entry["config"]["name"] = "model";
-  if (entry["config"].is_array()) entry["name"] = "model";
+  json entry = {{"class_name", cls}, {"config", config}};
+  std::set<std::string> taken;
+  CollectNames(entry, &taken, 0);
+  NameUnnamedModels(entry, &taken, 0);
   RT_ASSIGN_OR_RETURN(Entry model, keras_json::ReadEntry(entry, 0));
 
   Translator t;

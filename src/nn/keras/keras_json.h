@@ -4,11 +4,19 @@
 // "inputs": [...], <Keras config arguments>}, ...]}.
 //
 // Formats: tf.keras 2 and TensorFlow.js (inbound nodes as [[layer, node, tensor,
-// kwargs], ...]) and Keras 3 (inbound nodes as {"args": [__keras_tensor__ ...],
-// "kwargs": {}}, "batch_shape", dtype policies, "module"/"registered_name"/
-// "build_config"; "compile_config" is ignored). Models: Sequential and Functional
-// ("Model" in tf.keras 2 and tfjs) with one input and one output; models nested as
-// layers are flattened into the outer model, keeping their layers' own names.
+// kwargs], ...]), Keras 2.0-2.2 (a Sequential's config as the bare list of its layers;
+// nested models without a name get Keras' default names, "sequential", "sequential_1",
+// ..., inner models first, skipping the names the JSON uses) and Keras 3 (inbound
+// nodes as {"args": [__keras_tensor__ ...], "kwargs": {}}, "batch_shape", dtype
+// policies; "module", "registered_name", "build_config", "compile_config" and
+// "shared_object_id" carry nothing that changes the model). Models: Sequential and
+// Functional ("Model" in tf.keras 2 and tfjs) with one input and one output; models
+// nested as layers are flattened into the outer model, keeping their layers' own
+// names. TensorFlow ops (tf.keras 2's TFOpLambda) and Keras 3 ops called on tensors
+// become the layers that compute them (keras_json_tfop.h). Keras 1, Lambda, custom
+// classes and subclassed models are refused with what to do (keras_json_classes.h).
+// A TensorFlow.js model.json or a file holding the JSON as a string is unwrapped by
+// model_file.h, not here.
 //
 // This is JSON to JSON only: the layer classes and their arguments are passed on
 // unchecked for the builder to validate, except the keys that describe the format

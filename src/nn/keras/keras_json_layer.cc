@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/json.h"
+#include "nn/keras/keras_json_classes.h"
 
 namespace ringtrain::nn::keras_json {
 namespace {
@@ -18,10 +19,11 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 }
 
 // Keras initializer, regularizer and other object configs: {"class_name", "config"},
-// with Keras 3's "module" and "registered_name" dropped. `key` names the argument.
+// with Keras 3's "module", "registered_name" and "shared_object_id" (one object given to
+// several layers) dropped. `key` names the argument.
 StatusOr<json> NormalizeObject(const json& v, const Entry& e, const std::string& key) {
   for (auto& [k, unused] : v.items()) {
-    if (k != "class_name" && k != "config" && k != "module" && k != "registered_name") {
+    if (k != "class_name" && k != "config" && k != "module" && k != "registered_name" && k != "shared_object_id") {
       return e.Error("'" + key + "' has the key '" + k + "', which is not part of a Keras object (class_name, config)");
     }
   }
@@ -85,31 +87,52 @@ StatusOr<Entry> ReadEntry(const json& e, size_t index) {
   for (auto& [k, v] : e.items()) {
     if (k == "inbound_nodes") {
       out.inbound = &v;
-    } else if (k != "class_name" && k != "config" && k != "name" && k != "module" && k != "registered_name" &&
-               k != "build_config" && k != "compile_config") {
+    } else if (k == "module") {
+      out.has_module = true;
+      out.module_null = v.is_null();
+      if (v.is_string()) out.module = v.get<std::string>();
+    } else if (k == "registered_name") {
+      if (v.is_string()) out.registered_name = v.get<std::string>();
+    } else if (k != "class_name" && k != "config" && k != "name" && k != "build_config" && k != "compile_config" &&
+               k != "shared_object_id") {
+      // build_config: the input shape Keras built the layer with (the model's input decides it here);
+      // compile_config: a nested model's compile() arguments (the job's loss and optimizer decide);
+      // shared_object_id: Keras 3's mark of one object serialized twice (shared layers are found by
+      // their calls).
       return out.Error("unknown key '" + k + "' beside class_name and config; it is not part of Keras' model JSON");
     }
   }
+  RT_RETURN_IF_ERROR(CheckLayerClass(out));
   return out;
 }
 
 Status CheckDtype(const json& dtype, const std::string& who) {
   if (dtype.is_null() || dtype == "float32") return Status::Ok();
   std::string name = dtype.is_string() ? dtype.get<std::string>() : "";
+  std::string policy_class;
   if (dtype.is_object()) {
-    static const std::set<std::string> kPolicies = {"DTypePolicy", "FloatDTypePolicy", "Policy"};
+    // Keras 3's DTypePolicy (FloatDTypePolicy in 3.0-3.3; QuantizedDTypePolicy and
+    // its kin for quantized layers), tf.keras 2's Policy: {"class_name", "config":
+    // {"name": "float32"}}, with Keras 3's module and registered_name.
     const json cls = dtype.value("class_name", json());
     const json config = dtype.value("config", json());
-    if (!cls.is_string() || !kPolicies.count(cls.get<std::string>()) || !config.is_object() ||
-        !config.value("name", json()).is_string()) {
+    const bool policy = cls.is_string() && (cls == "Policy" || EndsWith(cls.get<std::string>(), "DTypePolicy"));
+    if (!policy || !config.is_object() || !config.value("name", json()).is_string()) {
       return Bad(who + "'dtype' " + JsonBrief(dtype) + " is not a dtype or a Keras DTypePolicy");
     }
     name = config["name"].get<std::string>();
-    if (name == "float32") return Status::Ok();
+    policy_class = cls.get<std::string>();
+    if (name == "float32" && policy_class.rfind("Quantized", 0) != 0) return Status::Ok();
   }
   if (name.rfind("mixed_", 0) == 0) {
     return Bad(who + "'dtype' is the mixed precision policy \"" + name +
-               "\"; ringtrain trains in float32 on the CPU: build the model without a mixed precision policy");
+               "\"; mixed precision is not implemented yet (ringtrain computes in float32): build the model without "
+               "a mixed precision policy");
+  }
+  if (!policy_class.empty()) {
+    return Bad(who + "'dtype' is the " + policy_class + " \"" + name +
+               "\"; ringtrain computes in float32 and does not quantize: build the model with the float32 policy "
+               "(the default)");
   }
   return Bad(who + "'dtype' " + (name.empty() ? JsonBrief(dtype) : "\"" + name + "\"") +
              " is not supported; ringtrain computes in float32 (build the model with dtype float32, the default)");
@@ -192,6 +215,18 @@ StatusOr<json> CompactLayer(const Entry& e, bool frozen) {
         return e.Error("'activity_regularizer' is " + JsonBrief(v) +
                        "; activity regularizers are not supported (kernel and bias regularizers are): remove it");
       }
+    } else if (k == "quantization_config") {  // Keras 3's Dense, EinsumDense, Embedding
+      if (!v.is_null()) {
+        return e.Error("'quantization_config' is " + JsonBrief(v) +
+                       "; quantized layers are not implemented: save the model before quantizing it");
+      }
+    } else if (k == "lora_rank") {  // Keras 3 writes it (and lora_alpha) only when LoRA is on
+      if (!v.is_null() && v != 0) {
+        return e.Error("'lora_rank' is " + JsonBrief(v) +
+                       "; LoRA is not implemented: save the model without enable_lora() (or merge the LoRA weights)");
+      }
+    } else if (k == "lora_alpha") {
+      continue;  // meaningful only with lora_rank
     } else if (k == "batch_input_shape" || k == "batch_shape" || k == "input_shape") {
       continue;  // the model input's shape, read by the model translation
     } else if (k == "type" || k == "inputs") {

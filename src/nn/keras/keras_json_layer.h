@@ -3,6 +3,7 @@
 // every error here is INVALID_ARGUMENT "model.keras_json: ...". Pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,11 +15,24 @@ namespace ringtrain::nn::keras_json {
 // "model.keras_json: <what>".
 Status Bad(const std::string& what);
 
+// A tensor reference: tf.keras 2's [layer, node_index, tensor_index] or the
+// keras_history of a Keras 3 __keras_tensor__.
+struct TensorRef {
+  std::string layer;
+  int64_t node = 0;
+  int64_t tensor = 0;
+};
+
 // One entry of a model's "layers": {"class_name", "config", "name"?, "inbound_nodes"?,
-// Keras 3's "module", "registered_name", "build_config"}.
+// Keras 3's "module", "registered_name", "build_config", "compile_config",
+// "shared_object_id"}.
 struct Entry {
   std::string name;
   std::string cls;
+  bool has_module = false;      // "module" present (Keras 3, tf.keras 2.13+ .keras configs)
+  bool module_null = false;     // "module": null (Keras 3 writes it for classes of __main__)
+  std::string module;           // its value when a string
+  std::string registered_name;  // "registered_name" when a string ("Custom>MyLayer"), else ""
   const nlohmann::json* config = nullptr;   // an object (a legacy Sequential's may be an array)
   const nlohmann::json* inbound = nullptr;  // "inbound_nodes", or null when absent
   bool is_model = false;                    // Sequential, Functional or Model
@@ -29,7 +43,8 @@ struct Entry {
 
 bool IsModelClass(const std::string& cls);
 
-// Checks the entry's keys, class and name ('/'-free, as Keras requires).
+// Checks the entry's keys, class (keras_json_classes.h) and name ('/'-free, as Keras
+// requires).
 StatusOr<Entry> ReadEntry(const nlohmann::json& e, size_t index);
 
 // An InputLayer's config checked (float32, dense, not optional): its batch shape.

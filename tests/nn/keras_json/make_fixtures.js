@@ -104,3 +104,21 @@ write('tfjs_sequential_cnn.json', sequentialCnn());
 write('tfjs_residual.json', residualBlock());
 write('tfjs_nested.json', nestedSequential());
 write('tfjs_frozen.json', frozenBase());
+
+// 5. The model.json that tfjs' model.save() writes (tfjs-core io: modelTopology is the
+//    model JSON itself, beside format, generatedBy, convertedBy and weightsManifest), for
+//    the Sequential CNN above. Teachable Machine exports this form too.
+async function writeModelJson(name, model) {
+  let json;
+  await model.save(tf.io.withSaveHandler(async (artifacts) => {
+    const manifest = [{paths: ['./' + name.replace('.json', '.weights.bin')], weights: artifacts.weightSpecs}];
+    // tfjs-core io_utils getModelJSONForModelArtifacts (not exported by tf.io).
+    json = {modelTopology: artifacts.modelTopology, format: artifacts.format, generatedBy: artifacts.generatedBy,
+            convertedBy: artifacts.convertedBy, weightsManifest: manifest};
+    return {modelArtifactsInfo: tf.io.getModelArtifactsInfoForJSON(artifacts)};
+  }));
+  fs.writeFileSync(path.join(outDir, name), JSON.stringify(json, null, 1) + '\n');
+  console.log('wrote', name);
+}
+
+writeModelJson('tfjs_model_json_layers_model.json', sequentialCnn());

@@ -1,0 +1,335 @@
+#include "nn/keras/keras_json_tfop.h"
+
+#include <cctype>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "common/json.h"
+
+namespace ringtrain::nn::keras_json {
+namespace {
+
+using nlohmann::json;
+
+// tf_keras/engine/node.py's marker of a constant in the first argument.
+constexpr const char* kTfKerasConstant = "_CONSTANT_VALUE";
+
+// One element of the first argument: a tensor, or a constant.
+struct Operand {
+  bool constant = false;
+  TensorRef ref;
+  json value;  // the constant
+};
+
+bool IsRef(const json& v) {
+  return v.is_array() && v.size() == 3 && v[0].is_string() && JsonInt(v[1], 0, 1 << 20) && JsonInt(v[2], 0, 1 << 20);
+}
+
+TensorRef ToRef(const json& v) {
+  return TensorRef{v[0].get<std::string>(), *JsonInt(v[1], 0, 1 << 20), *JsonInt(v[2], 0, 1 << 20)};
+}
+
+// A record of the first argument: [layer, node, tensor, kwargs?] or
+// ["_CONSTANT_VALUE", -1, value, kwargs?].
+bool IsRecord(const json& v) {
+  if (!v.is_array() || (v.size() != 3 && v.size() != 4) || !v[0].is_string()) return false;
+  if (v.size() == 4 && !v[3].is_object()) return false;
+  return v[0] == kTfKerasConstant || IsRef(json::array({v[0], v[1], v[2]}));
+}
+
+class OpCall {
+ public:
+  explicit OpCall(const Entry& e) : e_(e) {}
+
+  // Reads the one inbound node: the first argument and the keyword arguments.
+  Status Read() {
+    if (!e_.config->is_object() || !e_.config->value("function", json()).is_string()) {
+      return e_.Error("has no 'function' (the TensorFlow op it calls)");
+    }
+    function_ = (*e_.config)["function"].get<std::string>();
+    op_ = "tf." + function_;
+    if (!e_.inbound || !e_.inbound->is_array() || e_.inbound->empty()) {
+      return e_.Error("has no inbound node: it is not called on anything");
+    }
+    if (e_.inbound->size() > 1) {
+      return e_.Error("is called " + std::to_string(e_.inbound->size()) +
+                      " times (a shared layer); ringtrain needs each layer called once");
+    }
+    const json& node = (*e_.inbound)[0];
+    std::vector<const json*> records;
+    if (IsRecord(node)) {  // the first argument is one tensor (or constant)
+      records.push_back(&node);
+    } else if (node.is_array() && !node.empty()) {  // a list of them
+      list_ = true;
+      for (const json& r : node) {
+        if (!IsRecord(r)) return BadNode(node);
+        records.push_back(&r);
+      }
+    } else {
+      return BadNode(node);
+    }
+    for (const json* r : records) {
+      Operand o;
+      if ((*r)[0] == kTfKerasConstant) {
+        o.constant = true;
+        o.value = (*r)[2];
+      } else {
+        o.ref = ToRef(*r);
+      }
+      first_.push_back(std::move(o));
+    }
+    // tf.keras 2 attaches the same kwargs to every record of the first argument.
+    const json& last = *records.back();
+    if (last.size() == 4) kwargs_ = last[3];
+    for (auto& [k, v] : kwargs_.items()) {
+      if (k == "name" && (v.is_null() || v.is_string())) continue;  // the op's name in the TF graph
+      if (!known_.count(k)) known_[k] = &v;
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<OpLayer> Translate() {
+    if (function_ == "math.add" || function_ == "__operators__.add") return Binary("Add");
+    if (function_ == "math.multiply") return Binary("Multiply");
+    if (function_ == "concat") return Concat();
+    if (function_ == "reshape") return Reshape();
+    if (function_ == "math.subtract" || function_ == "math.truediv" || function_ == "math.reduce_mean" ||
+        function_ == "math.reduce_sum") {
+      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, multiply, concat and reshape are): write "
+                      "it with Keras layers and save the model again");
+    }
+    return e_.Error(op_ + " has no ringtrain layer (TensorFlow ops map only for add, multiply, concat and reshape): "
+                    "write it with Keras layers and save the model again");
+  }
+
+ private:
+  const Entry& e_;
+  std::string function_, op_;
+  bool list_ = false;
+  std::vector<Operand> first_;
+  json kwargs_ = json::object();
+  std::map<std::string, const json*> known_;  // kwargs other than name
+
+  Status BadNode(const json& node) const {
+    return e_.Error("inbound node " + JsonBrief(node) +
+                    " is not tf.keras 2's [layer, node_index, tensor_index, kwargs] (or a list of them)");
+  }
+
+  // The operand `o` as a graph tensor, else the refusal naming the constant.
+  StatusOr<TensorRef> Tensor(const Operand& o, const std::string& arg) const {
+    if (!o.constant) return o.ref;
+    return ConstantRefusal(o.value, arg);
+  }
+
+  Status ConstantRefusal(const json& value, const std::string& arg) const {
+    std::string hint;
+    if (function_ == "math.multiply" || function_ == "math.add" || function_ == "__operators__.add") {
+      hint = " (for a constant factor or offset use Rescaling(scale, offset))";
+    }
+    return e_.Error(op_ + " is called with the constant " + JsonBrief(value) + " as '" + arg +
+                    "'; ringtrain maps an op layer only when every operand is a tensor of the model" + hint);
+  }
+
+  // Every kwarg but `allowed` refused, naming it.
+  Status OnlyKwargs(std::initializer_list<const char*> allowed) const {
+    for (auto& [k, v] : known_) {
+      bool ok = false;
+      for (const char* a : allowed) ok = ok || k == a;
+      if (!ok) return e_.Error(op_ + " is called with " + k + "=" + JsonBrief(*v) + ", which ringtrain does not map");
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<OpLayer> Binary(const char* type) {
+    if (first_.size() != 1) return e_.Error(op_ + " takes one tensor as its first argument 'x'");
+    RT_RETURN_IF_ERROR(OnlyKwargs({"y"}));
+    OpLayer out;
+    RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(first_[0], "x"));
+    const auto y = known_.find("y");
+    if (y == known_.end()) return e_.Error(op_ + " has no second operand 'y'");
+    if (!IsRef(*y->second)) return ConstantRefusal(*y->second, "y");
+    out.inputs = {x, ToRef(*y->second)};
+    out.layer = {{"type", type}};
+    return out;
+  }
+
+  StatusOr<OpLayer> Concat() {
+    if (!list_) return e_.Error(op_ + " takes a list of tensors as its first argument 'values'");
+    RT_RETURN_IF_ERROR(OnlyKwargs({"axis"}));
+    OpLayer out;
+    for (const Operand& o : first_) {
+      RT_ASSIGN_OR_RETURN(TensorRef r, Tensor(o, "values"));
+      out.inputs.push_back(std::move(r));
+    }
+    const auto axis = known_.find("axis");
+    if (axis == known_.end() || !JsonInt(*axis->second, -64, 64)) {
+      return e_.Error(op_ + " needs an integer 'axis', got " +
+                      (axis == known_.end() ? std::string("none") : JsonBrief(*axis->second)));
+    }
+    out.layer = {{"type", "Concatenate"}, {"axis", *JsonInt(*axis->second, -64, 64)}};
+    return out;
+  }
+
+  StatusOr<OpLayer> Reshape() {
+    if (first_.size() != 1) return e_.Error(op_ + " takes one tensor as its first argument 'tensor'");
+    RT_RETURN_IF_ERROR(OnlyKwargs({"shape"}));
+    OpLayer out;
+    RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(first_[0], "tensor"));
+    out.inputs = {x};
+    const auto shape = known_.find("shape");
+    if (shape == known_.end()) return e_.Error(op_ + " has no 'shape'");
+    const json& s = *shape->second;
+    if (IsRef(s)) return e_.Error(op_ + " takes its shape from the tensor '" + s[0].get<std::string>() +
+                                  "'; ringtrain maps a reshape to a constant shape only");
+    if (!s.is_array() || s.size() < 2) {
+      return e_.Error(op_ + " reshapes to " + JsonBrief(s) + "; ringtrain maps a shape [-1, d1, ...] (Reshape)");
+    }
+    if (s[0] != -1) {
+      return e_.Error(op_ + " reshapes to " + JsonBrief(s) + ", whose batch entry is not -1; ringtrain maps a shape "
+                      "[-1, d1, ...] (the batch kept), as Reshape(target_shape) does");
+    }
+    out.layer = {{"type", "Reshape"}, {"target_shape", json(s.begin() + 1, s.end())}};
+    return out;
+  }
+};
+
+// A Keras 3 operation's call argument: a __keras_tensor__ (its keras_history), else a constant.
+bool KerasTensorRef(const json& v, TensorRef* out) {
+  if (!v.is_object() || v.value("class_name", json()) != "__keras_tensor__") return false;
+  const json c = v.value("config", json());
+  if (!c.is_object() || !IsRef(c.value("keras_history", json()))) return false;
+  *out = ToRef(c["keras_history"]);
+  return true;
+}
+
+// keras.src.ops.numpy.Add -> "keras.ops.add" (how users call it).
+std::string Keras3OpName(const std::string& cls) {
+  std::string snake;
+  for (size_t i = 0; i < cls.size(); ++i) {
+    const char ch = cls[i];
+    if (std::isupper(static_cast<unsigned char>(ch))) {
+      if (i > 0) snake += '_';
+      snake += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else {
+      snake += ch;
+    }
+  }
+  return "keras.ops." + snake;
+}
+
+class Keras3Call {
+ public:
+  explicit Keras3Call(const Entry& e) : e_(e), op_(Keras3OpName(e.cls)) {}
+
+  StatusOr<OpLayer> Translate() {
+    RT_RETURN_IF_ERROR(Read());
+    if (e_.cls == "Add" || e_.cls == "Multiply") return Binary();
+    if (e_.cls == "Concatenate") return Concat();
+    if (e_.cls == "Reshape") return Reshape();
+    if (e_.cls == "Subtract" || e_.cls == "TrueDivide" || e_.cls == "Divide" || e_.cls == "Mean" ||
+        e_.cls == "Sum") {
+      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, multiply, concatenate and reshape are): "
+                      "write it with Keras layers and save the model again");
+    }
+    return e_.Error(op_ + " has no ringtrain layer (Keras ops map only for add, multiply, concatenate and reshape): "
+                    "write it with Keras layers and save the model again");
+  }
+
+ private:
+  const Entry& e_;
+  const std::string op_;
+  json args_ = json::array();
+
+  Status Read() {
+    if (!e_.inbound || !e_.inbound->is_array() || e_.inbound->size() != 1 || !(*e_.inbound)[0].is_object()) {
+      return e_.Error("must be called once, with Keras 3's {\"args\": [...], \"kwargs\": {}} inbound node");
+    }
+    const json& node = (*e_.inbound)[0];
+    args_ = node.value("args", json::array());
+    const json kwargs = node.value("kwargs", json::object());
+    if (!args_.is_array()) return e_.Error("inbound node 'args' must be a list, got " + JsonBrief(args_));
+    if (!kwargs.is_object() || !kwargs.empty()) {
+      return e_.Error(op_ + " is called with the keyword arguments " + JsonBrief(kwargs) +
+                      ", which ringtrain does not map");
+    }
+    if (!e_.config->is_object()) return e_.Error("'config' must be an object");
+    return Status::Ok();
+  }
+
+  StatusOr<TensorRef> Tensor(const json& v, const std::string& arg) const {
+    TensorRef r;
+    if (KerasTensorRef(v, &r)) return r;
+    std::string hint;
+    if (e_.cls == "Add" || e_.cls == "Multiply") hint = " (for a constant factor or offset use Rescaling(scale, offset))";
+    return e_.Error(op_ + " is called with the constant " + JsonBrief(v) + " as '" + arg +
+                    "'; ringtrain maps an op only when every operand is a tensor of the model" + hint);
+  }
+
+  // Config keys other than name and `allowed` refused, naming them.
+  Status OnlyConfig(std::initializer_list<const char*> allowed) const {
+    for (auto& [k, v] : e_.config->items()) {
+      bool ok = k == "name";
+      for (const char* a : allowed) ok = ok || k == a;
+      if (!ok) return e_.Error(op_ + " has the argument " + k + "=" + JsonBrief(v) + ", which ringtrain does not map");
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<OpLayer> Binary() {
+    RT_RETURN_IF_ERROR(OnlyConfig({}));
+    if (args_.size() != 2) return e_.Error(op_ + " must be called on two operands (x1, x2), got " + JsonBrief(args_));
+    OpLayer out;
+    RT_ASSIGN_OR_RETURN(TensorRef a, Tensor(args_[0], "x1"));
+    RT_ASSIGN_OR_RETURN(TensorRef b, Tensor(args_[1], "x2"));
+    out.inputs = {a, b};
+    out.layer = {{"type", e_.cls}};
+    return out;
+  }
+
+  StatusOr<OpLayer> Concat() {
+    RT_RETURN_IF_ERROR(OnlyConfig({"axis"}));
+    if (args_.size() != 1 || !args_[0].is_array()) {
+      return e_.Error(op_ + " must be called on one list of tensors, got " + JsonBrief(args_));
+    }
+    OpLayer out;
+    for (const json& t : args_[0]) {
+      RT_ASSIGN_OR_RETURN(TensorRef r, Tensor(t, "xs"));
+      out.inputs.push_back(std::move(r));
+    }
+    const json axis = e_.config->value("axis", json(0));  // keras.ops.concatenate's default
+    if (!JsonInt(axis, -64, 64)) return e_.Error(op_ + " needs an integer 'axis', got " + JsonBrief(axis));
+    out.layer = {{"type", "Concatenate"}, {"axis", *JsonInt(axis, -64, 64)}};
+    return out;
+  }
+
+  StatusOr<OpLayer> Reshape() {
+    RT_RETURN_IF_ERROR(OnlyConfig({"newshape"}));
+    if (args_.size() != 1) return e_.Error(op_ + " must be called on one tensor, got " + JsonBrief(args_));
+    OpLayer out;
+    RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(args_[0], "x"));
+    out.inputs = {x};
+    const json s = e_.config->value("newshape", json());
+    if (!s.is_array() || s.size() < 2 || s[0] != -1) {
+      return e_.Error(op_ + " reshapes to " + JsonBrief(s) + "; ringtrain maps a shape [-1, d1, ...] (the batch "
+                      "kept), as Reshape(target_shape) does");
+    }
+    out.layer = {{"type", "Reshape"}, {"target_shape", json(s.begin() + 1, s.end())}};
+    return out;
+  }
+};
+
+}  // namespace
+
+StatusOr<OpLayer> TranslateTfOpLambda(const Entry& e) {
+  OpCall call(e);
+  RT_RETURN_IF_ERROR(call.Read());
+  return call.Translate();
+}
+
+bool IsKeras3Op(const Entry& e) { return e.module.rfind("keras.src.ops.", 0) == 0; }
+
+StatusOr<OpLayer> TranslateKeras3Op(const Entry& e) { return Keras3Call(e).Translate(); }
+
+}  // namespace ringtrain::nn::keras_json
