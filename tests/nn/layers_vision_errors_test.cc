@@ -96,7 +96,8 @@ TEST(VisionKerasJsonTest, Keras3SequentialBuilds) {
   json layers = json::array();
   layers.push_back({{"module", "keras.layers"}, {"class_name", "InputLayer"},
                     {"config", {{"batch_shape", {nullptr, 9, 8, 3}}, {"dtype", "float32"}, {"name", "input"}}}});
-  layers.push_back(layer("Cropping2D", {{"name", "crop"}, {"cropping", {{1, 0}, {1, 1}}}, {"data_format", "channels_last"}}));
+  layers.push_back(
+      layer("Cropping2D", {{"name", "crop"}, {"cropping", {{1, 0}, {1, 1}}}, {"data_format", "channels_last"}}));
   layers.push_back(layer("Conv2DTranspose",
                          {{"name", "up"}, {"filters", 4}, {"kernel_size", {3, 3}}, {"strides", {2, 2}},
                           {"padding", "same"}, {"output_padding", nullptr}, {"data_format", "channels_last"},
@@ -110,7 +111,8 @@ TEST(VisionKerasJsonTest, Keras3SequentialBuilds) {
                           {"bias_constraint", nullptr}}));
   layers.push_back(layer("UpSampling2D", {{"name", "ups"}, {"size", {1, 2}}, {"data_format", "channels_last"},
                                           {"interpolation", "bilinear"}}));
-  layers.push_back(layer("CenterCrop", {{"name", "cc"}, {"height", 12}, {"width", 20}, {"data_format", "channels_last"}}));
+  layers.push_back(
+      layer("CenterCrop", {{"name", "cc"}, {"height", 12}, {"width", 20}, {"data_format", "channels_last"}}));
   layers.push_back(layer("Resizing", {{"name", "rs"}, {"height", 6}, {"width", 5}, {"interpolation", "bilinear"},
                                       {"crop_to_aspect_ratio", false}, {"pad_to_aspect_ratio", false},
                                       {"fill_mode", "constant"}, {"fill_value", 0.0}, {"antialias", false},

@@ -112,7 +112,8 @@ std::unique_ptr<CpuKernel> NewDropoutKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewRandomFlipKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewRandomCropKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewRandomAffineKernel(const ops::Node& node);  // kRandomTranslation, kRandomRotation
-std::unique_ptr<CpuKernel> NewResampleKernel(const ops::Node& node);  // resample_kernels.cc: kCropping2D, kUpSampling2D, kResizing, kCenterCrop
+// resample_kernels.cc: kCropping2D, kUpSampling2D, kResizing, kCenterCrop
+std::unique_ptr<CpuKernel> NewResampleKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewPermuteKernel(const ops::Node& node);   // permute_kernel.cc
 std::unique_ptr<CpuKernel> NewConvTransposeKernel(const ops::Node& node);  // conv_transpose_kernel.cc: kConv2DTranspose
 

@@ -194,7 +194,9 @@ class GpuConvTranspose final : public backends::Kernel {
           "OhwiToHwio(" + name_ + ")", id));
     }
     if (!need_din) return Status::Ok();
-    if (!need_input_grad_) return InternalError(name_ + ": input gradient asked for, but the layer was built without one");
+    if (!need_input_grad_) {
+      return InternalError(name_ + ": input gradient asked for, but the layer was built without one");
+    }
     RT_RETURN_IF_ERROR(CudnnCheck(
         cudnnConvolutionForward(gpu_->cudnn(), &one, x_desc_.get(), d, w_desc_.get(), w_ohwi_.get(), conv_desc_.get(),
                                 a->fwd, args.workspace, args.workspace_bytes, &zero, y_desc_.get(), dx_.get()),

@@ -66,7 +66,8 @@ StatusOr<std::unique_ptr<Layer>> Conv2DTranspose::Create(const nlohmann::json& j
   }
   RT_ASSIGN_OR_RETURN(Activation act, GetActivation(j, ctx));
   RT_ASSIGN_OR_RETURN(bool use_bias, GetBool(j, "use_bias", true, ctx));
-  RT_ASSIGN_OR_RETURN(Initializer kernel_init, GetInitializer(j, "kernel_initializer", Initializer::kGlorotUniform, ctx));
+  RT_ASSIGN_OR_RETURN(Initializer kernel_init,
+                      GetInitializer(j, "kernel_initializer", Initializer::kGlorotUniform, ctx));
   RT_ASSIGN_OR_RETURN(Initializer bias_init, GetInitializer(j, "bias_initializer", Initializer::kZeros, ctx));
   const int64_t oh = DeconvLength(in[0], kernel.first, padding, output_padding.first, strides.first, dilation.first);
   const int64_t ow = DeconvLength(in[1], kernel.second, padding, output_padding.second, strides.second,

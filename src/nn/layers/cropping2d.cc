@@ -45,9 +45,9 @@ StatusOr<std::unique_ptr<Layer>> Cropping2D::Create(const nlohmann::json& j, std
   RT_RETURN_IF_ERROR(CheckImageInput(in, "cropping2d", ctx));
   RT_ASSIGN_OR_RETURN(auto p, GetCropping4(j, ctx));
   if (p[0] + p[1] >= in[0] || p[2] + p[3] >= in[1]) {
-    return InvalidArgumentError(ctx + ": 'cropping' " + BriefDump(j["cropping"]) + " removes every row or column of the " +
-                                std::to_string(in[0]) + "x" + std::to_string(in[1]) +
-                                " input; crop less than the input's height and width");
+    return InvalidArgumentError(ctx + ": 'cropping' " + BriefDump(j.value("cropping", nlohmann::json(0))) +
+                                " removes every row or column of the " + std::to_string(in[0]) + "x" +
+                                std::to_string(in[1]) + " input; crop less than the input's height and width");
   }
   return std::unique_ptr<Layer>(new Cropping2D(std::move(name), in, p[0], p[1], p[2], p[3]));
 }

@@ -11,7 +11,7 @@ StatusOr<std::unique_ptr<Layer>> UpSampling2D::Create(const nlohmann::json& j, s
   RT_RETURN_IF_ERROR(CheckImageInput(in, "up_sampling2d", ctx));
   RT_ASSIGN_OR_RETURN(auto size, GetIntPair(j, "size", {2, 2}, ctx));
   if (static_cast<int64_t>(in[0]) * size.first > (1 << 20) || static_cast<int64_t>(in[1]) * size.second > (1 << 20)) {
-    return InvalidArgumentError(ctx + ": 'size' " + BriefDump(j["size"]) + " makes the output larger than 2^20 a side");
+    return InvalidArgumentError(ctx + ": 'size' " + BriefDump(j.value("size", nlohmann::json(2))) + " makes the output larger than 2^20 a side");
   }
   ops::Op::Interpolation interpolation = ops::Op::Interpolation::kNearest;
   auto it = j.find("interpolation");
