@@ -27,6 +27,11 @@
 #include "nn/layers/reshape_flatten.h"
 #include "nn/layers/separable_conv2d.h"
 #include "nn/layers/zero_padding2d.h"
+#include "nn/layers/cropping2d.h"
+#include "nn/layers/up_sampling2d.h"
+#include "nn/layers/conv2d_transpose.h"
+#include "nn/layers/permute.h"
+#include "nn/layers/image_resizing.h"
 
 namespace ringtrain::nn::internal {
 
@@ -72,6 +77,12 @@ const LayerType kLayerTypes[] = {
     {"global_average_pooling2d", "GlobalAveragePooling2D", &GlobalPool2D::CreateAverage},
     {"global_max_pooling2d", "GlobalMaxPooling2D", &GlobalPool2D::CreateMax},
     {"zero_padding2d", "ZeroPadding2D", &ZeroPadding2D::Create},
+    {"cropping2d", "Cropping2D", &Cropping2D::Create},
+    {"up_sampling2d", "UpSampling2D", &UpSampling2D::Create},
+    {"conv2d_transpose", "Conv2DTranspose", &Conv2DTranspose::Create},
+    {"permute", "Permute", &Permute::Create},
+    {"resizing", "Resizing", &ImageResizing::CreateResizing},
+    {"center_crop", "CenterCrop", &ImageResizing::CreateCenterCrop},
 };
 
 std::string Lower(std::string t) {

@@ -26,6 +26,12 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kRandomCrop: return "RandomCrop";
     case OpKind::kRandomRotation: return "RandomRotation";
     case OpKind::kRandomTranslation: return "RandomTranslation";
+    case OpKind::kCropping2D: return "Cropping2D";
+    case OpKind::kUpSampling2D: return "UpSampling2D";
+    case OpKind::kConv2DTranspose: return "Conv2DTranspose";
+    case OpKind::kPermute: return "Permute";
+    case OpKind::kResizing: return "Resizing";
+    case OpKind::kCenterCrop: return "CenterCrop";
   }
   return "?";
 }
@@ -38,6 +44,12 @@ const std::vector<OpKind>& AllOpKinds() {
       OpKind::kAdd,            OpKind::kMultiply,        OpKind::kConcatenate,    OpKind::kZeroPadding2D,
       OpKind::kRescaling,      OpKind::kDropout,         OpKind::kRandomFlip,     OpKind::kRandomCrop,
       OpKind::kRandomRotation, OpKind::kRandomTranslation,
+      OpKind::kCropping2D,
+      OpKind::kUpSampling2D,
+      OpKind::kConv2DTranspose,
+      OpKind::kPermute,
+      OpKind::kResizing,
+      OpKind::kCenterCrop,
   };
   return kinds;
 }

@@ -41,6 +41,12 @@ enum class OpKind {
   kRandomCrop,
   kRandomRotation,
   kRandomTranslation,
+  kCropping2D,        // [H, W, C] -> the box at (window.pad_top, pad_left) of the output's height and width
+  kUpSampling2D,      // [H, W, C] -> [H * size_h, W * size_w, C]; interpolation nearest or bilinear
+  kConv2DTranspose,   // Keras Conv2DTranspose: the input gradient of the convolution `window` describes
+  kPermute,           // the per-example axes reordered: output axis i is input axis permutation[i]
+  kResizing,          // the box (window.pad_top, pad_left, crop_height x crop_width) resized to the output
+  kCenterCrop,        // as kResizing: a centred crop, or (input smaller) the aspect crop resized bilinearly
 };
 
 struct Op {
@@ -95,6 +101,8 @@ struct Op {
   // Anything else a kernel needs that the fields above do not hold, as readable text
   // (an Activation op's relu variant: "max_value=6").
   std::string detail;
+  // Permute: output axis i (0-based, per example) is input axis permutation[i].
+  std::vector<int> permutation;
 };
 
 // "Conv2D", "BatchNorm": the op's name in messages and docs/reference/devices.md.

@@ -38,6 +38,12 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kRandomCrop: return cpu::NewRandomCropKernel(node);
     case ops::OpKind::kRandomRotation:
     case ops::OpKind::kRandomTranslation: return cpu::NewRandomAffineKernel(node);
+    case ops::OpKind::kCropping2D: return cpu::NewResampleKernel(node);
+    case ops::OpKind::kUpSampling2D: return cpu::NewResampleKernel(node);
+    case ops::OpKind::kConv2DTranspose: return cpu::NewConvTransposeKernel(node);
+    case ops::OpKind::kPermute: return cpu::NewPermuteKernel(node);
+    case ops::OpKind::kResizing: return cpu::NewResampleKernel(node);
+    case ops::OpKind::kCenterCrop: return cpu::NewResampleKernel(node);
   }
   return nullptr;
 }
@@ -103,6 +109,7 @@ uint64_t CpuScratchFloatsPerExample(const ops::Node& node, bool training) {
     case ops::OpKind::kDepthwiseConv2D: return cpu::DepthwiseConv2DScratchFloatsPerExample(node, training);
     case ops::OpKind::kSeparableConv2D: return cpu::SeparableConv2DScratchFloatsPerExample(node, training);
     case ops::OpKind::kDropout: return cpu::DropoutScratchFloatsPerExample(node, training);
+    case ops::OpKind::kConv2DTranspose: return cpu::ConvTransposeScratchFloatsPerExample(node, training);
     default: return 0;
   }
 }

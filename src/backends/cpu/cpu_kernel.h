@@ -112,6 +112,10 @@ std::unique_ptr<CpuKernel> NewDropoutKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewRandomFlipKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewRandomCropKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewRandomAffineKernel(const ops::Node& node);  // kRandomTranslation, kRandomRotation
+// resample_kernels.cc: kCropping2D, kUpSampling2D, kResizing, kCenterCrop
+std::unique_ptr<CpuKernel> NewResampleKernel(const ops::Node& node);
+std::unique_ptr<CpuKernel> NewPermuteKernel(const ops::Node& node);   // permute_kernel.cc
+std::unique_ptr<CpuKernel> NewConvTransposeKernel(const ops::Node& node);  // conv_transpose_kernel.cc: kConv2DTranspose
 
 // The floats per example a family's kernel keeps besides its output and input gradients
 // (backends::CpuScratchFloatsPerExample); the families not listed keep none.
@@ -120,5 +124,6 @@ uint64_t DepthwiseConv2DScratchFloatsPerExample(const ops::Node& node, bool trai
 uint64_t SeparableConv2DScratchFloatsPerExample(const ops::Node& node, bool training);
 uint64_t DenseScratchFloatsPerExample(const ops::Node& node, bool training);
 uint64_t DropoutScratchFloatsPerExample(const ops::Node& node, bool training);
+uint64_t ConvTransposeScratchFloatsPerExample(const ops::Node& node, bool training);
 
 }  // namespace ringtrain::backends::cpu

@@ -5,6 +5,8 @@
 #include "backends/cuda/norm_kernels.h"
 #include "backends/cuda/random_kernels.h"
 #include "backends/cuda/shape_kernels.h"
+#include "backends/cuda/conv_transpose_kernel.h"
+#include "backends/cuda/vision_kernels.h"
 
 namespace ringtrain::gpu {
 namespace {
@@ -84,6 +86,15 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
     case ops::OpKind::kRandomRotation:
     case ops::OpKind::kRandomTranslation:
       return NewRandomAffineKernel(node, gpu);
+    case ops::OpKind::kCropping2D:
+    case ops::OpKind::kUpSampling2D:
+    case ops::OpKind::kResizing:
+    case ops::OpKind::kCenterCrop:
+      return NewResampleKernel(node, gpu);
+    case ops::OpKind::kConv2DTranspose:
+      return NewConvTransposeKernel(node, gpu);
+    case ops::OpKind::kPermute:
+      return NewPermuteKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }

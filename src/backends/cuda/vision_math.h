@@ -1,0 +1,154 @@
+// The per-element index and arithmetic functions of the CUDA kernels for the vision ops
+// (backends/cuda/vision_kernels.cu): the resampling of Cropping2D, UpSampling2D, Resizing
+// and CenterCrop (a box of the input sampled onto the output's grid: copied, nearest, or
+// bilinear as tf.image.resize with half-pixel centres), and Permute. The kernels call them
+// on the GPU; tests/gpu/vision_math_test.cc calls the same functions in the kernels' loops
+// on the host and expects the CPU kernels' bits (backends/cpu/resample_kernels.cc,
+// permute_kernel.cc).
+//
+// The CPU's backward scatters each output's gradient into its taps in row-major output
+// order; here each input cell gathers the same terms in the same order (the outputs whose
+// taps touch it, row-major, then the taps in TensorFlow's order), each product rounded on
+// its own (nvcc builds with --fmad=false, host callers with -ffp-contract=off): the same
+// bits, and no atomics.
+//
+// Header-only, no CUDA dependency; every function is pure; any thread may call it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#if !defined(RT_HD)
+#if defined(__CUDACC__)
+#define RT_HD __host__ __device__
+#else
+#define RT_HD
+#endif
+#endif
+
+namespace ringtrain::gpu::vision {
+
+// ---------------------------------------------------------------- resampling
+enum ResampleMode : int { kCopy = 0, kNearest = 1, kBilinear = 2 };
+
+// x[batch, in_h, in_w, c]; the box (top, left, box_h x box_w) of each example sampled
+// onto y[batch, out_h, out_w, c]. kCopy needs the box of the output's size.
+struct ResampleGeometry {
+  int in_h = 0, in_w = 0, c = 0;
+  int top = 0, left = 0, box_h = 0, box_w = 0;
+  int out_h = 0, out_w = 0;
+  int mode = kCopy;
+};
+
+// One output index's source cells along an axis (relative to the box) and the weight of
+// the upper one.
+struct Tap {
+  int lower, upper;
+  float lerp;
+};
+
+RT_HD inline Tap TapOf(int mode, int o, int box, int out) {
+  const float scale = static_cast<float>(box) / static_cast<float>(out);
+  Tap t{o, o, 0.0f};
+  if (mode == kNearest) {
+    int s = static_cast<int>(floorf((static_cast<float>(o) + 0.5f) * scale));
+    s = s < box - 1 ? s : box - 1;
+    t.lower = t.upper = s > 0 ? s : 0;
+  } else if (mode == kBilinear) {
+    const float in = (static_cast<float>(o) + 0.5f) * scale - 0.5f;
+    const float in_f = floorf(in);
+    const int lo = static_cast<int>(in_f), hi = static_cast<int>(ceilf(in));
+    t.lower = lo > 0 ? lo : 0;
+    t.upper = hi < box - 1 ? hi : box - 1;
+    t.lerp = in - in_f;
+  }
+  return t;
+}
+
+// Channel k of output (oy, ox) from one example's input x.
+RT_HD inline float ResampleValue(const ResampleGeometry& g, const float* x, int oy, int ox, int k) {
+  const Tap ty = TapOf(g.mode, oy, g.box_h, g.out_h), tx = TapOf(g.mode, ox, g.box_w, g.out_w);
+  auto at = [&](int by, int bx) {
+    return x[((static_cast<int64_t>(g.top) + by) * g.in_w + g.left + bx) * g.c + k];
+  };
+  const float tl = at(ty.lower, tx.lower);
+  if (g.mode != kBilinear) return tl;
+  const float tr = at(ty.lower, tx.upper), bl = at(ty.upper, tx.lower), br = at(ty.upper, tx.upper);
+  const float top = tl + (tr - tl) * tx.lerp;
+  const float bottom = bl + (br - bl) * tx.lerp;
+  return top + (bottom - top) * ty.lerp;
+}
+
+// The outputs [*o0, *o1) along an axis whose taps touch box cell b: the taps' lower and
+// upper cells never decrease with the output index, so two binary searches find them.
+RT_HD inline void TapRange(int mode, int b, int box, int out, int* o0, int* o1) {
+  int lo = 0, hi = out;  // first o with upper(o) >= b
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (TapOf(mode, mid, box, out).upper >= b) hi = mid; else lo = mid + 1;
+  }
+  *o0 = lo;
+  hi = out;  // first o with lower(o) > b
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (TapOf(mode, mid, box, out).lower > b) hi = mid; else lo = mid + 1;
+  }
+  *o1 = lo;
+}
+
+// Channel k of input cell (iy, ix)'s gradient from one example's output gradient dy: 0
+// outside the box; inside, the terms the CPU adds into it, in its order.
+RT_HD inline float ResampleGrad(const ResampleGeometry& g, const float* dy, int iy, int ix, int k) {
+  const int by = iy - g.top, bx = ix - g.left;
+  if (by < 0 || by >= g.box_h || bx < 0 || bx >= g.box_w) return 0.0f;
+  int y0, y1, x0, x1;
+  TapRange(g.mode, by, g.box_h, g.out_h, &y0, &y1);
+  TapRange(g.mode, bx, g.box_w, g.out_w, &x0, &x1);
+  float acc = 0.0f;
+  for (int oy = y0; oy < y1; ++oy) {
+    const Tap ty = TapOf(g.mode, oy, g.box_h, g.out_h);
+    for (int ox = x0; ox < x1; ++ox) {
+      const Tap tx = TapOf(g.mode, ox, g.box_w, g.out_w);
+      const float d = dy[(static_cast<int64_t>(oy) * g.out_w + ox) * g.c + k];
+      if (g.mode != kBilinear) {
+        acc += d;  // one tap: (lower, lower) is this cell
+        continue;
+      }
+      if (ty.lower == by) {
+        const float dtop = (1.0f - ty.lerp) * d;
+        if (tx.lower == bx) acc += dtop * (1.0f - tx.lerp);
+        if (tx.upper == bx) acc += dtop * tx.lerp;
+      }
+      if (ty.upper == by) {
+        const float dbottom = ty.lerp * d;
+        if (tx.lower == bx) acc += dbottom * (1.0f - tx.lerp);
+        if (tx.upper == bx) acc += dbottom * tx.lerp;
+      }
+    }
+  }
+  return acc;
+}
+
+// ---------------------------------------------------------------- Permute
+constexpr int kMaxRank = 8;
+
+// Output axis d of an example has out_shape[d] cells, `stride[d]` floats apart in the
+// input (the input stride of the axis it takes).
+struct PermuteGeometry {
+  int rank = 0;
+  int out_shape[kMaxRank] = {};
+  int64_t stride[kMaxRank] = {};
+  int64_t size = 0;  // floats per example
+};
+
+// The input index (within its example) of output index o (within its example).
+RT_HD inline int64_t PermuteSource(const PermuteGeometry& p, int64_t o) {
+  int64_t src = 0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    src += (o % p.out_shape[d]) * p.stride[d];
+    o /= p.out_shape[d];
+  }
+  return src;
+}
+
+}  // namespace ringtrain::gpu::vision
