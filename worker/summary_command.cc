@@ -1,9 +1,11 @@
 // `ringtrain summary FILE [--json]`: Keras' model.summary() of the model a job file, a
-// Keras model JSON (model.to_json()) or a compact model describes (nn/model_summary.h).
+// Keras model JSON (model.to_json(), also as a JSON string or a TensorFlow.js model.json)
+// or a compact model describes (nn/model_summary.h).
 // No data is read and no cluster is formed: the model is built and its table printed.
 // Exit codes (common/exit_policy.h): 2 for a bad flag or file, or a model ringtrain
 // cannot build (the line names the layer and field).
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,9 +14,10 @@
 #include "commands.h"
 #include "common/exit_policy.h"
 #include "common/file.h"
+#include "common/logging.h"
 #include "config/job_config.h"
 #include "flags.h"
-#include "nn/keras/keras_json.h"
+#include "nn/keras/model_file.h"
 #include "nn/model.h"
 #include "nn/model_summary.h"
 
@@ -33,21 +36,24 @@ StatusOr<nlohmann::json> CompactModelOf(const std::string& path) {
   if (!text.ok()) return BadFile(path, "cannot be read (" + text.status().message() + ")");
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return BadFile(path, "is not JSON; give a job file, a Keras model JSON or a compact model");
-  if (!j.is_object()) {
-    return BadFile(path, "holds a JSON " + std::string(j.type_name()) +
-                             ", not an object; give a job file, a Keras model JSON or a compact model");
-  }
-  if (j.contains("model") && (j.contains("optimizer") || j.contains("data"))) {
+  if (j.is_object() && j.contains("model") && (j.contains("optimizer") || j.contains("data"))) {
     auto job = config::LoadJobConfig(path);
     if (!job.ok()) return job.status();
     return job->model;
   }
-  if (j.contains("class_name") || j.contains("modelTopology")) {
-    auto compact = nn::KerasJsonToCompact(j);
-    if (!compact.ok()) {
-      return Status(compact.status().code(), compact.status().message() + " (in '" + path + "')", Subject::kConfig);
+  // Keras' model JSON in any of the forms people have (nn/keras/model_file.h): the
+  // object, the object as a JSON string, a TensorFlow.js model.json.
+  if (j.is_string() || (j.is_object() && (j.contains("class_name") || j.contains("modelTopology")))) {
+    auto file = nn::KerasModelFromJson(j, std::filesystem::path(path).parent_path().string());
+    if (!file.ok()) {
+      return Status(file.status().code(), file.status().message() + " (in '" + path + "')", Subject::kConfig);
     }
-    return compact;
+    for (const std::string& line : file->info) RT_LOG(INFO) << "'" << path << "' " << line;
+    return file->compact;
+  }
+  if (!j.is_object()) {
+    return BadFile(path, "holds a JSON " + std::string(j.type_name()) +
+                             ", not an object; give a job file, a Keras model JSON or a compact model");
   }
   if (j.contains("layers")) return j;
   return BadFile(path, "is neither a job file (model, optimizer, data), a Keras model JSON (class_name, config) "

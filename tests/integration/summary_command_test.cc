@@ -24,7 +24,11 @@ ProcessResult Summary(const std::vector<std::string>& args) {
 nlohmann::json SummaryJson(const std::string& path) {
   ProcessResult r = Summary({path, "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
+  // The JSON follows any INFO line (stderr) about how the file was read.
+  const size_t start = r.output.rfind("\n{", std::string::npos) == std::string::npos || r.output.rfind("{", 0) == 0
+                           ? 0
+                           : r.output.find("\n{") + 1;
+  nlohmann::json j = nlohmann::json::parse(r.output.substr(start), nullptr, false);
   EXPECT_FALSE(j.is_discarded()) << r.output;
   return j;
 }
@@ -99,6 +103,20 @@ TEST(SummaryCommandTest, AKerasModelJsonIsFunctionalWithConnections) {
   ASSERT_EQ(t.exit_code, 0) << t.output;
   EXPECT_NE(t.output.find("Connected to"), std::string::npos) << t.output;
   EXPECT_NE(t.output.find("(InputLayer)"), std::string::npos) << t.output;
+}
+
+// The same model as a JSON string holding its JSON (json.dump(model.to_json())), and a
+// TensorFlow.js model.json: the same table.
+TEST(SummaryCommandTest, TheFormsKerasFilesComeIn) {
+  TempDir tmp;
+  const std::string plain = SourceDir() + "/tests/nn/keras_json/keras3_residual.json";
+  WriteFile(tmp.path() + "/as_string.json", nlohmann::json(ReadFileOrEmpty(plain)).dump());
+  nlohmann::json a = SummaryJson(plain), b = SummaryJson(tmp.path() + "/as_string.json");
+  EXPECT_EQ(a, b);
+  ProcessResult r = Summary({tmp.path() + "/as_string.json"});
+  EXPECT_NE(r.output.find("as_string.json' holds the model JSON as a JSON string"), std::string::npos) << r.output;
+  nlohmann::json t = SummaryJson(SourceDir() + "/tests/nn/keras_json/tfjs_model_json_layers_model.json");
+  EXPECT_GT(t.value("total_params", 0), 0) << t.dump();
 }
 
 TEST(SummaryCommandTest, ACompactModel) {
