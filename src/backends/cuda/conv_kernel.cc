@@ -26,6 +26,7 @@
 #include "common/logging.h"
 #include "backends/cuda/conv_family.h"
 #include "backends/cuda/cuda_status.h"
+#include "backends/cuda/cudnn_conv.h"
 #include "backends/cuda/device_buffer.h"
 #include "backends/cuda/gpu_kernels.h"
 #include "backends/cuda/gpu_pad.h"
@@ -36,40 +37,11 @@
 namespace ringtrain::gpu {
 namespace {
 
-// RAII for the cuDNN descriptors this layer holds.
-template <typename T, cudnnStatus_t (*Destroy)(T)>
-class Descriptor {
- public:
-  Descriptor() = default;
-  ~Descriptor() {
-    if (d_ != nullptr) (void)Destroy(d_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  T* out() { return &d_; }
-  T get() const { return d_; }
-
- private:
-  T d_ = nullptr;
-};
-using TensorDesc = Descriptor<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
-using FilterDesc = Descriptor<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
-using ConvDesc = Descriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
-
-struct Algorithms {
-  cudnnConvolutionFwdAlgo_t fwd{};
-  cudnnConvolutionBwdDataAlgo_t bwd_data{};
-  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
-  size_t workspace = 0;
-};
-
-// The first heuristic choice that cuDNN can run here, is deterministic and does not
-// use TF32 (DEFAULT math counts as FP32 only before Ampere).
-template <typename Perf>
-bool Acceptable(const Perf& p, bool default_math_is_fp32) {
-  return p.status == CUDNN_STATUS_SUCCESS && p.determinism == CUDNN_DETERMINISTIC &&
-         (p.mathType == CUDNN_FMA_MATH || (default_math_is_fp32 && p.mathType == CUDNN_DEFAULT_MATH));
-}
+using cudnn_conv::Algorithms;
+using cudnn_conv::ConvDesc;
+using cudnn_conv::FilterDesc;
+using cudnn_conv::FirstAcceptable;
+using cudnn_conv::TensorDesc;
 
 // What the Conv2D kernel reads of its node.
 struct ConvSpec {
@@ -328,25 +300,6 @@ class GpuConv final : public backends::Kernel {
     RT_LOG(DEBUG) << "GPU " << id << " " << where << ": cuDNN algorithms forward " << a.fwd << ", filter "
                   << a.bwd_filter << ", data " << a.bwd_data << ", workspace " << a.workspace << " bytes";
     return a;
-  }
-
-  template <typename Perf>
-  static int FirstAcceptable(const std::vector<Perf>& perf, int found, bool fp32_default) {
-    const int n = std::min(found, static_cast<int>(perf.size()));
-    for (int i = 0; i < n; ++i) {
-      if (Acceptable(perf[i], fp32_default)) return i;
-    }
-    // Some cuDNN versions report FP32 algorithms as DEFAULT math whatever the
-    // descriptor asks. The descriptor stays CUDNN_FMA_MATH, which is what the calls
-    // run with (no tensor cores, so no TF32), so such an algorithm is still full FP32.
-    for (int i = 0; i < n; ++i) {
-      const Perf& p = perf[i];
-      if (p.status == CUDNN_STATUS_SUCCESS && p.determinism == CUDNN_DETERMINISTIC &&
-          p.mathType == CUDNN_DEFAULT_MATH) {
-        return i;
-      }
-    }
-    return -1;
   }
 
   Status NoAlgorithm(const char* pass, const std::string& where) const {

@@ -10,6 +10,7 @@
 
 #include "backends/cuda/conv_transpose_kernel.h"
 #include "backends/cuda/cuda_status.h"
+#include "backends/cuda/cudnn_conv.h"
 #include "backends/cuda/device_buffer.h"
 #include "backends/cuda/gpu_kernels.h"
 #include "backends/cuda/gpu_pad.h"
@@ -21,52 +22,12 @@ namespace ringtrain::gpu {
 namespace conv_transpose {
 namespace {
 
-template <typename T, cudnnStatus_t (*Destroy)(T)>
-class Descriptor {
- public:
-  Descriptor() = default;
-  ~Descriptor() {
-    if (d_ != nullptr) (void)Destroy(d_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  T* out() { return &d_; }
-  T get() const { return d_; }
-
- private:
-  T d_ = nullptr;
-};
-using TensorDesc = Descriptor<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
-using FilterDesc = Descriptor<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
-using ConvDesc = Descriptor<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
-
-struct Algorithms {
-  cudnnConvolutionFwdAlgo_t fwd{};             // the layer's input gradient
-  cudnnConvolutionBwdDataAlgo_t bwd_data{};    // the layer's forward
-  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
-  size_t workspace = 0;
-};
-
-// The first heuristic choice cuDNN can run here that is deterministic and FP32 (FMA
-// math; DEFAULT math where the descriptor's FMA math keeps it FP32, as conv_kernel.cc).
-template <typename Perf>
-int FirstAcceptable(const std::vector<Perf>& perf, int found, bool fp32_default) {
-  const int n = std::min(found, static_cast<int>(perf.size()));
-  for (int i = 0; i < n; ++i) {
-    const Perf& p = perf[i];
-    if (p.status == CUDNN_STATUS_SUCCESS && p.determinism == CUDNN_DETERMINISTIC &&
-        (p.mathType == CUDNN_FMA_MATH || (fp32_default && p.mathType == CUDNN_DEFAULT_MATH))) {
-      return i;
-    }
-  }
-  for (int i = 0; i < n; ++i) {
-    const Perf& p = perf[i];
-    if (p.status == CUDNN_STATUS_SUCCESS && p.determinism == CUDNN_DETERMINISTIC && p.mathType == CUDNN_DEFAULT_MATH) {
-      return i;
-    }
-  }
-  return -1;
-}
+// The convolution's names: Algorithms::fwd is the layer's input gradient, bwd_data its forward.
+using cudnn_conv::Algorithms;
+using cudnn_conv::ConvDesc;
+using cudnn_conv::FilterDesc;
+using cudnn_conv::FirstAcceptable;
+using cudnn_conv::TensorDesc;
 
 class GpuConvTranspose final : public backends::Kernel {
  public:
