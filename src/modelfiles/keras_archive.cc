@@ -4,6 +4,7 @@
 
 #include "env/file_util.h"
 #include "modelfiles/hdf5_file.h"
+#include "modelfiles/keras3_config.h"
 #include "modelfiles/keras3_layout.h"
 #include "modelfiles/zip_file.h"
 
@@ -80,6 +81,23 @@ StatusOr<std::string> EncodeKerasArchive(const KerasArchiveInput& input) {
 Status WriteKerasArchive(const std::string& path, const KerasArchiveInput& input, env::Env* env) {
   RT_ASSIGN_OR_RETURN(std::string bytes, EncodeKerasArchive(input));
   return env::WriteFileAtomically(env, path, bytes);
+}
+
+Status WriteKerasModel(const std::string& path, const json& compact_model,
+                       const std::vector<checkpoint::TensorView>& weights, std::time_t saved_at, env::Env* env) {
+  RT_ASSIGN_OR_RETURN(json config, Keras3ConfigFromCompact(compact_model));
+  KerasArchiveInput in;
+  in.config_json = config.dump();
+  in.saved_at = saved_at;
+  for (const checkpoint::TensorView& w : weights) {
+    checkpoint::Tensor& t = in.tensors[w.name];
+    t.shape = w.shape;
+    size_t count = 1;
+    for (int64_t d : w.shape) count *= static_cast<size_t>(d);
+    t.data.assign(w.data, w.data + count);
+    in.weight_order.push_back(w.name);
+  }
+  return WriteKerasArchive(path, in, env);
 }
 
 }  // namespace ringtrain::modelfiles

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "checkpoint/safetensors.h"
 #include "common/file.h"
 #include "common/status.h"
@@ -45,6 +47,13 @@ struct KerasArchiveInput {
   std::string keras_version = "3.5.0";                 // metadata.json's keras_version
   std::time_t saved_at = 0;                            // date_saved and the zip entries' times (UTC)
 };
+
+// A model in the compact form (nn/model_build.h) with its weights (ParamInfo order) as a
+// .keras archive: config.json from Keras3ConfigFromCompact (keras3_config.h), saved at
+// `saved_at`, written crash-safely. The errors of EncodeKerasArchive and WriteKerasArchive.
+Status WriteKerasModel(const std::string& path, const nlohmann::json& compact_model,
+                       const std::vector<checkpoint::TensorView>& weights, std::time_t saved_at,
+                       env::Env* env = env::Default());
 
 // The archive's bytes: equal inputs make equal bytes.
 StatusOr<std::string> EncodeKerasArchive(const KerasArchiveInput& input);

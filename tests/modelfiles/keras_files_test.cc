@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "config/job_config.h"
@@ -13,6 +14,7 @@
 #include "inference/saved_model.h"
 #include "inference/weights_by_name.h"
 #include "modelfiles/hdf5_file.h"
+#include "modelfiles/keras3_config.h"
 #include "modelfiles/keras3_layout.h"
 #include "modelfiles/keras_archive.h"
 #include "modelfiles/weights_file.h"
@@ -336,6 +338,71 @@ TEST(WeightsFileTest, FormatsAreToldApartByTheirFirstBytes) {
   st += "{\"a\": 1}";
   EXPECT_EQ(DetectWeightsFormat(st, 8 + 123), WeightsFormat::kSafetensors);
   EXPECT_EQ(DetectWeightsFormat(std::string("\x10\0\0\0\0\0\0\0{", 9), 100), WeightsFormat::kSafetensors);
+}
+
+}  // namespace
+}  // namespace ringtrain::modelfiles
+
+namespace ringtrain::modelfiles {
+namespace {
+
+// The compact model as a Keras 3 Functional config: Keras' classes, the model's layer names
+// (auto-named ones too), the graph as inbound nodes; and an archive of it read back whole.
+TEST(Keras3ConfigTest, CompactModelBecomesAFunctionalConfig) {
+  auto config = Keras3ConfigFromCompact(TestModelJson());
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ((*config)["class_name"], "Functional");
+  const auto& layers = (*config)["config"]["layers"];
+  ASSERT_EQ(layers.size(), 10u);
+  EXPECT_EQ(layers[0]["class_name"], "InputLayer");
+  EXPECT_EQ(layers[0]["config"]["batch_shape"], nlohmann::json({nullptr, 6, 6, 2}));
+  EXPECT_EQ(layers[2]["class_name"], "DepthwiseConv2D");
+  EXPECT_EQ(layers[2]["inbound_nodes"][0]["args"][0]["config"]["keras_history"], nlohmann::json({"c1", 0, 0}));
+  EXPECT_EQ(layers[5]["config"]["use_bias"], false);
+  EXPECT_EQ((*config)["config"]["output_layers"], nlohmann::json({"head", 0, 0}));
+  auto paths = Keras3Layers(*config);
+  ASSERT_TRUE(paths.ok()) << paths.status().ToString();
+  std::vector<std::string> got;
+  for (const Keras3Layer& l : *paths) got.push_back(l.path + "=" + l.name);
+  EXPECT_EQ(got, (std::vector<std::string>{"layers/input_layer=input", "layers/conv2d=c1",
+                                           "layers/depthwise_conv2d=dw", "layers/conv2d_1=c2",
+                                           "layers/batch_normalization=bn", "layers/conv2d_2=c3",
+                                           "layers/separable_conv2d=sep", "layers/layer_normalization=ln",
+                                           "layers/flatten=flat", "layers/dense=head"}));
+
+  TempDir dir;
+  auto model = BuildTestModel();
+  const auto tensors = TestTensors(*model);
+  std::vector<checkpoint::TensorView> views;
+  for (const nn::ParamInfo& p : model->param_infos()) views.push_back({p.name, p.shape, tensors.at(p.name).data.data()});
+  const std::string path = dir.path() + "/model.keras";
+  ASSERT_TRUE(WriteKerasModel(path, TestModelJson(), views, 0).ok());
+  auto back = ReadKerasArchive(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ExpectTestTensors(back->tensors);
+  EXPECT_EQ(nlohmann::json::parse(back->config_json), *config);
+}
+
+TEST(Keras3ConfigTest, AutoNamesAndMergeInputsAreTheModels) {
+  const auto compact = nlohmann::json::parse(R"({"input_shape": [4], "layers": [
+      {"type": "dense", "units": 3},
+      {"type": "dense", "units": 3, "name": "dense_1_x", "inputs": ["input"]},
+      {"type": "add", "inputs": ["dense", "dense_1_x"]},
+      {"type": "dense", "units": 2}]})");
+  auto model = nn::Model::FromJson(compact, 1);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto config = Keras3ConfigFromCompact(compact);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  std::set<std::string> layer_names;
+  for (const auto& l : (*config)["config"]["layers"]) layer_names.insert(l["name"].get<std::string>());
+  for (const nn::ParamInfo& p : (*model)->param_infos()) {
+    EXPECT_TRUE(layer_names.count(p.name.substr(0, p.name.find('/')))) << p.name;
+  }
+  const auto& add = (*config)["config"]["layers"][3];
+  EXPECT_EQ(add["class_name"], "Add");
+  ASSERT_EQ(add["inbound_nodes"][0]["args"].size(), 1u) << "a merge layer takes one list";
+  EXPECT_EQ(add["inbound_nodes"][0]["args"][0].size(), 2u);
+  EXPECT_EQ(add["inbound_nodes"][0]["args"][0][1]["config"]["keras_history"][0], "dense_1_x");
 }
 
 }  // namespace
