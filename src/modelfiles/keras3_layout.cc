@@ -116,8 +116,16 @@ StatusOr<std::map<std::string, checkpoint::Tensor>> ReadKeras3Weights(
     uint64_t budget) {
   RT_ASSIGN_OR_RETURN(std::vector<Keras3Layer> layers, Keras3Layers(model_config));
   std::map<std::string, checkpoint::Tensor> out;
+  // tf.keras 2.13's archives name the "layers" groups "_layer_checkpoint_dependencies" (as
+  // Keras 3's H5Entry falls back to).
+  const bool keras_2_13 = !file.IsGroup("layers") && file.IsGroup("_layer_checkpoint_dependencies");
   for (const Keras3Layer& l : layers) {
-    const std::string vars = l.path + "/vars";
+    std::string vars = l.path + "/vars";
+    if (keras_2_13) {
+      for (size_t at = vars.find("layers"); at != std::string::npos; at = vars.find("layers", at + 30)) {
+        vars.replace(at, 6, "_layer_checkpoint_dependencies");
+      }
+    }
     size_t count = 0;
     if (file.IsGroup(vars)) {
       RT_ASSIGN_OR_RETURN(std::vector<std::string> members, file.Members(vars));

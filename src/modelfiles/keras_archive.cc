@@ -32,7 +32,7 @@ StatusOr<ModelFile> DecodeKerasArchive(const std::string& bytes, const std::stri
     return Status(s.code(), "cannot read " + what + ": " + s.message() + "; " + todo).About(Subject::kStorage);
   };
   const std::string save_again = "save the model again with model.save(\"x.keras\") and copy the whole file";
-  auto zip = ZipReader::Open(bytes, what);
+  auto zip = ZipReader::Open(bytes, "the archive");
   if (!zip.ok()) return fail(zip.status(), save_again);
   if (!zip->Has("model.weights.h5") && zip->Has("model.weights.npz")) {
     return UnimplementedError(what + " holds its weights as model.weights.npz; ringtrain reads the default "

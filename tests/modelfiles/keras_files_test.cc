@@ -407,3 +407,28 @@ TEST(Keras3ConfigTest, AutoNamesAndMergeInputsAreTheModels) {
 
 }  // namespace
 }  // namespace ringtrain::modelfiles
+
+namespace ringtrain::modelfiles {
+namespace {
+
+// A Sequential model's config lists its InputLayer, but Sequential.layers (what Keras saves)
+// leaves it out; classes are numbered per class.
+TEST(Keras3LayoutTest, SequentialLeavesItsInputLayerOut) {
+  const auto config = nlohmann::json::parse(R"({"class_name": "Sequential", "config": {"name": "s", "layers": [
+      {"class_name": "InputLayer", "config": {"name": "in", "batch_shape": [null, 4]}},
+      {"class_name": "Dense", "config": {"name": "a", "units": 3}},
+      {"class_name": "Dropout", "config": {"name": "d", "rate": 0.5}},
+      {"class_name": "Dense", "config": {"name": "b", "units": 2, "use_bias": false}}]}})");
+  auto layers = Keras3Layers(config);
+  ASSERT_TRUE(layers.ok()) << layers.status().ToString();
+  std::vector<std::string> got;
+  for (const Keras3Layer& l : *layers) got.push_back(l.path + "=" + l.name);
+  EXPECT_EQ(got, (std::vector<std::string>{"layers/dense=a", "layers/dropout=d", "layers/dense_1=b"}));
+  EXPECT_EQ(*Keras3VariableNames("Dense", (*layers)[2].config), std::vector<std::string>{"kernel"});
+  EXPECT_FALSE(Keras3VariableNames("LSTM", nlohmann::json::object()).has_value());
+  EXPECT_EQ(Keras3Layers(nlohmann::json::parse(R"({"class_name": "Dense", "config": {}})")).status().code(),
+            Code::kDataLoss);
+}
+
+}  // namespace
+}  // namespace ringtrain::modelfiles
