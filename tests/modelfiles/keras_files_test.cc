@@ -111,6 +111,29 @@ TEST(KerasH5Test, Keras2ModelSaveWithANestedModel) {
   EXPECT_NE(file->config_json.find("test_model"), std::string::npos) << "model.save's model_config attribute";
 }
 
+// evaluate and predict --model take the .h5 too: every weight, exactly.
+TEST(KerasH5Test, LoadsAsTheModelFile) {
+  RT_REQUIRE_H5PY();
+  TempDir dir;
+  const std::string path = WriteKerasFile(dir, "keras2_nested", "model.h5");
+  config::JobConfig job;
+  job.model = TestModelJson();
+  job.seed = 8;
+  auto loaded = inference::LoadModel(job, path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const auto want = TestTensors(**loaded);
+  for (const nn::ParamInfo& p : (*loaded)->param_infos()) {
+    EXPECT_EQ(std::memcmp((*loaded)->params() + p.offset, want.at(p.name).data.data(), p.count * sizeof(float)), 0)
+        << p.name;
+  }
+  // A model the file does not fit: the exact loader names the disagreement, exit 6.
+  job.model["layers"][8]["units"] = 3;
+  auto wrong = inference::LoadModel(job, path);
+  ASSERT_EQ(wrong.status().code(), Code::kFailedPrecondition) << wrong.status().ToString();
+  EXPECT_EQ(wrong.status().subject(), Subject::kStorage);
+  EXPECT_NE(wrong.status().message().find("head/"), std::string::npos) << wrong.status().message();
+}
+
 TEST(KerasH5Test, Keras3LegacyH5WithScopedPathsAndDepthwiseKernel) {
   RT_REQUIRE_H5PY();
   TempDir dir;
