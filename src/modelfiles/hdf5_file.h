@@ -10,6 +10,12 @@
 // budget allows); INTERNAL for a failure to build a file in memory. No Subject is set: the
 // callers add the file's path and kStorage. Nothing throws.
 //
+// Trust: HDF5's C library is not hardened against crafted files. Mutated test files run
+// under ASan read without a fault in this code, but libhdf5 1.10.8 itself overran a heap
+// buffer (H5HG_read) on a corrupt variable-length string attribute, and asks for huge
+// allocations on corrupt sizes (refused by malloc, then an error). Keras writes fixed-length
+// strings; read .h5 and .keras files from sources trusted as much as Keras trusts them.
+//
 // Threading: HDF5's serial library is not thread-safe, so every call into it holds one
 // process-wide mutex; an H5File may be used from one thread at a time. Blocking: reads the
 // file (disk I/O) for a file opened by path.
