@@ -42,6 +42,12 @@ const std::map<std::string, std::string>& KerasClasses() {
       {"global_average_pooling2d", "GlobalAveragePooling2D"},
       {"global_max_pooling2d", "GlobalMaxPooling2D"},
       {"zero_padding2d", "ZeroPadding2D"},
+      {"cropping2d", "Cropping2D"},
+      {"up_sampling2d", "UpSampling2D"},
+      {"conv2d_transpose", "Conv2DTranspose"},
+      {"permute", "Permute"},
+      {"resizing", "Resizing"},
+      {"center_crop", "CenterCrop"},
   };
   return classes;
 }

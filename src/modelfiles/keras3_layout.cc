@@ -81,7 +81,7 @@ StatusOr<std::vector<Keras3Layer>> Keras3Layers(const json& model_config) {
 std::optional<std::vector<std::string>> Keras3VariableNames(const std::string& c, const json& config) {
   std::vector<std::string> names;
   const bool use_bias = Flag(config, "use_bias", true);
-  if (c == "Dense" || c == "Conv2D") {
+  if (c == "Dense" || c == "Conv2D" || c == "Conv2DTranspose") {
     names = {"kernel"};
     if (use_bias) names.push_back("bias");
   } else if (c == "DepthwiseConv2D") {
@@ -103,6 +103,7 @@ std::optional<std::vector<std::string>> Keras3VariableNames(const std::string& c
              c == "ZeroPadding2D" || c == "Dropout" || c == "Activation" || c == "ReLU" || c == "LeakyReLU" ||
              c == "Softmax" || c == "Rescaling" || c == "Add" || c == "Multiply" || c == "Concatenate" ||
              c == "RandomFlip" || c == "RandomTranslation" || c == "RandomRotation" || c == "RandomCrop" ||
+             c == "Cropping2D" || c == "UpSampling2D" || c == "Permute" || c == "Resizing" || c == "CenterCrop" ||
              IsModelClass(c)) {
     // No variables (a nested model's are its layers').
   } else {

@@ -13,7 +13,7 @@
 // model.layers' order. Variable i is the layer's i-th variable: its trainable variables,
 // then its non-trainable ones, each in the order build() creates them, which for the layer
 // classes ringtrain has is the order of the layer's weights in nn::Model's ParamInfo list:
-//   Dense, Conv2D: kernel, bias;  DepthwiseConv2D: depthwise_kernel (Keras 3 calls it
+//   Dense, Conv2D, Conv2DTranspose: kernel, bias;  DepthwiseConv2D: depthwise_kernel (Keras 3 calls it
 //   "kernel"), bias;  SeparableConv2D: depthwise_kernel, pointwise_kernel, bias;
 //   BatchNormalization: gamma, beta, moving_mean, moving_variance;  LayerNormalization:
 //   gamma, beta (each bias, gamma or beta only when use_bias, scale, center say so).
