@@ -20,14 +20,15 @@ esac
 
 PACKAGES=(build-essential cmake pkg-config libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev
           protobuf-compiler nlohmann-json3-dev libgtest-dev libopenblas-dev zlib1g-dev
-          libcurl4-openssl-dev libssl-dev libturbojpeg0-dev libpng-dev libstb-dev libcpp-httplib-dev)
+          libcurl4-openssl-dev libssl-dev libturbojpeg0-dev libpng-dev libstb-dev libcpp-httplib-dev
+          libhdf5-dev libzip-dev)
 # Faster builds, used when present (cmake/build_speed.cmake): mold links the ~90 test
 # executables in a fraction of GNU ld's time. Not needed to build; the image leaves it out.
 BUILD_TOOLS=(mold)
 # `test` also builds the fuzz targets (clang's libFuzzer) and symbolizes sanitizer
 # reports, and its tests use Pillow and NumPy (data generators), Prometheus (promtool and
 # a real server) and Chromium (the live page); the image (deploy/docker) needs none of them.
-TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-pil python3-numpy prometheus chromium)
+TEST_PACKAGES=(clang-14 libclang-rt-14-dev llvm-14 python3-pil python3-numpy prometheus chromium python3-h5py)
 wanted=("${PACKAGES[@]}" "${BUILD_TOOLS[@]}")
 [ "$MODE" = test ] && wanted+=("${TEST_PACKAGES[@]}")
 # The tfjs fidelity oracle (tests/oracle) needs Node.js >= 18 and npm: Debian's where the

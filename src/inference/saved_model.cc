@@ -8,6 +8,7 @@
 #include "common/file.h"
 #include "data/footprint.h"
 #include "inference/tensor_checks.h"
+#include "modelfiles/weights_file.h"
 #include "nn/model_memory.h"
 
 namespace ringtrain::inference {
@@ -90,6 +91,24 @@ StatusOr<std::unique_ptr<nn::Model>> LoadModel(const config::JobConfig& job, con
   auto footprint = nn::ModelFootprint::FromJson(job.model);
   if (!footprint.ok()) return footprint.status().WithContext("job: model").About(Subject::kConfig);
   const uint64_t max_bytes = SatAdd(SatMul(footprint->num_params(), sizeof(float)), 8 + checkpoint::kMaxHeaderBytes);
+  // A Keras or TensorFlow.js file (told apart by its first bytes) is read by name against the
+  // built model. Keras' files may also hold an optimizer's slots (two per weight for Adam):
+  // their bound allows for them.
+  uint64_t size = 0;
+  auto head = ReadFilePrefix(weights_path, 16, &size);
+  if (head.ok() && modelfiles::DetectWeightsFormat(*head, size) != modelfiles::WeightsFormat::kSafetensors) {
+    auto model = nn::Model::FromJson(job.model, job.seed);
+    if (!model.ok()) return model.status().WithContext("job: model").About(Subject::kConfig);
+    std::vector<std::string> names;
+    for (const nn::ParamInfo& p : (*model)->param_infos()) names.push_back(p.name);
+    const uint64_t keras_max =
+        SatAdd(SatMul(footprint->num_params(), 4 * sizeof(float)), 8 + checkpoint::kMaxHeaderBytes);
+    auto file = modelfiles::ReadWeightsFile(weights_path, &names, keras_max);
+    if (!file.ok()) return file.status().WithContext("cannot load the model file").About(Subject::kStorage);
+    RT_RETURN_IF_ERROR(CheckFinite(file->tensors, "model file '" + weights_path + "'"));
+    if (Status s = LoadWeights(model->get(), file->tensors, weights_path); !s.ok()) return s.About(Subject::kStorage);
+    return std::move(model).value();
+  }
   auto bytes = ReadFile(weights_path, max_bytes, "the model file of this job's model");
   if (!bytes.ok()) {
     if (bytes.status().code() == Code::kNotFound) {

@@ -1,6 +1,8 @@
 // Loading a saved model for inference: the job's "model" section gives the
-// architecture, a safetensors file (what save_model / model_checkpoint wrote) the
-// weights. No cluster, no TF_CONFIG: Keras' load_model() for this project's files.
+// architecture, a weights file the weights: safetensors (what save_model /
+// model_checkpoint wrote), or a Keras .keras archive or .h5 file or a TensorFlow.js
+// model.json (modelfiles/weights_file.h, told apart by the file's first bytes). No
+// cluster, no TF_CONFIG: Keras' load_model() for this project's files.
 //
 // Threading: any thread may call these; each call owns what it creates. Blocking:
 // LoadModel reads the weights file (disk I/O only).
@@ -34,7 +36,7 @@ Status LoadWeights(nn::Model* model, const std::map<std::string, checkpoint::Ten
 // need; DATA_LOSS for a corrupt one and for a tensor holding NaN or infinity (naming the
 // tensor and the first bad index); UNIMPLEMENTED for a dtype other than F32 (both naming
 // the path); FAILED_PRECONDITION when the file's tensors do not fit the job's model
-// (LoadWeights).
+// (LoadWeights). The Keras and tfjs readers' errors (modelfiles/*.h) are about kStorage too.
 StatusOr<std::unique_ptr<nn::Model>> LoadModel(const config::JobConfig& job, const std::string& weights_path);
 
 // Checks, before anything is loaded, that running the job's model over the data source

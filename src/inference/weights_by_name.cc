@@ -5,6 +5,7 @@
 
 #include "common/file.h"
 #include "inference/tensor_checks.h"
+#include "modelfiles/weights_file.h"
 
 namespace ringtrain::inference {
 namespace {
@@ -69,12 +70,22 @@ StatusOr<ByNameReport> LoadWeightsByName(nn::Model* model, const std::map<std::s
 
 StatusOr<ByNameReport> LoadInitialWeights(nn::Model* model, const std::string& path, bool skip_mismatch,
                                           uint64_t max_bytes) {
+  // A Keras or TensorFlow.js file, told apart by its first bytes; safetensors below.
+  uint64_t size = 0;
+  auto head = ReadFilePrefix(path, 16, &size);
+  if (head.ok() && modelfiles::DetectWeightsFormat(*head, size) != modelfiles::WeightsFormat::kSafetensors) {
+    std::vector<std::string> names;
+    for (const nn::ParamInfo& p : model->param_infos()) names.push_back(p.name);
+    auto file = modelfiles::ReadWeightsFile(path, &names, max_bytes);
+    if (!file.ok()) return file.status().WithContext("cannot load initial_weights").About(Subject::kStorage);
+    return LoadWeightsByName(model, file->tensors, "initial_weights '" + path + "'", skip_mismatch);
+  }
   auto bytes = ReadFile(path, max_bytes, "initial_weights");
   if (!bytes.ok()) {
     if (bytes.status().code() == Code::kNotFound) {
       return NotFoundError("initial_weights '" + path +
-                           "' does not exist; give the safetensors file of the pretrained weights (tools/"
-                           "keras_weights.py converts a Keras model's)")
+                           "' does not exist; give the file of the pretrained weights: a Keras .keras or .h5 "
+                           "file, a tfjs model.json or a safetensors file")
           .About(Subject::kStorage);
     }
     return bytes.status().WithContext("cannot read initial_weights").About(Subject::kStorage);

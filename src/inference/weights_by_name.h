@@ -1,6 +1,9 @@
-// Transfer learning: a job's "initial_weights" (a safetensors file, e.g. converted from a
-// pretrained Keras model) loaded into a freshly built model by name, as Keras'
-// model.load_weights(path, by_name=True, skip_mismatch=...) does.
+// Transfer learning: a job's "initial_weights" loaded into a freshly built model by name, as
+// Keras' model.load_weights(path, by_name=True, skip_mismatch=...) does. The file is any of
+// modelfiles/weights_file.h's formats, told apart by its first bytes: a Keras 3 .keras
+// archive, a Keras .h5 file (save_weights or save), a TensorFlow.js model.json with its
+// shards, or safetensors. Names the file gives with more scope than the model's
+// ("sequential/dense/kernel:0") are matched as modelfiles/weight_names.h describes.
 //
 // Matching: a model weight "<layer name>/<weight name>" (its ParamInfo name) takes the
 // file's tensor of the same name when the shapes agree. Model weights the file lacks keep
@@ -37,7 +40,8 @@ struct ByNameReport {
 StatusOr<ByNameReport> LoadWeightsByName(nn::Model* model, const std::map<std::string, checkpoint::Tensor>& tensors,
                                          const std::string& source, bool skip_mismatch);
 
-// Reads the safetensors file at `path` (at most `max_bytes`) and loads it by name.
+// Reads the weights file at `path` (at most `max_bytes`; a tfjs model's shards together
+// too) and loads it by name. The readers' errors (modelfiles/*.h) are about kStorage too.
 StatusOr<ByNameReport> LoadInitialWeights(nn::Model* model, const std::string& path, bool skip_mismatch,
                                           uint64_t max_bytes);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "env/file_util.h"
 #include "env/storage_error.h"
 #include "inference/weights_by_name.h"
+#include "modelfiles/keras_archive.h"
 #include "nn/losses/loss.h"
 #include "nn/layer.h"
 #include "train/gradient_sync.h"
@@ -451,9 +453,14 @@ Status Trainer::SaveModel() {
   if (job_.save_model.empty()) return Status::Ok();
   std::vector<checkpoint::TensorView> views = WeightViews();
   std::map<std::string, std::string> metadata = {{"format", "ringtrain"}, {"layout", "channels_last"}};
+  // "x.keras": a Keras 3 archive keras.saving.load_model opens; anything else safetensors.
+  auto save = [&](const std::string& path) {
+    const bool keras = path.size() > 6 && path.compare(path.size() - 6, 6, ".keras") == 0;
+    return keras ? modelfiles::WriteKerasModel(path, job_.model, views, std::time(nullptr), options_.env)
+                 : checkpoint::SaveSafetensors(path, views, metadata, options_.env);
+  };
   if (options_.is_chief) {
-    RT_RETURN_IF_ERROR(env::StorageError(checkpoint::SaveSafetensors(job_.save_model, views, metadata, options_.env),
-                                         "save_model", "save_model"));
+    RT_RETURN_IF_ERROR(env::StorageError(save(job_.save_model), "save_model", "save_model"));
     RT_LOG(INFO) << "saved the model to " << job_.save_model;
     return Status::Ok();
   }
@@ -462,7 +469,7 @@ Status Trainer::SaveModel() {
   std::filesystem::path target(job_.save_model);
   std::filesystem::path tmp_dir =
       target.parent_path() / (".workertemp_" + std::to_string(options_.rank));
-  Status st = checkpoint::SaveSafetensors((tmp_dir / target.filename()).string(), views, metadata, options_.env);
+  Status st = save((tmp_dir / target.filename()).string());
   // Debris, not a failure: the chief's copy is the model.
   Status removed = env::DeleteRecursively(options_.env, tmp_dir.string());
   if (!removed.ok()) RT_LOG(WARNING) << "cannot delete the temporary model directory: " << removed.message();

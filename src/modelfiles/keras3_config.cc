@@ -1,0 +1,173 @@
+#include "modelfiles/keras3_config.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "modelfiles/keras3_layout.h"
+
+namespace ringtrain::modelfiles {
+namespace {
+
+using nlohmann::json;
+
+// Keras' class of each job-file type ringtrain has (nn/model_build.cc's registry).
+const std::map<std::string, std::string>& KerasClasses() {
+  static const std::map<std::string, std::string> classes = {
+      {"reshape", "Reshape"},
+      {"flatten", "Flatten"},
+      {"conv2d", "Conv2D"},
+      {"max_pooling2d", "MaxPooling2D"},
+      {"dense", "Dense"},
+      {"random_flip", "RandomFlip"},
+      {"random_translation", "RandomTranslation"},
+      {"random_rotation", "RandomRotation"},
+      {"random_crop", "RandomCrop"},
+      {"batch_normalization", "BatchNormalization"},
+      {"sync_batch_normalization", "SyncBatchNormalization"},
+      {"layer_normalization", "LayerNormalization"},
+      {"dropout", "Dropout"},
+      {"activation", "Activation"},
+      {"re_lu", "ReLU"},
+      {"leaky_re_lu", "LeakyReLU"},
+      {"softmax", "Softmax"},
+      {"rescaling", "Rescaling"},
+      {"add", "Add"},
+      {"multiply", "Multiply"},
+      {"concatenate", "Concatenate"},
+      {"depthwise_conv2d", "DepthwiseConv2D"},
+      {"separable_conv2d", "SeparableConv2D"},
+      {"average_pooling2d", "AveragePooling2D"},
+      {"global_average_pooling2d", "GlobalAveragePooling2D"},
+      {"global_max_pooling2d", "GlobalMaxPooling2D"},
+      {"zero_padding2d", "ZeroPadding2D"},
+      {"cropping2d", "Cropping2D"},
+      {"up_sampling2d", "UpSampling2D"},
+      {"conv2d_transpose", "Conv2DTranspose"},
+      {"permute", "Permute"},
+      {"resizing", "Resizing"},
+      {"center_crop", "CenterCrop"},
+  };
+  return classes;
+}
+
+// tf.keras 2 arguments Keras 3's constructors refuse; ringtrain takes them only at their defaults.
+const std::set<std::string>& Keras2Only() {
+  static const std::set<std::string> keys = {"renorm", "renorm_clipping", "renorm_momentum", "fused",
+                                             "virtual_batch_size", "adjustment"};
+  return keys;
+}
+
+json KerasTensor(const std::string& layer) {
+  // Keras replaces it by the named layer's output when it rebuilds the graph: only
+  // keras_history matters, the shape is a placeholder of any rank.
+  return {{"class_name", "__keras_tensor__"},
+          {"config", {{"shape", json::array({nullptr})}, {"dtype", "float32"}, {"keras_history", {layer, 0, 0}}}}};
+}
+
+}  // namespace
+
+StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
+  if (!compact.is_object() || !compact.contains("layers") || !compact["layers"].is_array() ||
+      compact["layers"].empty() || !compact.contains("input_shape") || !compact["input_shape"].is_array()) {
+    return InvalidArgumentError("the model to write as a Keras config has no \"input_shape\" or \"layers\"");
+  }
+  const json& layers = compact["layers"];
+  const std::string input_name = compact.value("input_name", std::string("input"));
+  // The class of each layer, then the names the model builder gives (nn/model_build.cc).
+  std::vector<std::string> classes, names(layers.size());
+  std::set<std::string> taken = {input_name};
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const json& l = layers[i];
+    const std::string type = l.is_object() ? l.value("type", std::string()) : std::string();
+    std::string cls;
+    if (auto it = KerasClasses().find(type); it != KerasClasses().end()) cls = it->second;
+    for (const auto& [snake, keras] : KerasClasses()) {
+      if (keras == type) cls = keras;
+    }
+    if (cls.empty()) {
+      return InvalidArgumentError("model.layers[" + std::to_string(i) + "]: the type '" + type +
+                                  "' has no Keras class ringtrain knows");
+    }
+    classes.push_back(cls);
+    if (l.contains("name") && l["name"].is_string()) {
+      names[i] = l["name"].get<std::string>();
+      taken.insert(names[i]);
+    }
+  }
+  std::map<std::string, int> counters;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (!names[i].empty()) continue;
+    const std::string base = SnakeCase(classes[i]);
+    int& n = counters[base];
+    std::string candidate;
+    do {
+      candidate = n == 0 ? base : base + "_" + std::to_string(n);
+      ++n;
+    } while (taken.count(candidate));
+    taken.insert(candidate);
+    names[i] = candidate;
+  }
+
+  json batch_shape = json::array({nullptr});
+  for (const json& d : compact["input_shape"]) batch_shape.push_back(d);
+  json out_layers = json::array();
+  out_layers.push_back({{"module", "keras.layers"},
+                        {"class_name", "InputLayer"},
+                        {"config", {{"batch_shape", batch_shape}, {"dtype", "float32"}, {"sparse", false},
+                                    {"name", input_name}}},
+                        {"registered_name", nullptr},
+                        {"name", input_name},
+                        {"inbound_nodes", json::array()}});
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const json& l = layers[i];
+    json config = {{"name", names[i]}, {"trainable", l.value("trainable", true)}, {"dtype", "float32"}};
+    for (const auto& [key, value] : l.items()) {
+      if (key == "type" || key == "name" || key == "inputs" || key == "trainable" || Keras2Only().count(key)) continue;
+      config[key] = value;
+    }
+    std::vector<std::string> inputs;
+    if (l.contains("inputs") && l["inputs"].is_array()) {
+      for (const json& in : l["inputs"]) {
+        const std::string name = in.is_string() ? in.get<std::string>() : std::string();
+        if (name != input_name && index.count(name) == 0) {
+          return InvalidArgumentError("model.layers[" + std::to_string(i) + "]: 'inputs' names '" + name +
+                                      "', which is no earlier layer");
+        }
+        inputs.push_back(name);
+      }
+    } else {
+      inputs.push_back(i == 0 ? input_name : names[i - 1]);
+    }
+    json args = json::array();
+    const bool merge = classes[i] == "Add" || classes[i] == "Multiply" || classes[i] == "Concatenate";
+    if (merge) {
+      json list = json::array();
+      for (const std::string& in : inputs) list.push_back(KerasTensor(in));
+      args.push_back(list);
+    } else {
+      for (const std::string& in : inputs) args.push_back(KerasTensor(in));
+    }
+    out_layers.push_back({{"module", "keras.layers"},
+                          {"class_name", classes[i]},
+                          {"config", config},
+                          {"registered_name", nullptr},
+                          {"name", names[i]},
+                          {"inbound_nodes", json::array({{{"args", args}, {"kwargs", json::object()}}})}});
+    index[names[i]] = i;
+  }
+  const std::string model_name = compact.value("name", std::string("functional"));
+  return json{{"module", "keras"},
+              {"class_name", "Functional"},
+              {"registered_name", "Functional"},
+              {"config",
+               {{"name", model_name},
+                {"trainable", true},
+                {"layers", out_layers},
+                {"input_layers", {input_name, 0, 0}},
+                {"output_layers", {names.back(), 0, 0}}}}};
+}
+
+}  // namespace ringtrain::modelfiles
