@@ -81,7 +81,7 @@ const char kUsage[] =
     "      one line per example: index, predicted class, its probability, the label; --input runs\n"
     "      new examples (an .npy array, or a folder of images); --output writes the model's outputs\n"
     "      [n, units] as float32 .npy, as Keras' model.predict returns them\n"
-    "  summary JOB.json | MODEL.json [--json]\n"
+    "  summary JOB.json | MODEL.json | MODEL.keras [--json]\n"
     "      Keras' model.summary() of the model a job file, a Keras model JSON or a compact model\n"
     "      describes: layers, output shapes, parameters, connections; no data is read\n"
     "  version, --version\n"

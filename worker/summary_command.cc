@@ -1,9 +1,10 @@
 // `ringtrain summary FILE [--json]`: Keras' model.summary() of the model a job file, a
-// Keras model JSON (model.to_json(), also as a JSON string or a TensorFlow.js model.json)
-// or a compact model describes (nn/model_summary.h).
+// Keras model JSON (model.to_json(), also as a JSON string or a TensorFlow.js model.json),
+// a .keras archive or a compact model describes (nn/model_summary.h).
 // No data is read and no cluster is formed: the model is built and its table printed.
 // Exit codes (common/exit_policy.h): 2 for a bad flag or file, or a model ringtrain
-// cannot build (the line names the layer and field).
+// cannot build (the line names the layer and field); 6 for a .keras archive that cannot
+// be read.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -24,7 +25,7 @@
 namespace ringtrain::cli {
 namespace {
 
-constexpr char kUsage[] = "usage: ringtrain summary JOB.json | MODEL.json [--json]";
+constexpr char kUsage[] = "usage: ringtrain summary JOB.json | MODEL.json | MODEL.keras [--json]";
 
 Status BadFile(const std::string& path, const std::string& what) {
   return InvalidArgumentError("summary: '" + path + "' " + what).About(Subject::kConfig);
@@ -32,6 +33,13 @@ Status BadFile(const std::string& path, const std::string& what) {
 
 // The compact model (nn::Model::FromJson's form) that the file at `path` describes.
 StatusOr<nlohmann::json> CompactModelOf(const std::string& path) {
+  auto head = ReadFilePrefix(path, 4);
+  if (head.ok() && *head == std::string("PK\x03\x04", 4)) {  // a .keras archive
+    auto file = nn::ReadKerasModelFile(path, config::kMaxKerasJsonFileBytes);
+    if (!file.ok()) return file.status();
+    for (const std::string& line : file->info) RT_LOG(INFO) << line;
+    return file->compact;
+  }
   auto text = ReadFile(path, config::kMaxJobFileBytes, "a job or model file");
   if (!text.ok()) return BadFile(path, "cannot be read (" + text.status().message() + ")");
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);

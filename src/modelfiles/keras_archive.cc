@@ -57,6 +57,25 @@ StatusOr<ModelFile> DecodeKerasArchive(const std::string& bytes, const std::stri
   return out;
 }
 
+StatusOr<std::string> ReadKerasArchiveConfig(const std::string& path, uint64_t max_bytes) {
+  auto bytes = ReadFile(path, max_bytes, "a Keras archive");
+  if (!bytes.ok()) return bytes.status().WithContext("cannot read the Keras archive").About(Subject::kStorage);
+  const std::string what = "the Keras archive '" + path + "'";
+  const std::string save_again = "save the model again with model.save(\"x.keras\") and copy the whole file";
+  auto zip = ZipReader::Open(*bytes, "the archive");
+  if (!zip.ok()) {
+    return Status(zip.status().code(), "cannot read " + what + ": " + zip.status().message() + "; " + save_again)
+        .About(Subject::kStorage);
+  }
+  auto config_text = zip->Read("config.json", kMaxConfigBytes);
+  if (!config_text.ok()) {
+    return Status(config_text.status().code(),
+                  "cannot read " + what + ": " + config_text.status().message() + "; " + save_again)
+        .About(Subject::kStorage);
+  }
+  return config_text;
+}
+
 StatusOr<ModelFile> ReadKerasArchive(const std::string& path, const std::vector<std::string>* model_weight_names,
                                      uint64_t max_bytes) {
   auto bytes = ReadFile(path, max_bytes, "a Keras archive");

@@ -36,6 +36,9 @@ namespace ringtrain::modelfiles {
 // ParamInfo names in order (may be null), for layer classes keras3_layout.h has no table for.
 StatusOr<ModelFile> ReadKerasArchive(const std::string& path, const std::vector<std::string>* model_weight_names = nullptr,
                                      uint64_t max_bytes = kDefaultMaxFileBytes);
+// Only the archive's config.json (the model, for the translator): the weights file is not
+// read. The same errors as ReadKerasArchive's about the archive and its config.
+StatusOr<std::string> ReadKerasArchiveConfig(const std::string& path, uint64_t max_bytes = kDefaultMaxFileBytes);
 // The same over the archive's bytes (`path` names it in errors).
 StatusOr<ModelFile> DecodeKerasArchive(const std::string& bytes, const std::string& path,
                                        const std::vector<std::string>* model_weight_names);

@@ -119,6 +119,31 @@ TEST(SummaryCommandTest, TheFormsKerasFilesComeIn) {
   EXPECT_GT(t.value("total_params", 0), 0) << t.dump();
 }
 
+// A .keras archive (Keras 3's zip): its config.json is the model; a truncated archive is
+// a storage error (exit 6) naming the file.
+TEST(SummaryCommandTest, AKerasArchive) {
+  TempDir tmp;
+  const std::string plain = SourceDir() + "/tests/nn/keras_json/keras3_residual.json";
+  const std::string archive = tmp.path() + "/model.keras";
+  Process zip("/usr/bin/python3",
+              {"-c",
+               "import sys, zipfile\n"
+               "with zipfile.ZipFile(sys.argv[2], 'w') as z:\n"
+               "    z.writestr('metadata.json', '{\"keras_version\": \"3.5.0\"}')\n"
+               "    z.writestr('config.json', open(sys.argv[1]).read())\n"
+               "    z.writestr('model.weights.h5', b'')\n",
+               plain, archive},
+              {});
+  ASSERT_EQ(zip.Wait(60).exit_code, 0);
+  EXPECT_EQ(SummaryJson(archive), SummaryJson(plain));
+  const std::string bytes = ReadFileOrEmpty(archive);
+  WriteFile(tmp.path() + "/cut.keras", bytes.substr(0, bytes.size() / 2));
+  ProcessResult r = Summary({tmp.path() + "/cut.keras"});
+  EXPECT_EQ(r.exit_code, 6) << r.output;
+  EXPECT_NE(r.output.find("cut.keras"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
 TEST(SummaryCommandTest, ACompactModel) {
   TempDir tmp;
   WriteFile(tmp.path() + "/m.json", R"({"input_shape": [4], "layers": [{"type": "dense", "units": 3}]})");

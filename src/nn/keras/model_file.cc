@@ -6,6 +6,7 @@
 
 #include "common/file.h"
 #include "common/json.h"
+#include "modelfiles/keras_archive.h"
 #include "nn/keras/keras_json.h"
 #include "nn/keras/keras_json_layer.h"
 
@@ -99,6 +100,17 @@ StatusOr<KerasModelFile> KerasModelFromJson(const json& value, const std::string
 }
 
 StatusOr<KerasModelFile> ReadKerasModelFile(const std::string& path, uint64_t max_bytes) {
+  // A .keras archive (a zip: "PK\3\4"): its config.json is the model. `max_bytes` bounds
+  // JSON; the archive, which holds the weights too, has the bound of files ringtrain reads.
+  auto head = ReadFilePrefix(path, 4);
+  if (head.ok() && *head == std::string("PK\x03\x04", 4)) {
+    auto config = modelfiles::ReadKerasArchiveConfig(path);
+    if (!config.ok()) return config.status();
+    RT_ASSIGN_OR_RETURN(json value, ParseJson(*config, "the config.json of the Keras archive '" + path + "'"));
+    RT_ASSIGN_OR_RETURN(KerasModelFile out, KerasModelFromJson(value, ""));
+    out.info.insert(out.info.begin(), "model.keras_json '" + path + "': the model of a .keras archive (config.json)");
+    return out;
+  }
   auto text_or = ReadFile(path, max_bytes, "a Keras model JSON file");
   if (!text_or.ok()) return text_or.status().About(Subject::kStorage);
   const std::string text = std::move(text_or).value();

@@ -11,7 +11,8 @@
 //    "training_config": ...} (the tensorflowjs converter). Its weightsManifest and the
 //    file's directory (the manifest's paths are relative to it) are returned for the
 //    weights reader.
-// A `.keras` archive (a zip holding config.json) would be another branch here.
+//  - a Keras 3 `.keras` archive (a zip): its config.json is the model (the weights in it are
+//    read by modelfiles/ when the archive is also the job's initial_weights).
 //
 // Errors (one line; nothing throws): the file cannot be read (missing, not a regular
 // file, too large, an I/O error): ReadFile's status about Subject::kStorage (its message
@@ -39,7 +40,8 @@ struct KerasModelFile {
   std::string directory;              // the tfjs model.json's directory (for the manifest's paths); "" otherwise
 };
 
-// Reads the file at `path` (at most `max_bytes`; a regular file only, as ReadFile).
+// Reads the file at `path` (a JSON file at most `max_bytes` long; a regular file only, as
+// ReadFile).
 StatusOr<KerasModelFile> ReadKerasModelFile(const std::string& path, uint64_t max_bytes);
 
 // The same for a model JSON already parsed (a job's inline "keras_json"), any of the
