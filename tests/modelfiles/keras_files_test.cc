@@ -311,6 +311,8 @@ TEST(Keras3LayoutTest, VariableOrderIsTheModelsParamInfoOrder) {
       {"DepthwiseConv2D", {{"kernel_size", 3}, {"use_bias", false}}},
       {"SeparableConv2D", {{"filters", 3}, {"kernel_size", 3}}},
       {"SeparableConv2D", {{"filters", 3}, {"kernel_size", 3}, {"use_bias", false}}},
+      {"Conv2DTranspose", {{"filters", 3}, {"kernel_size", 3}}},
+      {"Conv2DTranspose", {{"filters", 3}, {"kernel_size", 3}, {"use_bias", false}}},
       {"BatchNormalization", nlohmann::json::object()},
       {"BatchNormalization", {{"center", false}}},
       {"BatchNormalization", {{"scale", false}}},
