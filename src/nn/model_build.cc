@@ -72,6 +72,10 @@ const LayerType kLayerTypes[] = {
     {"global_average_pooling2d", "GlobalAveragePooling2D", &GlobalPool2D::CreateAverage},
     {"global_max_pooling2d", "GlobalMaxPooling2D", &GlobalPool2D::CreateMax},
     {"zero_padding2d", "ZeroPadding2D", &ZeroPadding2D::Create},
+    {"subtract", "Subtract", nullptr, &MergeLayer::CreateSubtract},
+    {"average", "Average", nullptr, &MergeLayer::CreateAverage},
+    {"maximum", "Maximum", nullptr, &MergeLayer::CreateMaximum},
+    {"minimum", "Minimum", nullptr, &MergeLayer::CreateMinimum},
 };
 
 std::string Lower(std::string t) {

@@ -26,6 +26,10 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kRandomCrop: return "RandomCrop";
     case OpKind::kRandomRotation: return "RandomRotation";
     case OpKind::kRandomTranslation: return "RandomTranslation";
+    case OpKind::kSubtract: return "Subtract";
+    case OpKind::kAverage: return "Average";
+    case OpKind::kMaximum: return "Maximum";
+    case OpKind::kMinimum: return "Minimum";
   }
   return "?";
 }
@@ -38,6 +42,10 @@ const std::vector<OpKind>& AllOpKinds() {
       OpKind::kAdd,            OpKind::kMultiply,        OpKind::kConcatenate,    OpKind::kZeroPadding2D,
       OpKind::kRescaling,      OpKind::kDropout,         OpKind::kRandomFlip,     OpKind::kRandomCrop,
       OpKind::kRandomRotation, OpKind::kRandomTranslation,
+      OpKind::kSubtract,
+      OpKind::kAverage,
+      OpKind::kMaximum,
+      OpKind::kMinimum,
   };
   return kinds;
 }
@@ -91,6 +99,10 @@ std::string Describe(const Op& op) {
       [[fallthrough]];
     case OpKind::kAdd:
     case OpKind::kMultiply:
+    case OpKind::kSubtract:
+    case OpKind::kAverage:
+    case OpKind::kMaximum:
+    case OpKind::kMinimum:
       add(std::to_string(op.num_inputs) + " inputs");
       break;
     default:

@@ -41,6 +41,10 @@ enum class OpKind {
   kRandomCrop,
   kRandomRotation,
   kRandomTranslation,
+  kSubtract,          // y = x0 - x1 (two inputs of one shape)
+  kAverage,           // y = (x0 + x1 + ...) / num_inputs, summed left to right
+  kMaximum,           // element-wise over any number of inputs; the gradient goes to the first input holding
+  kMinimum,           //   the extreme (TensorFlow's x >= y / x <= y rule, applied left to right)
 };
 
 struct Op {

@@ -38,6 +38,10 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kRandomCrop: return cpu::NewRandomCropKernel(node);
     case ops::OpKind::kRandomRotation:
     case ops::OpKind::kRandomTranslation: return cpu::NewRandomAffineKernel(node);
+    case ops::OpKind::kSubtract: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kAverage: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kMaximum: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kMinimum: return cpu::NewMergeKernel(node);
   }
   return nullptr;
 }

@@ -7,7 +7,7 @@
 //   batch_norm_kernel.cc   BatchNorm (training, inference, synchronized)
 //   layer_norm_kernel.cc   LayerNorm
 //   activation_kernel.cc   Activation (Activation, ReLU, LeakyReLU, Softmax layers)
-//   merge_kernels.cc       Add, Multiply, Concatenate
+//   merge_kernels.cc       Add, Multiply, Concatenate, Subtract, Average, Maximum, Minimum
 //   shape_kernels.cc       ZeroPadding2D, Rescaling, views (Reshape, Flatten)
 //   dropout_kernel.cc      Dropout
 //   augment_kernels.cc     RandomFlip, RandomCrop, RandomTranslation, RandomRotation

@@ -2,6 +2,7 @@
 
 #include "backends/cuda/activation_kernel.h"
 #include "backends/cuda/conv_family.h"
+#include "backends/cuda/merge_kernels.h"
 #include "backends/cuda/norm_kernels.h"
 #include "backends/cuda/random_kernels.h"
 #include "backends/cuda/shape_kernels.h"
@@ -84,6 +85,11 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
     case ops::OpKind::kRandomRotation:
     case ops::OpKind::kRandomTranslation:
       return NewRandomAffineKernel(node, gpu);
+    case ops::OpKind::kSubtract:
+    case ops::OpKind::kAverage:
+    case ops::OpKind::kMaximum:
+    case ops::OpKind::kMinimum:
+      return NewElementwiseMergeKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }

@@ -1,0 +1,42 @@
+// The op parity suite (tests/gpu/op_parity.h) for Subtract, Average, Maximum and Minimum:
+// each case on every device against the CPU kernel. The harness feeds the model input to
+// every input of the op, so the extremes here are all ties (the gradient goes to input 0);
+// tests/gpu/merge_math_test.cc checks distinct inputs and long chains on the host.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/op_parity.h"
+
+namespace ringtrain::testing {
+namespace {
+
+using nlohmann::json;
+
+json One(json layer, json shape) { return {{"input_shape", shape}, {"layers", json::array({layer})}}; }
+
+json Merge(const char* type, int n) { return {{"type", type}, {"inputs", std::vector<std::string>(n, "input")}}; }
+
+class MoreLayersParity : public OpParityTest {};
+
+TEST_P(MoreLayersParity, ElementwiseMerges) {
+  SKIP_IF_DEVICE_UNAVAILABLE(GetParam());
+  const std::vector<OpCase> cases = {
+      {"subtract", One(Merge("subtract", 2), {5, 4, 3})},
+      {"average of two", One(Merge("average", 2), {5, 4, 3})},
+      {"average of three vectors", One(Merge("average", 3), {17})},
+      {"average of eleven", One(Merge("average", 11), {6})},
+      {"maximum of three", One(Merge("maximum", 3), {5, 4, 3})},
+      {"maximum of ten (two launches)", One(Merge("maximum", 10), {7})},
+      {"minimum of two", One(Merge("minimum", 2), {4, 4, 2})},
+      {"minimum of nine", One(Merge("minimum", 9), {9})},
+      {"maximum inference", One(Merge("maximum", 3), {5, 4, 3}), 4, false},
+  };
+  for (const OpCase& c : cases) CheckOp(GetParam(), c);
+}
+
+RT_OP_PARITY_ON_EVERY_DEVICE(MoreLayersParity);
+
+}  // namespace
+}  // namespace ringtrain::testing
