@@ -27,6 +27,7 @@
 #include "nn/layers/reshape_flatten.h"
 #include "nn/layers/separable_conv2d.h"
 #include "nn/layers/zero_padding2d.h"
+#include "nn/layers/normalization.h"
 
 namespace ringtrain::nn::internal {
 
@@ -76,6 +77,7 @@ const LayerType kLayerTypes[] = {
     {"average", "Average", nullptr, &MergeLayer::CreateAverage},
     {"maximum", "Maximum", nullptr, &MergeLayer::CreateMaximum},
     {"minimum", "Minimum", nullptr, &MergeLayer::CreateMinimum},
+    {"normalization", "Normalization", &Normalization::Create},
 };
 
 std::string Lower(std::string t) {

@@ -30,6 +30,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kAverage: return "Average";
     case OpKind::kMaximum: return "Maximum";
     case OpKind::kMinimum: return "Minimum";
+    case OpKind::kNormalization: return "Normalization";
   }
   return "?";
 }
@@ -46,6 +47,7 @@ const std::vector<OpKind>& AllOpKinds() {
       OpKind::kAverage,
       OpKind::kMaximum,
       OpKind::kMinimum,
+      OpKind::kNormalization,
   };
   return kinds;
 }

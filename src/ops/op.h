@@ -45,6 +45,7 @@ enum class OpKind {
   kAverage,           // y = (x0 + x1 + ...) / num_inputs, summed left to right
   kMaximum,           // element-wise over any number of inputs; the gradient goes to the first input holding
   kMinimum,           //   the extreme (TensorFlow's x >= y / x <= y rule, applied left to right)
+  kNormalization,     // Keras' Normalization: (x - mean) / max(sqrt(variance), 1e-7), or its inverse
 };
 
 struct Op {
@@ -99,6 +100,15 @@ struct Op {
   // Anything else a kernel needs that the fields above do not hold, as readable text
   // (an Activation op's relu variant: "max_value=6").
   std::string detail;
+  // Normalization: element j of an example reads mean and variance element
+  // norm_index[j], or j % norm_size when norm_index is empty (the kept axes are the
+  // trailing ones, or none); the values from the op (mean_values, variance_values, each
+  // norm_size long) or, when those are empty, from the layer's weights "mean" and
+  // "variance" (params 0 and 1). invert: y = mean + x * max(sqrt(variance), epsilon).
+  bool invert = false;
+  int64_t norm_size = 1;
+  std::vector<int32_t> norm_index;
+  std::vector<float> mean_values, variance_values;
 };
 
 // "Conv2D", "BatchNorm": the op's name in messages and docs/reference/devices.md.

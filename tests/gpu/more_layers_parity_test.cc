@@ -36,6 +36,24 @@ TEST_P(MoreLayersParity, ElementwiseMerges) {
   for (const OpCase& c : cases) CheckOp(GetParam(), c);
 }
 
+TEST_P(MoreLayersParity, Normalization) {
+  SKIP_IF_DEVICE_UNAVAILABLE(GetParam());
+  // Without mean and variance the weights hold them (random here, the variances positive).
+  const std::vector<OpCase> cases = {
+      {"weights, channels", One({{"type", "normalization"}}, {5, 4, 3})},
+      {"weights, inverted", One({{"type", "normalization"}, {"invert", true}}, {5, 4, 3})},
+      {"weights, axis 1 (index table)", One({{"type", "normalization"}, {"axis", 1}}, {5, 4, 3})},
+      {"weights, axis null", One({{"type", "normalization"}, {"axis", nullptr}}, {6, 2})},
+      {"config values, a zero variance",
+       One({{"type", "normalization"}, {"mean", {0.5, -1.0, 0.0}}, {"variance", {2.0, 0.0, 0.25}}}, {4, 4, 3})},
+      {"config values, axes [1, 3], inverted",
+       One({{"type", "normalization"}, {"axis", {1, 3}}, {"mean", 0.5}, {"variance", 3.0}, {"invert", true}},
+           {4, 3, 2})},
+      {"inference", One({{"type", "normalization"}}, {5, 4, 3}), 4, false},
+  };
+  for (const OpCase& c : cases) CheckOp(GetParam(), c);
+}
+
 RT_OP_PARITY_ON_EVERY_DEVICE(MoreLayersParity);
 
 }  // namespace

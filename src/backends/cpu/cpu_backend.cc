@@ -42,6 +42,7 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kAverage: return cpu::NewMergeKernel(node);
     case ops::OpKind::kMaximum: return cpu::NewMergeKernel(node);
     case ops::OpKind::kMinimum: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kNormalization: return cpu::NewNormalizationKernel(node);
   }
   return nullptr;
 }

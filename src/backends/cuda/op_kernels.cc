@@ -3,6 +3,7 @@
 #include "backends/cuda/activation_kernel.h"
 #include "backends/cuda/conv_family.h"
 #include "backends/cuda/merge_kernels.h"
+#include "backends/cuda/normalization_kernel.h"
 #include "backends/cuda/norm_kernels.h"
 #include "backends/cuda/random_kernels.h"
 #include "backends/cuda/shape_kernels.h"
@@ -90,6 +91,8 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
     case ops::OpKind::kMaximum:
     case ops::OpKind::kMinimum:
       return NewElementwiseMergeKernel(node, gpu);
+    case ops::OpKind::kNormalization:
+      return NewNormalizationKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }
