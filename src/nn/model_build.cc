@@ -28,6 +28,7 @@
 #include "nn/layers/separable_conv2d.h"
 #include "nn/layers/zero_padding2d.h"
 #include "nn/layers/normalization.h"
+#include "nn/layers/noise_layers.h"
 
 namespace ringtrain::nn::internal {
 
@@ -78,6 +79,8 @@ const LayerType kLayerTypes[] = {
     {"maximum", "Maximum", nullptr, &MergeLayer::CreateMaximum},
     {"minimum", "Minimum", nullptr, &MergeLayer::CreateMinimum},
     {"normalization", "Normalization", &Normalization::Create},
+    {"spatial_dropout2d", "SpatialDropout2D", &SpatialDropout2D::Create},
+    {"gaussian_noise", "GaussianNoise", &GaussianNoise::Create},
 };
 
 std::string Lower(std::string t) {

@@ -31,6 +31,8 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kMaximum: return "Maximum";
     case OpKind::kMinimum: return "Minimum";
     case OpKind::kNormalization: return "Normalization";
+    case OpKind::kSpatialDropout2D: return "SpatialDropout2D";
+    case OpKind::kGaussianNoise: return "GaussianNoise";
   }
   return "?";
 }
@@ -48,6 +50,8 @@ const std::vector<OpKind>& AllOpKinds() {
       OpKind::kMaximum,
       OpKind::kMinimum,
       OpKind::kNormalization,
+      OpKind::kSpatialDropout2D,
+      OpKind::kGaussianNoise,
   };
   return kinds;
 }

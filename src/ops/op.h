@@ -46,6 +46,8 @@ enum class OpKind {
   kMaximum,           // element-wise over any number of inputs; the gradient goes to the first input holding
   kMinimum,           //   the extreme (TensorFlow's x >= y / x <= y rule, applied left to right)
   kNormalization,     // Keras' Normalization: (x - mean) / max(sqrt(variance), 1e-7), or its inverse
+  kSpatialDropout2D,  // Dropout of whole channels per example (Dropout's draws, one per example and channel)
+  kGaussianNoise,     // training: y = x + stddev * N(0, 1), normal draws from the counter-based stream
 };
 
 struct Op {
@@ -109,6 +111,7 @@ struct Op {
   int64_t norm_size = 1;
   std::vector<int32_t> norm_index;
   std::vector<float> mean_values, variance_values;
+  float stddev = 0.0f;  // GaussianNoise
 };
 
 // "Conv2D", "BatchNorm": the op's name in messages and docs/reference/devices.md.

@@ -54,6 +54,23 @@ TEST_P(MoreLayersParity, Normalization) {
   for (const OpCase& c : cases) CheckOp(GetParam(), c);
 }
 
+TEST_P(MoreLayersParity, NoiseLayers) {
+  SKIP_IF_DEVICE_UNAVAILABLE(GetParam());
+  // The draws are functions of the step (OpCase::train_step) and the layer: both devices
+  // drop the same channels and add the same noise.
+  const std::vector<OpCase> cases = {
+      {"spatial dropout", One({{"type", "spatial_dropout2d"}, {"rate", 0.4}}, {5, 4, 8})},
+      {"spatial dropout, seeded, step 11", One({{"type", "spatial_dropout2d"}, {"rate", 0.25}, {"seed", 3}}, {3, 3, 5}),
+       6, true, 0, 11},
+      {"spatial dropout inference", One({{"type", "spatial_dropout2d"}, {"rate", 0.4}}, {5, 4, 8}), 4, false},
+      {"gaussian noise", One({{"type", "gaussian_noise"}, {"stddev", 0.5}}, {5, 4, 3})},
+      {"gaussian noise, odd count, step 9", One({{"type", "gaussian_noise"}, {"stddev", 1.0}, {"seed", 2}}, {7}), 3,
+       true, 0, 9},
+      {"gaussian noise inference", One({{"type", "gaussian_noise"}, {"stddev", 0.5}}, {5, 4, 3}), 4, false},
+  };
+  for (const OpCase& c : cases) CheckOp(GetParam(), c);
+}
+
 RT_OP_PARITY_ON_EVERY_DEVICE(MoreLayersParity);
 
 }  // namespace

@@ -43,6 +43,8 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kMaximum: return cpu::NewMergeKernel(node);
     case ops::OpKind::kMinimum: return cpu::NewMergeKernel(node);
     case ops::OpKind::kNormalization: return cpu::NewNormalizationKernel(node);
+    case ops::OpKind::kSpatialDropout2D: return cpu::NewSpatialDropout2DKernel(node);
+    case ops::OpKind::kGaussianNoise: return cpu::NewGaussianNoiseKernel(node);
   }
   return nullptr;
 }

@@ -4,6 +4,7 @@
 #include "backends/cuda/conv_family.h"
 #include "backends/cuda/merge_kernels.h"
 #include "backends/cuda/normalization_kernel.h"
+#include "backends/cuda/noise_kernel.h"
 #include "backends/cuda/norm_kernels.h"
 #include "backends/cuda/random_kernels.h"
 #include "backends/cuda/shape_kernels.h"
@@ -93,6 +94,9 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
       return NewElementwiseMergeKernel(node, gpu);
     case ops::OpKind::kNormalization:
       return NewNormalizationKernel(node, gpu);
+    case ops::OpKind::kSpatialDropout2D:
+    case ops::OpKind::kGaussianNoise:
+      return NewNoiseKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }
