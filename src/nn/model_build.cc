@@ -29,6 +29,7 @@
 #include "nn/layers/zero_padding2d.h"
 #include "nn/layers/normalization.h"
 #include "nn/layers/noise_layers.h"
+#include "nn/layers/image_adjust_layers.h"
 
 namespace ringtrain::nn::internal {
 
@@ -81,6 +82,8 @@ const LayerType kLayerTypes[] = {
     {"normalization", "Normalization", &Normalization::Create},
     {"spatial_dropout2d", "SpatialDropout2D", &SpatialDropout2D::Create},
     {"gaussian_noise", "GaussianNoise", &GaussianNoise::Create},
+    {"random_brightness", "RandomBrightness", &ImageAdjust::CreateBrightness},
+    {"random_contrast", "RandomContrast", &ImageAdjust::CreateContrast},
 };
 
 std::string Lower(std::string t) {

@@ -33,6 +33,8 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kNormalization: return "Normalization";
     case OpKind::kSpatialDropout2D: return "SpatialDropout2D";
     case OpKind::kGaussianNoise: return "GaussianNoise";
+    case OpKind::kRandomBrightness: return "RandomBrightness";
+    case OpKind::kRandomContrast: return "RandomContrast";
   }
   return "?";
 }
@@ -52,6 +54,8 @@ const std::vector<OpKind>& AllOpKinds() {
       OpKind::kNormalization,
       OpKind::kSpatialDropout2D,
       OpKind::kGaussianNoise,
+      OpKind::kRandomBrightness,
+      OpKind::kRandomContrast,
   };
   return kinds;
 }

@@ -48,6 +48,8 @@ enum class OpKind {
   kNormalization,     // Keras' Normalization: (x - mean) / max(sqrt(variance), 1e-7), or its inverse
   kSpatialDropout2D,  // Dropout of whole channels per example (Dropout's draws, one per example and channel)
   kGaussianNoise,     // training: y = x + stddev * N(0, 1), normal draws from the counter-based stream
+  kRandomBrightness,  // training: y = clip(x + U(factor) * (hi - lo), lo, hi), one draw per example
+  kRandomContrast,    // training: y = clip((x - mean) * U(factor) + mean, lo, hi), mean per example and channel
 };
 
 struct Op {
@@ -112,6 +114,10 @@ struct Op {
   std::vector<int32_t> norm_index;
   std::vector<float> mean_values, variance_values;
   float stddev = 0.0f;  // GaussianNoise
+  // RandomBrightness: the range of U (Keras' factor, lower and upper); RandomContrast: the
+  // range of the contrast factor, [1 - lower, 1 + upper]. Both clip to [value_lo, value_hi].
+  double adjust_lo = 0, adjust_hi = 0;
+  float value_lo = 0.0f, value_hi = 255.0f;
 };
 
 // "Conv2D", "BatchNorm": the op's name in messages and docs/reference/devices.md.

@@ -71,6 +71,22 @@ TEST_P(MoreLayersParity, NoiseLayers) {
   for (const OpCase& c : cases) CheckOp(GetParam(), c);
 }
 
+TEST_P(MoreLayersParity, ImageAdjust) {
+  SKIP_IF_DEVICE_UNAVAILABLE(GetParam());
+  // Inputs in [-1, 1]: value ranges that clip some of them.
+  const std::vector<OpCase> cases = {
+      {"brightness", One({{"type", "random_brightness"}, {"factor", 0.4}, {"value_range", {-1, 1}}}, {6, 5, 3})},
+      {"brightness, seeded, step 8",
+       One({{"type", "random_brightness"}, {"factor", {-0.2, 0.5}}, {"value_range", {0, 1}}, {"seed", 4}}, {4, 4, 2}),
+       5, true, 0, 8},
+      {"contrast", One({{"type", "random_contrast"}, {"factor", 0.5}, {"value_range", {-1, 1}}}, {6, 5, 3})},
+      {"contrast [0.3, 0.8]",
+       One({{"type", "random_contrast"}, {"factor", {0.3, 0.8}}, {"value_range", {-0.5, 0.5}}}, {7, 3, 4}), 3},
+      {"contrast inference", One({{"type", "random_contrast"}, {"factor", 0.5}}, {6, 5, 3}), 4, false},
+  };
+  for (const OpCase& c : cases) CheckOp(GetParam(), c);
+}
+
 RT_OP_PARITY_ON_EVERY_DEVICE(MoreLayersParity);
 
 }  // namespace

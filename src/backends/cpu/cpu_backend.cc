@@ -45,6 +45,8 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kNormalization: return cpu::NewNormalizationKernel(node);
     case ops::OpKind::kSpatialDropout2D: return cpu::NewSpatialDropout2DKernel(node);
     case ops::OpKind::kGaussianNoise: return cpu::NewGaussianNoiseKernel(node);
+    case ops::OpKind::kRandomBrightness: return cpu::NewImageAdjustKernel(node);
+    case ops::OpKind::kRandomContrast: return cpu::NewImageAdjustKernel(node);
   }
   return nullptr;
 }

@@ -5,6 +5,7 @@
 #include "backends/cuda/merge_kernels.h"
 #include "backends/cuda/normalization_kernel.h"
 #include "backends/cuda/noise_kernel.h"
+#include "backends/cuda/image_adjust_kernel.h"
 #include "backends/cuda/norm_kernels.h"
 #include "backends/cuda/random_kernels.h"
 #include "backends/cuda/shape_kernels.h"
@@ -97,6 +98,9 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
     case ops::OpKind::kSpatialDropout2D:
     case ops::OpKind::kGaussianNoise:
       return NewNoiseKernel(node, gpu);
+    case ops::OpKind::kRandomBrightness:
+    case ops::OpKind::kRandomContrast:
+      return NewImageAdjustKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }
