@@ -30,6 +30,7 @@
 #include "nn/layers/normalization.h"
 #include "nn/layers/noise_layers.h"
 #include "nn/layers/image_adjust_layers.h"
+#include "nn/layers/random_zoom.h"
 
 namespace ringtrain::nn::internal {
 
@@ -84,6 +85,7 @@ const LayerType kLayerTypes[] = {
     {"gaussian_noise", "GaussianNoise", &GaussianNoise::Create},
     {"random_brightness", "RandomBrightness", &ImageAdjust::CreateBrightness},
     {"random_contrast", "RandomContrast", &ImageAdjust::CreateContrast},
+    {"random_zoom", "RandomZoom", &RandomZoom::Create},
 };
 
 std::string Lower(std::string t) {

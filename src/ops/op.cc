@@ -35,6 +35,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kGaussianNoise: return "GaussianNoise";
     case OpKind::kRandomBrightness: return "RandomBrightness";
     case OpKind::kRandomContrast: return "RandomContrast";
+    case OpKind::kRandomZoom: return "RandomZoom";
   }
   return "?";
 }
@@ -56,6 +57,7 @@ const std::vector<OpKind>& AllOpKinds() {
       OpKind::kGaussianNoise,
       OpKind::kRandomBrightness,
       OpKind::kRandomContrast,
+      OpKind::kRandomZoom,
   };
   return kinds;
 }

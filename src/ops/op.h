@@ -50,6 +50,7 @@ enum class OpKind {
   kGaussianNoise,     // training: y = x + stddev * N(0, 1), normal draws from the counter-based stream
   kRandomBrightness,  // training: y = clip(x + U(factor) * (hi - lo), lo, hi), one draw per example
   kRandomContrast,    // training: y = clip((x - mean) * U(factor) + mean, lo, hi), mean per example and channel
+  kRandomZoom,        // training: the projective sampling of RandomTranslation through Keras' zoom matrix
 };
 
 struct Op {
@@ -118,6 +119,9 @@ struct Op {
   // range of the contrast factor, [1 - lower, 1 + upper]. Both clip to [value_lo, value_hi].
   double adjust_lo = 0, adjust_hi = 0;
   float value_lo = 0.0f, value_hi = 255.0f;
+  // RandomZoom: the zoom ranges are 1 + height_factor_lo/hi and 1 + width_factor_lo/hi;
+  // without Keras' width_factor the width's zoom is the height's (zoom_same_aspect).
+  bool zoom_same_aspect = false;
 };
 
 // "Conv2D", "BatchNorm": the op's name in messages and docs/reference/devices.md.

@@ -87,6 +87,23 @@ TEST_P(MoreLayersParity, ImageAdjust) {
   for (const OpCase& c : cases) CheckOp(GetParam(), c);
 }
 
+TEST_P(MoreLayersParity, RandomZoom) {
+  SKIP_IF_DEVICE_UNAVAILABLE(GetParam());
+  const std::vector<OpCase> cases = {
+      {"zoom", One({{"type", "random_zoom"}, {"height_factor", 0.4}}, {8, 7, 3})},
+      {"zoom, width apart, constant fill",
+       One({{"type", "random_zoom"}, {"height_factor", {-0.3, 0.2}}, {"width_factor", 0.5}, {"fill_mode", "constant"},
+            {"fill_value", 0.25}},
+           {6, 9, 2}),
+       3, true, 0, 12},
+      {"zoom, nearest, wrap", One({{"type", "random_zoom"}, {"height_factor", 0.5}, {"interpolation", "nearest"},
+                                   {"fill_mode", "wrap"}, {"seed", 7}},
+                                  {5, 5, 4})},
+      {"zoom inference", One({{"type", "random_zoom"}, {"height_factor", 0.4}}, {8, 7, 3}), 4, false},
+  };
+  for (const OpCase& c : cases) CheckOp(GetParam(), c);
+}
+
 RT_OP_PARITY_ON_EVERY_DEVICE(MoreLayersParity);
 
 }  // namespace

@@ -47,6 +47,7 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kGaussianNoise: return cpu::NewGaussianNoiseKernel(node);
     case ops::OpKind::kRandomBrightness: return cpu::NewImageAdjustKernel(node);
     case ops::OpKind::kRandomContrast: return cpu::NewImageAdjustKernel(node);
+    case ops::OpKind::kRandomZoom: return cpu::NewRandomZoomKernel(node);
   }
   return nullptr;
 }
@@ -112,6 +113,8 @@ uint64_t CpuScratchFloatsPerExample(const ops::Node& node, bool training) {
     case ops::OpKind::kDepthwiseConv2D: return cpu::DepthwiseConv2DScratchFloatsPerExample(node, training);
     case ops::OpKind::kSeparableConv2D: return cpu::SeparableConv2DScratchFloatsPerExample(node, training);
     case ops::OpKind::kDropout: return cpu::DropoutScratchFloatsPerExample(node, training);
+    case ops::OpKind::kRandomBrightness:  // the values before the clip
+    case ops::OpKind::kRandomContrast: return training ? static_cast<uint64_t>(cpu::InputSize(node)) : 0;
     default: return 0;
   }
 }

@@ -14,6 +14,7 @@
 //   normalization_kernel.cc  Normalization
 //   noise_kernels.cc       SpatialDropout2D, GaussianNoise (draws: noise_draws.h)
 //   image_adjust_kernels.cc  RandomBrightness, RandomContrast
+//   random_zoom_kernel.cc  RandomZoom (image_transform.h's sampler)
 // with the helpers image_transform.h (TF's projective sampling, for the last two) and
 // augment_draws.h (the counter-based random draws of Dropout and the augmentation ops).
 // A kernel reads its weights at args.params + node.params[k].offset and writes their
@@ -119,6 +120,7 @@ std::unique_ptr<CpuKernel> NewNormalizationKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewSpatialDropout2DKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewGaussianNoiseKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewImageAdjustKernel(const ops::Node& node);  // kRandomBrightness, kRandomContrast
+std::unique_ptr<CpuKernel> NewRandomZoomKernel(const ops::Node& node);
 
 // The floats per example a family's kernel keeps besides its output and input gradients
 // (backends::CpuScratchFloatsPerExample); the families not listed keep none.

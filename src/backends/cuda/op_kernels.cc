@@ -6,6 +6,7 @@
 #include "backends/cuda/normalization_kernel.h"
 #include "backends/cuda/noise_kernel.h"
 #include "backends/cuda/image_adjust_kernel.h"
+#include "backends/cuda/zoom_kernel.h"
 #include "backends/cuda/norm_kernels.h"
 #include "backends/cuda/random_kernels.h"
 #include "backends/cuda/shape_kernels.h"
@@ -101,6 +102,8 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
     case ops::OpKind::kRandomBrightness:
     case ops::OpKind::kRandomContrast:
       return NewImageAdjustKernel(node, gpu);
+    case ops::OpKind::kRandomZoom:
+      return NewRandomZoomKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }
