@@ -17,7 +17,7 @@
 namespace ringtrain::backends::cpu {
 namespace {
 
-float Clip(float t, float lo, float hi) {
+float AdjustClip(float t, float lo, float hi) {
   const float a = t > lo ? t : lo;
   return a < hi ? a : hi;
 }
@@ -65,7 +65,7 @@ class ImageAdjustKernel final : public CpuKernel {
         }
       }
     }
-    for (size_t i = 0; i < n; ++i) out[i] = Clip(t[i], op_.value_lo, op_.value_hi);
+    for (size_t i = 0; i < n; ++i) out[i] = AdjustClip(t[i], op_.value_lo, op_.value_hi);
     active_ = true;
     batch_ = batch;
     return static_cast<const float*>(out);

@@ -8,10 +8,10 @@
 namespace ringtrain::backends::cpu {
 namespace {
 
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-constexpr double kLn2 = 0.6931471805599453;
-constexpr double kSqrt2 = 1.4142135623730951;
-constexpr double kHalfPi = 1.5707963267948966;
+constexpr uint64_t kNoiseGolden = 0x9E3779B97F4A7C15ULL;
+constexpr double kNoiseLn2 = 0.6931471805599453;
+constexpr double kNoiseSqrt2 = 1.4142135623730951;
+constexpr double kNoiseHalfPi = 1.5707963267948966;
 
 }  // namespace
 
@@ -24,7 +24,7 @@ double NoiseLog(double u) {
   bits = (bits & 0x000FFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL;  // m in [1, 2); u >= 2^-53 is normal
   double m;
   std::memcpy(&m, &bits, sizeof(m));
-  if (m > kSqrt2) {
+  if (m > kNoiseSqrt2) {
     m = m * 0.5;
     e = e + 1;
   }
@@ -41,7 +41,7 @@ double NoiseLog(double u) {
   p = p * s2 + 1.0 / 5.0;
   p = p * s2 + 1.0 / 3.0;
   p = p * s2 + 1.0;
-  return static_cast<double>(e) * kLn2 + 2.0 * s * p;
+  return static_cast<double>(e) * kNoiseLn2 + 2.0 * s * p;
 }
 
 void NoiseSinCos2Pi(double t, double* s, double* c) {
@@ -49,7 +49,7 @@ void NoiseSinCos2Pi(double t, double* s, double* c) {
   // x^23 and cos to x^22 (the next terms are below 2^-53).
   const double t4 = t * 4.0;  // exact
   const int q = static_cast<int>(t4);
-  const double x = (t4 - static_cast<double>(q)) * kHalfPi;
+  const double x = (t4 - static_cast<double>(q)) * kNoiseHalfPi;
   const double x2 = x * x;
   double sp = -1.0 / 25852016738884976640000.0;  // -1/23!
   sp = sp * x2 + 1.0 / 51090942171709440000.0;   // 1/21!
@@ -86,8 +86,8 @@ void NoiseSinCos2Pi(double t, double* s, double* c) {
 
 float GaussianDraw(uint64_t key, uint64_t index) {
   const uint64_t pair = index / 2;
-  const uint64_t z1 = SplitMix64Finalize(key + (2 * pair + 1) * kGolden);
-  const uint64_t z2 = SplitMix64Finalize(key + (2 * pair + 2) * kGolden);
+  const uint64_t z1 = SplitMix64Finalize(key + (2 * pair + 1) * kNoiseGolden);
+  const uint64_t z2 = SplitMix64Finalize(key + (2 * pair + 2) * kNoiseGolden);
   const double u1 = static_cast<double>((z1 >> 11) + 1) * (1.0 / 9007199254740992.0);
   const double u2 = static_cast<double>(z2 >> 11) * (1.0 / 9007199254740992.0);
   const double r = std::sqrt(-2.0 * NoiseLog(u1));

@@ -10,7 +10,7 @@ namespace ringtrain::nn {
 namespace {
 
 // "value_range": [low, high] of finite numbers (sorted, as Keras), default [0, 255].
-Status GetValueRange(const nlohmann::json& j, const std::string& ctx, ops::Op* op) {
+Status GetAdjustValueRange(const nlohmann::json& j, const std::string& ctx, ops::Op* op) {
   auto v = j.find("value_range");
   if (v == j.end()) return Status::Ok();
   const bool ok = v->is_array() && v->size() == 2 && (*v)[0].is_number() && (*v)[1].is_number() &&
@@ -24,14 +24,14 @@ Status GetValueRange(const nlohmann::json& j, const std::string& ctx, ops::Op* o
   return Status::Ok();
 }
 
-StatusOr<ops::Op> Common(const nlohmann::json& j, const std::string& name, const Shape& in, const char* cls,
+StatusOr<ops::Op> AdjustCommon(const nlohmann::json& j, const std::string& name, const Shape& in, const char* cls,
                          ops::OpKind kind, const std::string& ctx) {
   RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "factor", "value_range", "seed"}, ctx));
   RT_RETURN_IF_ERROR(augment::CheckImageInput(in, cls, ctx));
   ops::Op op;
   op.kind = kind;
   RT_ASSIGN_OR_RETURN(op.key, augment::LayerKey(j, name, ctx));
-  RT_RETURN_IF_ERROR(GetValueRange(j, ctx, &op));
+  RT_RETURN_IF_ERROR(GetAdjustValueRange(j, ctx, &op));
   if (!j.contains("factor")) return InvalidArgumentError(ctx + ": missing 'factor' (a number, or [lower, upper])");
   return op;
 }
@@ -40,7 +40,7 @@ StatusOr<ops::Op> Common(const nlohmann::json& j, const std::string& name, const
 
 StatusOr<std::unique_ptr<Layer>> ImageAdjust::CreateBrightness(const nlohmann::json& j, std::string name,
                                                                const Shape& in, const std::string& ctx) {
-  RT_ASSIGN_OR_RETURN(ops::Op op, Common(j, name, in, "RandomBrightness", ops::OpKind::kRandomBrightness, ctx));
+  RT_ASSIGN_OR_RETURN(ops::Op op, AdjustCommon(j, name, in, "RandomBrightness", ops::OpKind::kRandomBrightness, ctx));
   RT_ASSIGN_OR_RETURN(auto range, augment::GetFactor(j, "factor", ctx));
   op.adjust_lo = range.first;
   op.adjust_hi = range.second;
@@ -49,7 +49,7 @@ StatusOr<std::unique_ptr<Layer>> ImageAdjust::CreateBrightness(const nlohmann::j
 
 StatusOr<std::unique_ptr<Layer>> ImageAdjust::CreateContrast(const nlohmann::json& j, std::string name,
                                                              const Shape& in, const std::string& ctx) {
-  RT_ASSIGN_OR_RETURN(ops::Op op, Common(j, name, in, "RandomContrast", ops::OpKind::kRandomContrast, ctx));
+  RT_ASSIGN_OR_RETURN(ops::Op op, AdjustCommon(j, name, in, "RandomContrast", ops::OpKind::kRandomContrast, ctx));
   const nlohmann::json& f = j["factor"];
   double lower = 0, upper = 0;
   const std::string help = "'factor' must be a number in [0, 1] or a list [lower, upper] with lower <= 1 and "

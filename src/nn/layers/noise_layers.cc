@@ -7,15 +7,15 @@
 namespace ringtrain::nn {
 namespace {
 
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+constexpr uint64_t kNoiseSeedGolden = 0x9E3779B97F4A7C15ULL;
 
 // Keras' "seed": an integer or null, mixed so that seed 0 differs from no seed (as Dropout's).
-StatusOr<uint64_t> LayerSeed(const nlohmann::json& j, const std::string& ctx) {
+StatusOr<uint64_t> NoiseLayerSeed(const nlohmann::json& j, const std::string& ctx) {
   auto s = j.find("seed");
   if (s == j.end() || s->is_null()) return uint64_t{0};
   if (!s->is_number_integer()) return InvalidArgumentError(ctx + ": 'seed' must be an integer or null, got " + BriefDump(*s));
   const uint64_t v = s->is_number_unsigned() ? s->get<uint64_t>() : static_cast<uint64_t>(s->get<int64_t>());
-  return SplitMix64Finalize(v + kGolden);
+  return SplitMix64Finalize(v + kNoiseSeedGolden);
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ StatusOr<std::unique_ptr<Layer>> SpatialDropout2D::Create(const nlohmann::json& 
     return InvalidArgumentError(ctx + ": SpatialDropout2D needs a [height, width, channels] input, got " +
                                 ShapeWithBatch(in));
   }
-  RT_ASSIGN_OR_RETURN(uint64_t seed, LayerSeed(j, ctx));
+  RT_ASSIGN_OR_RETURN(uint64_t seed, NoiseLayerSeed(j, ctx));
   return std::unique_ptr<Layer>(new SpatialDropout2D(std::move(name), in, rate, seed));
 }
 
@@ -56,7 +56,7 @@ StatusOr<std::unique_ptr<Layer>> GaussianNoise::Create(const nlohmann::json& j, 
   RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "stddev", "seed"}, ctx));
   if (!j.contains("stddev")) return InvalidArgumentError(ctx + ": missing 'stddev' (the noise's standard deviation, >= 0)");
   RT_ASSIGN_OR_RETURN(double stddev, GetNumber(j, "stddev", 0, 0, false, 1e30, false, ctx));
-  RT_ASSIGN_OR_RETURN(uint64_t seed, LayerSeed(j, ctx));
+  RT_ASSIGN_OR_RETURN(uint64_t seed, NoiseLayerSeed(j, ctx));
   return std::unique_ptr<Layer>(new GaussianNoise(std::move(name), in, stddev, seed));
 }
 

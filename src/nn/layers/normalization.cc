@@ -10,13 +10,13 @@
 namespace ringtrain::nn {
 namespace {
 
-struct Array {
+struct NormValues {
   std::vector<int64_t> shape;
   std::vector<float> values;  // row-major
 };
 
 // A finite number, or a rectangular nested list of them.
-bool ReadArray(const nlohmann::json& v, size_t depth, Array* out) {
+bool ReadNormValues(const nlohmann::json& v, size_t depth, NormValues* out) {
   if (v.is_number()) {
     const double d = v.get<double>();
     if (!std::isfinite(d) || std::abs(d) > std::numeric_limits<float>::max()) return false;
@@ -30,13 +30,13 @@ bool ReadArray(const nlohmann::json& v, size_t depth, Array* out) {
     return false;
   }
   for (const auto& e : v) {
-    if (!ReadArray(e, depth + 1, out)) return false;
+    if (!ReadNormValues(e, depth + 1, out)) return false;
   }
   return true;
 }
 
 // `a` broadcast to `kept` (its dims aligned to the right; each 1 or equal), row-major.
-bool Broadcast(const Array& a, const std::vector<int64_t>& kept, std::vector<float>* out) {
+bool BroadcastToKept(const NormValues& a, const std::vector<int64_t>& kept, std::vector<float>* out) {
   if (a.shape.size() > kept.size()) return false;
   const size_t lead = kept.size() - a.shape.size();
   for (size_t d = 0; d < a.shape.size(); ++d) {
@@ -62,7 +62,7 @@ bool Broadcast(const Array& a, const std::vector<int64_t>& kept, std::vector<flo
   return true;
 }
 
-std::string KeptText(const std::vector<int64_t>& kept) {
+std::string KeptShapeText(const std::vector<int64_t>& kept) {
   std::string s = "[";
   for (size_t d = 0; d < kept.size(); ++d) s += (d ? ", " : "") + std::to_string(kept[d]);
   return s + "]";
@@ -132,14 +132,14 @@ StatusOr<std::unique_ptr<Layer>> Normalization::Create(const nlohmann::json& j, 
                                 "\"mean\" and \"variance\" hold them, from initial_weights)");
   }
   if (has_mean) {
-    Array mean, variance;
+    NormValues mean, variance;
     const std::string shape_help = "(a number, or a list whose shape, aligned to the kept axes from the right, "
                                    "broadcasts to theirs: " +
-                                   KeptText(l->kept_shape_) + ")";
-    if (!ReadArray(j["mean"], 0, &mean)) {
+                                   KeptShapeText(l->kept_shape_) + ")";
+    if (!ReadNormValues(j["mean"], 0, &mean)) {
       return InvalidArgumentError(ctx + ": 'mean' must be finite numbers " + shape_help + ", got " + BriefDump(j["mean"]));
     }
-    if (!ReadArray(j["variance"], 0, &variance)) {
+    if (!ReadNormValues(j["variance"], 0, &variance)) {
       return InvalidArgumentError(ctx + ": 'variance' must be finite numbers " + shape_help + ", got " +
                                   BriefDump(j["variance"]));
     }
@@ -147,7 +147,7 @@ StatusOr<std::unique_ptr<Layer>> Normalization::Create(const nlohmann::json& j, 
       return InvalidArgumentError(ctx + ": 'mean' and 'variance' must have the same shape, got " + BriefDump(j["mean"]) +
                                   " and " + BriefDump(j["variance"]));
     }
-    if (!Broadcast(mean, l->kept_shape_, &l->mean_) || !Broadcast(variance, l->kept_shape_, &l->variance_)) {
+    if (!BroadcastToKept(mean, l->kept_shape_, &l->mean_) || !BroadcastToKept(variance, l->kept_shape_, &l->variance_)) {
       return InvalidArgumentError(ctx + ": 'mean' " + BriefDump(j["mean"]) + " does not fit the kept axes " +
                                   shape_help);
     }
