@@ -32,6 +32,10 @@
 #include "nn/layers/conv2d_transpose.h"
 #include "nn/layers/permute.h"
 #include "nn/layers/image_resizing.h"
+#include "nn/layers/normalization.h"
+#include "nn/layers/noise_layers.h"
+#include "nn/layers/image_adjust_layers.h"
+#include "nn/layers/random_zoom.h"
 
 namespace ringtrain::nn::internal {
 
@@ -83,6 +87,16 @@ const LayerType kLayerTypes[] = {
     {"permute", "Permute", &Permute::Create},
     {"resizing", "Resizing", &ImageResizing::CreateResizing},
     {"center_crop", "CenterCrop", &ImageResizing::CreateCenterCrop},
+    {"subtract", "Subtract", nullptr, &MergeLayer::CreateSubtract},
+    {"average", "Average", nullptr, &MergeLayer::CreateAverage},
+    {"maximum", "Maximum", nullptr, &MergeLayer::CreateMaximum},
+    {"minimum", "Minimum", nullptr, &MergeLayer::CreateMinimum},
+    {"normalization", "Normalization", &Normalization::Create},
+    {"spatial_dropout2d", "SpatialDropout2D", &SpatialDropout2D::Create},
+    {"gaussian_noise", "GaussianNoise", &GaussianNoise::Create},
+    {"random_brightness", "RandomBrightness", &ImageAdjust::CreateBrightness},
+    {"random_contrast", "RandomContrast", &ImageAdjust::CreateContrast},
+    {"random_zoom", "RandomZoom", &RandomZoom::Create},
 };
 
 std::string Lower(std::string t) {

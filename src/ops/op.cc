@@ -32,6 +32,16 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kPermute: return "Permute";
     case OpKind::kResizing: return "Resizing";
     case OpKind::kCenterCrop: return "CenterCrop";
+    case OpKind::kSubtract: return "Subtract";
+    case OpKind::kAverage: return "Average";
+    case OpKind::kMaximum: return "Maximum";
+    case OpKind::kMinimum: return "Minimum";
+    case OpKind::kNormalization: return "Normalization";
+    case OpKind::kSpatialDropout2D: return "SpatialDropout2D";
+    case OpKind::kGaussianNoise: return "GaussianNoise";
+    case OpKind::kRandomBrightness: return "RandomBrightness";
+    case OpKind::kRandomContrast: return "RandomContrast";
+    case OpKind::kRandomZoom: return "RandomZoom";
   }
   return "?";
 }
@@ -50,6 +60,16 @@ const std::vector<OpKind>& AllOpKinds() {
       OpKind::kPermute,
       OpKind::kResizing,
       OpKind::kCenterCrop,
+      OpKind::kSubtract,
+      OpKind::kAverage,
+      OpKind::kMaximum,
+      OpKind::kMinimum,
+      OpKind::kNormalization,
+      OpKind::kSpatialDropout2D,
+      OpKind::kGaussianNoise,
+      OpKind::kRandomBrightness,
+      OpKind::kRandomContrast,
+      OpKind::kRandomZoom,
   };
   return kinds;
 }
@@ -103,6 +123,10 @@ std::string Describe(const Op& op) {
       [[fallthrough]];
     case OpKind::kAdd:
     case OpKind::kMultiply:
+    case OpKind::kSubtract:
+    case OpKind::kAverage:
+    case OpKind::kMaximum:
+    case OpKind::kMinimum:
       add(std::to_string(op.num_inputs) + " inputs");
       break;
     default:

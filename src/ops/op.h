@@ -47,6 +47,16 @@ enum class OpKind {
   kPermute,           // the per-example axes reordered: output axis i is input axis permutation[i]
   kResizing,          // the box (window.pad_top, pad_left, crop_height x crop_width) resized to the output
   kCenterCrop,        // as kResizing: a centred crop, or (input smaller) the aspect crop resized bilinearly
+  kSubtract,          // y = x0 - x1 (two inputs of one shape)
+  kAverage,           // y = (x0 + x1 + ...) / num_inputs, summed left to right
+  kMaximum,           // element-wise over any number of inputs; the gradient goes to the first input holding
+  kMinimum,           //   the extreme (TensorFlow's x >= y / x <= y rule, applied left to right)
+  kNormalization,     // Keras' Normalization: (x - mean) / max(sqrt(variance), 1e-7), or its inverse
+  kSpatialDropout2D,  // Dropout of whole channels per example (Dropout's draws, one per example and channel)
+  kGaussianNoise,     // training: y = x + stddev * N(0, 1), normal draws from the counter-based stream
+  kRandomBrightness,  // training: y = clip(x + U(factor) * (hi - lo), lo, hi), one draw per example
+  kRandomContrast,    // training: y = clip((x - mean) * U(factor) + mean, lo, hi), mean per example and channel
+  kRandomZoom,        // training: the projective sampling of RandomTranslation through Keras' zoom matrix
 };
 
 struct Op {
@@ -103,6 +113,23 @@ struct Op {
   std::string detail;
   // Permute: output axis i (0-based, per example) is input axis permutation[i].
   std::vector<int> permutation;
+  // Normalization: element j of an example reads mean and variance element
+  // norm_index[j], or j % norm_size when norm_index is empty (the kept axes are the
+  // trailing ones, or none); the values from the op (mean_values, variance_values, each
+  // norm_size long) or, when those are empty, from the layer's weights "mean" and
+  // "variance" (params 0 and 1). invert: y = mean + x * max(sqrt(variance), epsilon).
+  bool invert = false;
+  int64_t norm_size = 1;
+  std::vector<int32_t> norm_index;
+  std::vector<float> mean_values, variance_values;
+  float stddev = 0.0f;  // GaussianNoise
+  // RandomBrightness: the range of U (Keras' factor, lower and upper); RandomContrast: the
+  // range of the contrast factor, [1 - lower, 1 + upper]. Both clip to [value_lo, value_hi].
+  double adjust_lo = 0, adjust_hi = 0;
+  float value_lo = 0.0f, value_hi = 255.0f;
+  // RandomZoom: the zoom ranges are 1 + height_factor_lo/hi and 1 + width_factor_lo/hi;
+  // without Keras' width_factor the width's zoom is the height's (zoom_same_aspect).
+  bool zoom_same_aspect = false;
 };
 
 // "Conv2D", "BatchNorm": the op's name in messages and docs/reference/devices.md.

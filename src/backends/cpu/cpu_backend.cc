@@ -44,6 +44,16 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kPermute: return cpu::NewPermuteKernel(node);
     case ops::OpKind::kResizing: return cpu::NewResampleKernel(node);
     case ops::OpKind::kCenterCrop: return cpu::NewResampleKernel(node);
+    case ops::OpKind::kSubtract: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kAverage: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kMaximum: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kMinimum: return cpu::NewMergeKernel(node);
+    case ops::OpKind::kNormalization: return cpu::NewNormalizationKernel(node);
+    case ops::OpKind::kSpatialDropout2D: return cpu::NewSpatialDropout2DKernel(node);
+    case ops::OpKind::kGaussianNoise: return cpu::NewGaussianNoiseKernel(node);
+    case ops::OpKind::kRandomBrightness: return cpu::NewImageAdjustKernel(node);
+    case ops::OpKind::kRandomContrast: return cpu::NewImageAdjustKernel(node);
+    case ops::OpKind::kRandomZoom: return cpu::NewRandomZoomKernel(node);
   }
   return nullptr;
 }
@@ -110,6 +120,8 @@ uint64_t CpuScratchFloatsPerExample(const ops::Node& node, bool training) {
     case ops::OpKind::kSeparableConv2D: return cpu::SeparableConv2DScratchFloatsPerExample(node, training);
     case ops::OpKind::kDropout: return cpu::DropoutScratchFloatsPerExample(node, training);
     case ops::OpKind::kConv2DTranspose: return cpu::ConvTransposeScratchFloatsPerExample(node, training);
+    case ops::OpKind::kRandomBrightness:  // the values before the clip
+    case ops::OpKind::kRandomContrast: return training ? static_cast<uint64_t>(cpu::InputSize(node)) : 0;
     default: return 0;
   }
 }

@@ -7,10 +7,14 @@
 //   batch_norm_kernel.cc   BatchNorm (training, inference, synchronized)
 //   layer_norm_kernel.cc   LayerNorm
 //   activation_kernel.cc   Activation (Activation, ReLU, LeakyReLU, Softmax layers)
-//   merge_kernels.cc       Add, Multiply, Concatenate
+//   merge_kernels.cc       Add, Multiply, Concatenate, Subtract, Average, Maximum, Minimum
 //   shape_kernels.cc       ZeroPadding2D, Rescaling, views (Reshape, Flatten)
 //   dropout_kernel.cc      Dropout
 //   augment_kernels.cc     RandomFlip, RandomCrop, RandomTranslation, RandomRotation
+//   normalization_kernel.cc  Normalization
+//   noise_kernels.cc       SpatialDropout2D, GaussianNoise (draws: noise_draws.h)
+//   image_adjust_kernels.cc  RandomBrightness, RandomContrast
+//   random_zoom_kernel.cc  RandomZoom (image_transform.h's sampler)
 // with the helpers image_transform.h (TF's projective sampling, for the last two) and
 // augment_draws.h (the counter-based random draws of Dropout and the augmentation ops).
 // A kernel reads its weights at args.params + node.params[k].offset and writes their
@@ -116,6 +120,11 @@ std::unique_ptr<CpuKernel> NewRandomAffineKernel(const ops::Node& node);  // kRa
 std::unique_ptr<CpuKernel> NewResampleKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewPermuteKernel(const ops::Node& node);   // permute_kernel.cc
 std::unique_ptr<CpuKernel> NewConvTransposeKernel(const ops::Node& node);  // conv_transpose_kernel.cc: kConv2DTranspose
+std::unique_ptr<CpuKernel> NewNormalizationKernel(const ops::Node& node);
+std::unique_ptr<CpuKernel> NewSpatialDropout2DKernel(const ops::Node& node);
+std::unique_ptr<CpuKernel> NewGaussianNoiseKernel(const ops::Node& node);
+std::unique_ptr<CpuKernel> NewImageAdjustKernel(const ops::Node& node);  // kRandomBrightness, kRandomContrast
+std::unique_ptr<CpuKernel> NewRandomZoomKernel(const ops::Node& node);
 
 // The floats per example a family's kernel keeps besides its output and input gradients
 // (backends::CpuScratchFloatsPerExample); the families not listed keep none.

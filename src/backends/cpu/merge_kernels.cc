@@ -2,11 +2,18 @@
 //   Add          y = x0 + x1 + ...  (same shapes)
 //   Multiply     y = x0 * x1 * ...  (same shapes)
 //   Concatenate  along op.axis (a per-example axis); the inputs' shapes agree except along it
+//   Subtract     y = x0 - x1
+//   Average      y = (x0 + x1 + ...) / n, summed left to right, then divided by n
+//   Maximum      y = max(x0, x1, ...), Minimum y = min(...): a later input wins only when
+//                strictly beyond the running extreme, so the gradient goes to the first
+//                input holding it (TensorFlow's maximum(a, b) gradient, to a where a >= b,
+//                applied left to right); a NaN at input 0 stays, a later NaN never wins
 // Backward writes an input gradient per input that needs one (Add hands its output
 // gradient itself to every input: the same pointer, no copy). Add fuses a following relu
 // (AbsorbRelu) and computes a deferred producer's output in its own pass
 // (TakeDeferredInput, CpuKernel::AddOutputTo).
 #include <algorithm>
+#include <cstdint>
 
 #include "backends/cpu/cpu_kernel.h"
 #include "kernels/elementwise.h"
@@ -62,7 +69,22 @@ class MergeKernel final : public CpuKernel {
   const CpuKernel* producer_ = nullptr;
   std::vector<float> out_;
   std::vector<std::vector<float>> din_;
+  std::vector<int32_t> winner_;  // Maximum, Minimum: per element, the input holding the extreme
 };
+
+// Maximum and Minimum: element i's winning input, the first holding the extreme.
+inline int32_t ExtremeWinner(const std::vector<const float*>& x, size_t i, bool max) {
+  float best = x[0][i];
+  int32_t at = 0;
+  for (size_t k = 1; k < x.size(); ++k) {
+    const float v = x[k][i];
+    if (max ? v > best : v < best) {
+      best = v;
+      at = static_cast<int32_t>(k);
+    }
+  }
+  return at;
+}
 
 StatusOr<const float*> MergeKernel::Forward(const KernelArgs&, const std::vector<const float*>& in, int batch,
                                             bool training) {
@@ -94,6 +116,31 @@ StatusOr<const float*> MergeKernel::Forward(const KernelArgs&, const std::vector
         for (size_t k = 0; k < in.size(); ++k) {
           const float* x = in[k] + r * chunks_[k];
           y = std::copy(x, x + chunks_[k], y);
+        }
+      }
+      break;
+    }
+    case ops::OpKind::kSubtract: {
+      const float* a = in[0];
+      const float* b = in[1];
+      for (size_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+      break;
+    }
+    case ops::OpKind::kAverage: {
+      kernels::AddArrays(in[0], in[1], n, /*relu=*/false, out);
+      for (size_t k = 2; k < in.size(); ++k) kernels::AddArrays(out, in[k], n, /*relu=*/false, out);
+      const float count = static_cast<float>(in.size());
+      for (size_t i = 0; i < n; ++i) out[i] /= count;
+      break;
+    }
+    case ops::OpKind::kMaximum:
+    case ops::OpKind::kMinimum: {
+      const bool max = kind_ == ops::OpKind::kMaximum;
+      std::copy(in[0], in[0] + n, out);
+      for (size_t k = 1; k < in.size(); ++k) {
+        const float* x = in[k];
+        for (size_t i = 0; i < n; ++i) {
+          if (max ? x[i] > out[i] : x[i] < out[i]) out[i] = x[i];
         }
       }
       break;
@@ -139,6 +186,37 @@ Status MergeKernel::Backward(const KernelArgs&, const float* dout, const std::ve
       g = masked;
     }
     for (size_t k = 0; k < inputs; ++k) (*din)[k] = need_din[k] ? g : nullptr;
+    return Status::Ok();
+  }
+  if (kind_ == ops::OpKind::kSubtract) {
+    // d(x0 - x1)/dx0 = 1, /dx1 = -1.
+    if (need_din[0]) (*din)[0] = dout;
+    if (need_din[1]) {
+      float* g = EnsureSize(din_[1], n);
+      for (size_t i = 0; i < n; ++i) g[i] = -dout[i];
+      (*din)[1] = g;
+    }
+    return Status::Ok();
+  }
+  if (kind_ == ops::OpKind::kAverage) {
+    // d(sum / count)/dxk = 1 / count: dout / count, computed once, shared by the inputs.
+    float* g = EnsureSize(din_[0], n);
+    const float count = static_cast<float>(inputs);
+    for (size_t i = 0; i < n; ++i) g[i] = dout[i] / count;
+    for (size_t k = 0; k < inputs; ++k) (*din)[k] = need_din[k] ? g : nullptr;
+    return Status::Ok();
+  }
+  if (kind_ == ops::OpKind::kMaximum || kind_ == ops::OpKind::kMinimum) {
+    const bool max = kind_ == ops::OpKind::kMaximum;
+    int32_t* winner = EnsureSize(winner_, n);
+    for (size_t i = 0; i < n; ++i) winner[i] = ExtremeWinner(x_, i, max);
+    for (size_t k = 0; k < inputs; ++k) {
+      if (!need_din[k]) continue;
+      float* g = EnsureSize(din_[k], n);
+      const int32_t kk = static_cast<int32_t>(k);
+      for (size_t i = 0; i < n; ++i) g[i] = winner[i] == kk ? dout[i] : 0.0f;
+      (*din)[k] = g;
+    }
     return Status::Ok();
   }
   for (size_t k = 0; k < inputs; ++k) {

@@ -2,6 +2,11 @@
 
 #include "backends/cuda/activation_kernel.h"
 #include "backends/cuda/conv_family.h"
+#include "backends/cuda/merge_kernels.h"
+#include "backends/cuda/normalization_kernel.h"
+#include "backends/cuda/noise_kernel.h"
+#include "backends/cuda/image_adjust_kernel.h"
+#include "backends/cuda/zoom_kernel.h"
 #include "backends/cuda/norm_kernels.h"
 #include "backends/cuda/random_kernels.h"
 #include "backends/cuda/shape_kernels.h"
@@ -95,6 +100,21 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
       return NewConvTransposeKernel(node, gpu);
     case ops::OpKind::kPermute:
       return NewPermuteKernel(node, gpu);
+    case ops::OpKind::kSubtract:
+    case ops::OpKind::kAverage:
+    case ops::OpKind::kMaximum:
+    case ops::OpKind::kMinimum:
+      return NewElementwiseMergeKernel(node, gpu);
+    case ops::OpKind::kNormalization:
+      return NewNormalizationKernel(node, gpu);
+    case ops::OpKind::kSpatialDropout2D:
+    case ops::OpKind::kGaussianNoise:
+      return NewNoiseKernel(node, gpu);
+    case ops::OpKind::kRandomBrightness:
+    case ops::OpKind::kRandomContrast:
+      return NewImageAdjustKernel(node, gpu);
+    case ops::OpKind::kRandomZoom:
+      return NewRandomZoomKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }

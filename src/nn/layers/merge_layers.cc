@@ -42,6 +42,39 @@ StatusOr<std::unique_ptr<Layer>> MergeLayer::CreateMultiply(const nlohmann::json
   return std::unique_ptr<Layer>(new MergeLayer(Op::kMultiply, std::move(name), in, in[0], 0));
 }
 
+StatusOr<std::unique_ptr<Layer>> MergeLayer::CreateElementwise(Op op, const char* cls, const nlohmann::json& j,
+                                                               std::string name, const std::vector<Shape>& in,
+                                                               const std::string& ctx) {
+  RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name"}, ctx));
+  if (op == Op::kSubtract && in.size() != 2) {
+    return InvalidArgumentError(ctx + ": Subtract takes exactly two inputs (x0 - x1); list two in 'inputs' (it has " +
+                                std::to_string(in.size()) + ")");
+  }
+  RT_RETURN_IF_ERROR(NeedTwo(in, cls, ctx));
+  RT_RETURN_IF_ERROR(SameShapes(in, cls, ctx));
+  return std::unique_ptr<Layer>(new MergeLayer(op, std::move(name), in, in[0], 0));
+}
+
+StatusOr<std::unique_ptr<Layer>> MergeLayer::CreateSubtract(const nlohmann::json& j, std::string name,
+                                                            const std::vector<Shape>& in, const std::string& ctx) {
+  return CreateElementwise(Op::kSubtract, "Subtract", j, std::move(name), in, ctx);
+}
+
+StatusOr<std::unique_ptr<Layer>> MergeLayer::CreateAverage(const nlohmann::json& j, std::string name,
+                                                           const std::vector<Shape>& in, const std::string& ctx) {
+  return CreateElementwise(Op::kAverage, "Average", j, std::move(name), in, ctx);
+}
+
+StatusOr<std::unique_ptr<Layer>> MergeLayer::CreateMaximum(const nlohmann::json& j, std::string name,
+                                                           const std::vector<Shape>& in, const std::string& ctx) {
+  return CreateElementwise(Op::kMaximum, "Maximum", j, std::move(name), in, ctx);
+}
+
+StatusOr<std::unique_ptr<Layer>> MergeLayer::CreateMinimum(const nlohmann::json& j, std::string name,
+                                                           const std::vector<Shape>& in, const std::string& ctx) {
+  return CreateElementwise(Op::kMinimum, "Minimum", j, std::move(name), in, ctx);
+}
+
 StatusOr<std::unique_ptr<Layer>> MergeLayer::CreateConcatenate(const nlohmann::json& j, std::string name,
                                                                const std::vector<Shape>& in, const std::string& ctx) {
   RT_RETURN_IF_ERROR(CheckKnownFields(j, {"type", "name", "axis"}, ctx));
@@ -82,6 +115,10 @@ const char* MergeLayer::type() const {
     case Op::kAdd: return "add";
     case Op::kMultiply: return "multiply";
     case Op::kConcatenate: return "concatenate";
+    case Op::kSubtract: return "subtract";
+    case Op::kAverage: return "average";
+    case Op::kMaximum: return "maximum";
+    case Op::kMinimum: return "minimum";
   }
   return "?";
 }
@@ -91,13 +128,25 @@ const char* MergeLayer::class_name() const {
     case Op::kAdd: return "Add";
     case Op::kMultiply: return "Multiply";
     case Op::kConcatenate: return "Concatenate";
+    case Op::kSubtract: return "Subtract";
+    case Op::kAverage: return "Average";
+    case Op::kMaximum: return "Maximum";
+    case Op::kMinimum: return "Minimum";
   }
   return "?";
 }
 
 ops::Op MergeLayer::op() const {
   ops::Op op;
-  op.kind = op_ == Op::kAdd ? ops::OpKind::kAdd : op_ == Op::kMultiply ? ops::OpKind::kMultiply : ops::OpKind::kConcatenate;
+  switch (op_) {
+    case Op::kAdd: op.kind = ops::OpKind::kAdd; break;
+    case Op::kMultiply: op.kind = ops::OpKind::kMultiply; break;
+    case Op::kConcatenate: op.kind = ops::OpKind::kConcatenate; break;
+    case Op::kSubtract: op.kind = ops::OpKind::kSubtract; break;
+    case Op::kAverage: op.kind = ops::OpKind::kAverage; break;
+    case Op::kMaximum: op.kind = ops::OpKind::kMaximum; break;
+    case Op::kMinimum: op.kind = ops::OpKind::kMinimum; break;
+  }
   op.num_inputs = num_inputs();
   op.axis = axis_;
   return op;
