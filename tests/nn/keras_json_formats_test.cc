@@ -194,9 +194,30 @@ TEST(KerasJsonFormatsTest, TfOpLambdaMultiplyAndMathAddMap) {
   EXPECT_HAS(Refusal(m), "layer 'tf.__operators__.add' (TFOpLambda) reads 'nope', which is not a layer of model 'ops'");
 }
 
+// The merge ops with a layer of their own: tf.keras 2's TFOpLambda and Keras 3's ops.
+TEST(KerasJsonFormatsTest, SubtractMaximumMinimumOpsMapToTheirLayers) {
+  const std::pair<const char*, const char*> tf_ops[] = {
+      {"math.subtract", "Subtract"}, {"__operators__.sub", "Subtract"}, {"math.maximum", "Maximum"},
+      {"math.minimum", "Minimum"}};
+  for (const auto& [function, type] : tf_ops) {
+    json m = Fixture("tfkeras2_tfop.json");
+    Layers(m)[4]["config"]["function"] = function;
+    json c = Translate(m);
+    EXPECT_EQ(c["layers"][3]["type"], type) << function;
+    ExpectBuilds(c);
+  }
+  for (const char* type : {"Subtract", "Maximum", "Minimum"}) {
+    json m = Fixture("keras3_ops.json");
+    Layers(m)[3]["class_name"] = type;
+    json c = Translate(m);
+    EXPECT_EQ(c["layers"][2]["type"], type);
+    ExpectBuilds(c);
+  }
+}
+
 TEST(KerasJsonFormatsTest, TfOpLambdaRefusals) {
   // Ops without a layer yet, and others, named.
-  for (const char* op : {"math.subtract", "math.truediv", "math.reduce_mean", "math.reduce_sum"}) {
+  for (const char* op : {"math.truediv", "math.reduce_mean", "math.reduce_sum"}) {
     json m = Fixture("tfkeras2_tfop.json");
     Layers(m)[4]["config"]["function"] = op;
     EXPECT_HAS(Refusal(m), std::string("(TFOpLambda): tf.") + op + " is not mapped to a ringtrain layer yet");
@@ -252,12 +273,12 @@ TEST(KerasJsonFormatsTest, Keras3OpsMapToLayers) {
 }
 
 TEST(KerasJsonFormatsTest, Keras3OpRefusals) {
-  json subtract = Fixture("keras3_ops.json");
-  Layers(subtract)[3]["class_name"] = "Subtract";
-  EXPECT_HAS(Refusal(subtract), "layer 'add' (Subtract): keras.ops.subtract is not mapped to a ringtrain layer yet");
+  json divide = Fixture("keras3_ops.json");
+  Layers(divide)[3]["class_name"] = "Divide";
+  EXPECT_HAS(Refusal(divide), "layer 'add' (Divide): keras.ops.divide is not mapped to a ringtrain layer yet");
   json other = Fixture("keras3_ops.json");
-  Layers(other)[3]["class_name"] = "Maximum";
-  EXPECT_HAS(Refusal(other), "layer 'add' (Maximum): keras.ops.maximum has no ringtrain layer");
+  Layers(other)[3]["class_name"] = "Log";
+  EXPECT_HAS(Refusal(other), "layer 'add' (Log): keras.ops.log has no ringtrain layer");
   // x * 2.0
   json constant = Fixture("keras3_ops.json");
   Layers(constant)[3]["class_name"] = "Multiply";

@@ -93,15 +93,17 @@ class OpCall {
   StatusOr<OpLayer> Translate() {
     if (function_ == "math.add" || function_ == "__operators__.add") return Binary("Add");
     if (function_ == "math.multiply") return Binary("Multiply");
+    if (function_ == "math.subtract" || function_ == "__operators__.sub") return Binary("Subtract");
+    if (function_ == "math.maximum") return Binary("Maximum");
+    if (function_ == "math.minimum") return Binary("Minimum");
     if (function_ == "concat") return Concat();
     if (function_ == "reshape") return Reshape();
-    if (function_ == "math.subtract" || function_ == "math.truediv" || function_ == "math.reduce_mean" ||
-        function_ == "math.reduce_sum") {
-      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, multiply, concat and reshape are): write "
-                      "it with Keras layers and save the model again");
+    if (function_ == "math.truediv" || function_ == "math.reduce_mean" || function_ == "math.reduce_sum") {
+      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, subtract, multiply, maximum, minimum, "
+                      "concat and reshape are): write it with Keras layers and save the model again");
     }
-    return e_.Error(op_ + " has no ringtrain layer (TensorFlow ops map only for add, multiply, concat and reshape): "
-                    "write it with Keras layers and save the model again");
+    return e_.Error(op_ + " has no ringtrain layer (TensorFlow ops map only for add, subtract, multiply, maximum, "
+                    "minimum, concat and reshape): write it with Keras layers and save the model again");
   }
 
  private:
@@ -225,16 +227,18 @@ class Keras3Call {
 
   StatusOr<OpLayer> Translate() {
     RT_RETURN_IF_ERROR(Read());
-    if (e_.cls == "Add" || e_.cls == "Multiply") return Binary();
+    if (e_.cls == "Add" || e_.cls == "Multiply" || e_.cls == "Subtract" || e_.cls == "Maximum" ||
+        e_.cls == "Minimum") {
+      return Binary();
+    }
     if (e_.cls == "Concatenate") return Concat();
     if (e_.cls == "Reshape") return Reshape();
-    if (e_.cls == "Subtract" || e_.cls == "TrueDivide" || e_.cls == "Divide" || e_.cls == "Mean" ||
-        e_.cls == "Sum") {
-      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, multiply, concatenate and reshape are): "
-                      "write it with Keras layers and save the model again");
+    if (e_.cls == "TrueDivide" || e_.cls == "Divide" || e_.cls == "Mean" || e_.cls == "Sum") {
+      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, subtract, multiply, maximum, minimum, "
+                      "concatenate and reshape are): write it with Keras layers and save the model again");
     }
-    return e_.Error(op_ + " has no ringtrain layer (Keras ops map only for add, multiply, concatenate and reshape): "
-                    "write it with Keras layers and save the model again");
+    return e_.Error(op_ + " has no ringtrain layer (Keras ops map only for add, subtract, multiply, maximum, minimum, "
+                    "concatenate and reshape): write it with Keras layers and save the model again");
   }
 
  private:
