@@ -324,8 +324,9 @@ TEST(Keras3LayoutTest, VariableOrderIsTheModelsParamInfoOrder) {
     nlohmann::json layer = args;
     layer["type"] = cls;
     layer["name"] = "x";
-    const nlohmann::json input = cls == "Dense" ? nlohmann::json{6} : nlohmann::json{5, 5, 2};
-    nlohmann::json layers = {layer};
+    const nlohmann::json input = cls == "Dense" ? nlohmann::json::array({6}) : nlohmann::json::array({5, 5, 2});
+    // json::array: a braced list of one json is a copy of it under clang, an array under gcc.
+    nlohmann::json layers = nlohmann::json::array({layer});
     if (cls != "Dense") {  // a model ends in one value per class
       layers.push_back({{"type", "Flatten"}, {"name", "f"}});
       layers.push_back({{"type", "Dense"}, {"name", "out"}, {"units", 2}});
