@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "keras_json_test_util.h"
 #include "testing/source_dir.h"
 
 namespace ringtrain::nn {
@@ -21,29 +22,9 @@ namespace {
 
 using nlohmann::json;
 
-json Fixture(const std::string& name) {
-  const std::string text = ringtrain::testing::ReadSourceFile("tests/nn/keras_json/" + name);
-  EXPECT_FALSE(text.empty()) << name;
-  return json::parse(text);
-}
-
-json Translate(const json& keras) {
-  auto compact = KerasJsonToCompact(keras);
-  EXPECT_TRUE(compact.ok()) << compact.status().ToString();
-  return compact.ok() ? *compact : json();
-}
-
-// The translation's error message; fails the test when it succeeded.
-std::string Refusal(const json& keras) {
-  auto compact = KerasJsonToCompact(keras);
-  EXPECT_FALSE(compact.ok()) << compact->dump();
-  if (compact.ok()) return "";
-  EXPECT_EQ(compact.status().code(), Code::kInvalidArgument);
-  const std::string m = compact.status().message();
-  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-  EXPECT_EQ(m.rfind("model.keras_json: ", 0), 0u) << m;
-  return m;
-}
+using keras_json_testing::Fixture;
+using keras_json_testing::Refusal;
+using keras_json_testing::Translate;
 
 struct Expected {
   std::string type, name;
