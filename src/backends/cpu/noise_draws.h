@@ -7,10 +7,10 @@
 // SplitMix64's outputs (2p + 1) and (2p + 2) from the key:
 //   u1 = (z1 >> 11 + 1) * 2^-53 in (0, 1],  u2 = (z2 >> 11) * 2^-53 in [0, 1)
 //   r = sqrt(-2 ln u1),  element 2p: r cos(2 pi u2),  element 2p + 1: r sin(2 pi u2)
-// computed in double and rounded to float once. ln, cos and sin are this file's own
-// polynomials in IEEE double additions, multiplications and divisions, rounded one at a
-// time (no libm: the GPU's differs), so backends/cuda/noise_math.h, which repeats them,
-// gives the same bits on the device (tests/gpu/noise_math_test.cc checks it).
+// computed in double and rounded to float once. ln, cos and sin are polynomials in IEEE
+// double additions, multiplications and divisions, rounded one at a time (no libm: the
+// GPU's differs). They are written once, in backends/cuda/noise_math.h, which the CPU and
+// the GPU kernels both compile (without FMA contraction), so both give the same bits.
 //
 // Threading: pure functions.
 #pragma once

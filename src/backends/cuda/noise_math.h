@@ -1,8 +1,9 @@
-// GaussianNoise's standard normal draws and SpatialDropout2D's channel mask for the GPU's
-// kernels (backends/cuda/noise_kernels.cu), repeating the CPU's functions statement for
-// statement (backends/cpu/noise_draws.cc GaussianDraw; backends/cpu/noise_kernels.cc's
-// mask index over augment_draws' DropoutKeep, here random_math.h's rm::DropoutKeep).
-// tests/gpu/noise_math_test.cc checks them against the CPU kernels bit for bit on the host.
+// GaussianNoise's standard normal draws and SpatialDropout2D's channel mask, for the GPU's
+// kernels (backends/cuda/noise_kernels.cu) and, for the draws, the CPU's too
+// (backends/cpu/noise_draws.cc calls Log, SinCos2Pi and GaussianDraw: one copy of the
+// arithmetic). The mask index repeats backends/cpu/noise_kernels.cc's over augment_draws'
+// DropoutKeep (here random_math.h's rm::DropoutKeep); tests/gpu/noise_math_test.cc checks
+// the kernels' use of them on the host.
 //
 // Box-Muller in double from two SplitMix64 draws per pair of elements, with ln, sin and
 // cos as polynomials in IEEE double operations rounded one at a time (no libm: the
@@ -21,7 +22,8 @@
 
 namespace ringtrain::gpu::noise {
 
-// cpu::NoiseLog: ln(u) for u in (0, 1].
+// ln(u) for u in (0, 1]: u = m * 2^e with m in [sqrt(1/2), sqrt(2)]; ln m = 2 atanh(s),
+// s = (m - 1) / (m + 1), |s| < 0.172, the series to s^21 (the next term is below 2^-53).
 RT_HD inline double Log(double u) {
   uint64_t bits;
   memcpy(&bits, &u, sizeof(bits));
@@ -49,7 +51,8 @@ RT_HD inline double Log(double u) {
   return static_cast<double>(e) * 0.6931471805599453 + 2.0 * s * p;
 }
 
-// cpu::NoiseSinCos2Pi: sin and cos of 2 pi t for t in [0, 1).
+// sin and cos of 2 pi t for t in [0, 1): quadrant q of the turn and x = (4t - q) * pi/2 in
+// [0, pi/2); Taylor series of sin to x^23 and cos to x^22 (the next terms are below 2^-53).
 RT_HD inline void SinCos2Pi(double t, double* s, double* c) {
   const double t4 = t * 4.0;
   const int q = static_cast<int>(t4);
@@ -95,7 +98,7 @@ RT_HD inline void SinCos2Pi(double t, double* s, double* c) {
   }
 }
 
-// cpu::GaussianDraw: the standard normal of element `index` of the stream `key`.
+// The standard normal of element `index` of the stream `key` (backends/cpu/noise_draws.h).
 RT_HD inline float GaussianDraw(uint64_t key, uint64_t index) {
   const uint64_t pair = index / 2;
   const uint64_t z1 = rm::SplitMix64Finalize(key + (2 * pair + 1) * rm::kGolden);
