@@ -8,11 +8,11 @@
 //   - the augmentation ops' per-example streams (backends/cpu/augment_draws.cc);
 //   - RandomFlip's draws and RandomCrop's offsets (backends/cpu/augment_draws.cc), its
 //     centred window and TF's bilinear resize (backends/cpu/augment_kernels.cc);
-//   - RandomTranslation's and RandomRotation's transforms (backends/cpu/augment_draws.cc)
-//     and TF's projective sampling with its fill modes (backends/cpu/image_transform.cc).
-// The CPU's own functions are plain host code (some in anonymous namespaces), so they
-// are copied here; tests/gpu/random_math_test.cc checks every one against the CPU
-// kernels bit for bit on the host.
+//   - RandomTranslation's and RandomRotation's transforms (backends/cpu/augment_draws.cc).
+// TF's coordinate mapping and tap search (MapCoordinate, Locate) are the CPU's too:
+// backends/cpu/image_transform.cc calls them. The rest repeats CPU functions that are plain
+// host code (some in anonymous namespaces); tests/gpu/random_math_test.cc checks every one
+// against the CPU kernels bit for bit on the host.
 //
 // Everything is integer arithmetic or IEEE float/double operations rounded one at a
 // time (the kernels are compiled with --fmad=false; host callers must not contract a*b+c
