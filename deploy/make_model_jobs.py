@@ -2,6 +2,8 @@
 """Writes the convolutional model jobs in deploy/jobs/ (compact form, Keras layer names):
   resnet20_cifar_shape.json  ResNet-20 (He et al. 2016, CIFAR variant; 1x1 projection shortcuts as
                              the Keras ResNet v1 example) on 32x32x3 synthetic data of CIFAR's shape
+  resnet20_b128.json         the same at batch 128 per worker: the GPU speed workload
+                             (tests/bench/train_bench.sh WORKLOADS=resnet20_b128 DEVICE=gpu)
   vgg16_transfer.json        VGG16's include_top=False layout at 224x224x3, its first layers frozen,
                              Flatten and a Dense softmax head, categorical cross-entropy, Adam, on an
                              image folder (deploy/make_mnist_png_folder.py writes one)
@@ -202,8 +204,17 @@ def mobilenetv2_transfer():
     }
 
 
+def resnet20_b128():
+    job = resnet20()
+    job["description"] = ("ResNet-20 as resnet20_cifar_shape.json (the same model, data and optimizer) at batch 128 per "
+                          "worker: the GPU speed workload (tests/bench/train_bench.sh WORKLOADS=resnet20_b128 DEVICE=gpu).")
+    job["batch_size_per_worker"] = 128
+    job["save_model"] = "../../build/resnet20_b128/model.safetensors"
+    return job
+
+
 def main():
-    for name, job in (("resnet20_cifar_shape", resnet20()), ("vgg16_transfer", vgg16()),
+    for name, job in (("resnet20_cifar_shape", resnet20()), ("resnet20_b128", resnet20_b128()), ("vgg16_transfer", vgg16()),
                       ("vgg16_bench", vgg16_bench()), ("mobilenetv2_transfer", mobilenetv2_transfer())):
         with open(os.path.join(HERE, "jobs", name + ".json"), "w") as f:
             json.dump(job, f, indent=2)

@@ -1,29 +1,31 @@
 #!/usr/bin/env python3
 # Usage: python3 tests/bench/gpu_demo_curve.py [--ringtrain build/bin/ringtrain] [--job deploy/jobs/demo.json]
 #                                              [--workers 2] [--implementation RING] [--tolerance 0.01]
-#                                              [--epochs N] [--steps_per_epoch N]
+#                                              [--epochs N] [--steps_per_epoch N] [--gpu_twice]
 # Not part of the test suite (it needs a GPU): a check that a job (by default the two-worker demo on one
 # shared GPU over RING) follows the same curve on the GPU as on the CPU. It runs the job twice through `ringtrain
 # launch`, once with "device": "cpu" and once with "device": "gpu" (the GPU run with the given communication
 # implementation, the CPU run with RING), and compares the epochs' loss and accuracy from the two history files. Exit 0 when every epoch's loss agrees within the relative
-# tolerance, 1 when not, 2 when a run fails.
+# tolerance, 1 when not, 2 when a run fails. With --gpu_twice the GPU run is repeated, and the two must give the same
+# loss values and model bytes.
 import argparse, json, os, subprocess, sys, tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def run(ringtrain, job_file, workers, device, implementation, tmp, save_dir=None, overrides=None):
+def run(ringtrain, job_file, workers, device, implementation, tmp, save_dir=None, overrides=None, tag=None):
+    """Trains the job on the device; returns (its epochs' history records, the saved model's path)."""
     with open(job_file) as f:
         job = json.load(f)
     job.update(overrides or {})
-    history = os.path.join(tmp, f"history-{device}.jsonl")
+    tag = tag or device
+    history = os.path.join(tmp, f"history-{tag}.jsonl")
     name = os.path.splitext(os.path.basename(job_file))[0]
-    model_dir = save_dir or tmp
-    job.update({"device": device, "history_file": history,
-                "save_model": os.path.abspath(os.path.join(model_dir, f"{name}-{device}.safetensors"))})
+    model = os.path.abspath(os.path.join(save_dir or tmp, f"{name}-{tag}.safetensors"))
+    job.update({"device": device, "history_file": history, "save_model": model})
     job["communication"] = {"implementation": implementation}
     # Beside the original, so that its relative data paths still resolve.
-    path = os.path.join(os.path.dirname(job_file), f".gpu-curve-{os.getpid()}-{device}.json")
+    path = os.path.join(os.path.dirname(job_file), f".gpu-curve-{os.getpid()}-{tag}.json")
     with open(path, "w") as f:
         json.dump(job, f)
     try:
@@ -39,7 +41,7 @@ def run(ringtrain, job_file, workers, device, implementation, tmp, save_dir=None
         print(f"  [{device}] {l.strip()}")
     with open(history) as f:
         # The epochs' records (the file may end with others, e.g. the final evaluation's).
-        return [r for r in (json.loads(l) for l in f if l.strip()) if "epoch" in r and "loss" in r]
+        return [r for r in (json.loads(l) for l in f if l.strip()) if "epoch" in r and "loss" in r], model
 
 
 def main():
@@ -52,14 +54,23 @@ def main():
     ap.add_argument("--save_dir", help="keep the two saved models there as <job>-cpu/gpu.safetensors")
     ap.add_argument("--epochs", type=int, help="override the job's epochs (a shorter curve)")
     ap.add_argument("--steps_per_epoch", type=int, help="override the job's steps_per_epoch")
+    ap.add_argument("--gpu_twice", action="store_true",
+                    help="train on the GPU a second time and require the same model bytes and history (determinism)")
     a = ap.parse_args()
     overrides = {k: v for k, v in (("epochs", a.epochs), ("steps_per_epoch", a.steps_per_epoch)) if v}
     with tempfile.TemporaryDirectory() as tmp:
         job = os.path.abspath(a.job)
         if a.save_dir:
             os.makedirs(a.save_dir, exist_ok=True)
-        cpu = run(a.ringtrain, job, a.workers, "cpu", "RING", tmp, a.save_dir, overrides)
-        gpu = run(a.ringtrain, job, a.workers, "gpu", a.implementation, tmp, a.save_dir, overrides)
+        cpu, _ = run(a.ringtrain, job, a.workers, "cpu", "RING", tmp, a.save_dir, overrides)
+        gpu, gpu_model = run(a.ringtrain, job, a.workers, "gpu", a.implementation, tmp, a.save_dir, overrides)
+        deterministic = None
+        if a.gpu_twice:
+            again, again_model = run(a.ringtrain, job, a.workers, "gpu", a.implementation, tmp, a.save_dir, overrides,
+                                     tag="gpu-again")
+            with open(gpu_model, "rb") as f1, open(again_model, "rb") as f2:
+                curve = lambda h: [(r["epoch"], r["loss"], r.get("accuracy")) for r in h]
+                deterministic = curve(again) == curve(gpu) and f1.read() == f2.read()
     print(f"{os.path.basename(job)}, {a.workers} worker(s), GPU over {a.implementation}:")
     print("| epoch | CPU loss | GPU loss | rel. diff | CPU acc | GPU acc |")
     print("|---|---|---|---|---|---|")
@@ -67,11 +78,13 @@ def main():
     for c, g in zip(cpu, gpu):
         rel = abs(c["loss"] - g["loss"]) / max(abs(c["loss"]), 1e-12)
         worst = max(worst, rel)
-        print(f"| {c['epoch']} | {c['loss']:.6f} | {g['loss']:.6f} | {rel:.2e} | {c['accuracy']:.4f} | {g['accuracy']:.4f} |")
+        print(f"| {c['epoch']} | {c['loss']:.6f} | {g['loss']:.6f} | {rel:.2e} | {c.get('accuracy', float('nan')):.4f} "
+              f"| {g.get('accuracy', float('nan')):.4f} |")
     same = len(cpu) == len(gpu) and len(cpu) > 0 and worst <= a.tolerance
+    twice = "" if deterministic is None else f" gpu_twice_same_bytes={'yes' if deterministic else 'no'}"
     print(f"RESULT job={os.path.basename(job)} same_curve={'yes' if same else 'no'} epochs={len(cpu)} max_rel_loss_diff={worst:.3e} "
-          f"tolerance={a.tolerance}")
-    sys.exit(0 if same else 1)
+          f"tolerance={a.tolerance}{twice}")
+    sys.exit(0 if same and deterministic is not False else 1)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,22 @@
 #   tests/gpu/on_device.sh bench [BUNDLE_TGZ]   tests/bench/train_bench.sh with DEVICE=gpu (W1, W2, W3, ResNet-20,
 #                                               VGG16 against PyTorch eager, 1 worker), and mnist_residual and the
 #                                               MobileNetV2-style transfer job on the GPU
+#   tests/gpu/on_device.sh all [BUNDLE_TGZ]     one lease's worth, most needed first, within BUDGET seconds (default
+#                                               420; a step that would not fit is skipped and says so): the test
+#                                               binaries (at once), the four models' CPU-vs-GPU curves with each GPU
+#                                               run done twice for determinism (at once), the speed of ResNet-20
+#                                               (batch 128), mnist_residual, MobileNetV2-style transfer and VGG16
+#                                               against PyTorch eager (WORKLOADS, ROUNDS=1), then two workers sharing
+#                                               the GPU over RING and one over NCCL. The logs go to $OUT/logs.tgz,
+#                                               rewritten after every step, so a cut-off run still brings them back.
 # BUNDLE_TGZ defaults to build/gpu-bundle.tar.gz. Logs go to $OUT (default /tmp/gpu-out). Prints a summary last.
 set -u
 cd "$(dirname "$0")/../.."
 stage=${1:-check}
 bundle=${2:-build/gpu-bundle.tar.gz}
 out=${OUT:-/tmp/gpu-out}
+# `all` keeps its many logs out of $OUT (which brings back only a few files) and packs them there instead.
+if [ "$stage" = all ]; then dest=$out; out=/tmp/gpu-logs; rm -rf "$out"; fi
 mkdir -p "$out"
 [ -f "$bundle" ] || { echo "on_device: no bundle $bundle (deploy/gpu_bundle.sh makes it)" >&2; exit 2; }
 rm -rf /tmp/rt-bundle && mkdir -p /tmp/rt-bundle && tar xzf "$bundle" -C /tmp/rt-bundle
@@ -34,6 +44,28 @@ step() {
   local rc=$?
   tail -n 25 "$out/$name.log"
   note "$name: exit $rc"
+}
+# For `all`: seconds left of BUDGET; a step of at most LIMIT seconds (cut to what is left), its exit code in
+# $out/exit.txt (steps may run in the background), the logs packed to $dest after it.
+t0=$SECONDS
+budget=${BUDGET:-420}
+left() { echo $((budget - (SECONDS - t0))); }
+pack() { tar czf "$dest/.logs.$BASHPID" -C "$out" . && mv "$dest/.logs.$BASHPID" "$dest/logs.tgz"; }
+timed() {
+  local name=$1 limit=$2 l
+  shift 2
+  l=$(left)
+  ((l - 10 < limit)) && limit=$((l - 10))
+  if ((limit < 20)); then
+    echo "$name: skipped (out of time)" >> "$out/exit.txt"
+    return
+  fi
+  echo "=== $name (at most ${limit}s): $*"
+  timeout "$limit" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc$( ((rc == 124)) && echo ' (timed out)') after $((SECONDS - t0))s" >> "$out/exit.txt"
+  grep -h "^RESULT\|^\[  FAILED\|^\[  PASSED\|^|" "$out/$name.log" | head -n 40
+  pack
 }
 
 case $stage in
@@ -88,7 +120,46 @@ case $stage in
       step "${j}_gpu" "$rt" bench train --job "deploy/jobs/$j.json" --workers 1 --device gpu
     done
     ;;
-  *) echo "usage: $0 check|models|sources|bench [BUNDLE_TGZ]" >&2; exit 2 ;;
+  all)
+    {
+      nvidia-smi
+      nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv
+      "$rt" --version
+      "$rt" info
+      python3 -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN",
+        torch.backends.cudnn.version(), "NCCL", torch.cuda.nccl.version(), torch.cuda.get_device_name(0))'
+      echo "libraries not found:"; ldd "$rt" | grep "not found"
+    } > "$out/versions.log" 2>&1
+    cat "$out/versions.log"
+    pack
+    # The PNG folders vgg16_transfer.json reads, made while the tests run (the wait below waits for it too).
+    python3 deploy/make_mnist_png_folder.py > "$out/png_folder.log" 2>&1 &
+    timed device_math 150 "$dir/bin/device_math_test" --gtest_brief=1 &
+    timed engine 150 "$dir/bin/engine_test" --gtest_brief=1 &
+    timed op_parity 150 "$dir/bin/op_parity_test" --gtest_brief=1 &
+    timed parity 150 "$dir/bin/gpu_parity_test" &
+    timed nccl 150 "$dir/bin/nccl_test" &
+    wait
+    # The curves (3 short epochs each, within 1% of the CPU's) and determinism (the GPU run twice: same bytes).
+    curve() { timed "$1" 240 python3 tests/bench/gpu_demo_curve.py --ringtrain "$rt" --job "deploy/jobs/$2.json" \
+      --workers 1 --epochs 3 --steps_per_epoch "$3" --gpu_twice; }
+    curve resnet20_curve resnet20_cifar_shape 8 &
+    curve residual_curve mnist_residual 16 &
+    curve mobilenetv2_curve mobilenetv2_transfer 16 &
+    curve vgg16_transfer_curve vgg16_transfer 4 &
+    wait
+    timed bench 300 env RINGTRAIN="$rt" PYTHON=python3 DEVICE=gpu WORKERS=1 ROUNDS="${ROUNDS:-1}" \
+      WORKLOADS="${WORKLOADS:-resnet20_b128 residual mobilenetv2 vgg16}" tests/bench/train_bench.sh
+    timed demo_ring2 90 python3 tests/bench/gpu_demo_curve.py --ringtrain "$rt" --workers 2
+    timed w3_nccl1 90 python3 tests/bench/gpu_demo_curve.py --ringtrain "$rt" --job deploy/jobs/mnist_w3.json \
+      --workers 1 --implementation NCCL
+    echo "=== summary ($((SECONDS - t0))s)"
+    cat "$out/exit.txt"
+    cp -r deploy/jobs/logs "$out/task-logs" 2>/dev/null
+    pack
+    exit 0
+    ;;
+  *) echo "usage: $0 check|models|sources|bench|all [BUNDLE_TGZ]" >&2; exit 2 ;;
 esac
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
