@@ -148,7 +148,7 @@ case $stage in
     curve mobilenetv2_curve mobilenetv2_transfer 16 &
     curve vgg16_transfer_curve vgg16_transfer 4 &
     wait
-    timed bench 300 env RINGTRAIN="$rt" PYTHON=python3 DEVICE=gpu WORKERS=1 ROUNDS="${ROUNDS:-1}" \
+    timed bench 300 env RINGTRAIN="$rt" PYTHON=python3 DEVICE=gpu WORKERS=1 ROUNDS="${ROUNDS:-1}" EPOCHS=3 \
       WORKLOADS="${WORKLOADS:-resnet20_b128 residual mobilenetv2 vgg16}" tests/bench/train_bench.sh
     timed demo_ring2 90 python3 tests/bench/gpu_demo_curve.py --ringtrain "$rt" --workers 2
     timed w3_nccl1 90 python3 tests/bench/gpu_demo_curve.py --ringtrain "$rt" --job deploy/jobs/mnist_w3.json \

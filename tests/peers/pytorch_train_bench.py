@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-# Usage: /usr/bin/python3 tests/peers/pytorch_train_bench.py --workload w1|w2|w3|resnet20|vgg16 --procs 1|2
-#            [--epochs E] [--steps S] [--seed 1] [--threads 1] [--device cpu|cuda] [--bind none|core]
+# Usage: /usr/bin/python3 tests/peers/pytorch_train_bench.py
+#            --workload w1|w2|w3|resnet20|resnet20_b128|vgg16|residual|mobilenetv2 --procs 1|2
+#            [--epochs E] [--steps S] [--batch B] [--seed 1] [--threads 1] [--device cpu|cuda] [--bind none|core]
 #            (Debian: python3-torch)
 # Not part of the test suite: the PyTorch DDP peer of `ringtrain bench train`,
 # driven side by side with it by tests/bench/train_bench.sh.
@@ -9,8 +10,9 @@
 # workload with DistributedDataParallel, one intra-op thread each. Data as in ringtrain's jobs: MNIST test
 # set examples 0..7999 train, 8000..9999 eval, pixels / 255; AUTO sharding (example i goes to rank i % N);
 # each rank reads its shard as an endless stream, a fresh permutation from its own seeded generator per
-# pass (tf.data's shuffle().repeat().batch()), 64 examples per rank per step. Each epoch is timed from
-# barrier to barrier; rank 0 prints per-epoch images/s (global images / seconds) and a final line
+# pass (tf.data's shuffle().repeat().batch()), the workload's batch per rank per step (64 unless said
+# below; --batch overrides it). Each epoch is timed from barrier to barrier; rank 0 prints per-epoch
+# images/s (global images / seconds) and a final line
 #   RESULT workload=w1 procs=2 images_per_sec=<mean over epochs 2..E> step_ms=<mean> ...
 # (the first epoch is warm-up and excluded).
 #
@@ -21,11 +23,28 @@
 # momentum 0.99 (torch momentum 0.01) and epsilon 1e-3, global average pooling and Dense 10, SGD with
 # momentum 0.9 at 64 per rank; VGG16's include_top=False layout at 224x224x3 with its first 10 layers
 # (blocks 1-3) frozen (requires_grad=False), Flatten, Dense 10 softmax (log-softmax + NLL, the same as
-# categorical cross-entropy on softmax outputs), Adam, 16 per rank.
+# categorical cross-entropy on softmax outputs), Adam, 16 per rank. resnet20_b128 is resnet20 at 128 per rank.
+#
+# residual and mobilenetv2 are the models of deploy/jobs/mnist_residual.json and
+# deploy/jobs/mobilenetv2_transfer.json, layer for layer and with the same trainable / non-trainable counts
+# as `ringtrain summary` prints, on MNIST as w1/w2. residual: RandomTranslation (8% each way, constant fill,
+# nearest, training only; done on the model's device with affine_grid + grid_sample, one random shift per
+# image) -> conv 32 -> BN -> relu -> max pooling -> [conv 32 same -> BN -> relu -> conv 32 same -> BN] + its
+# input -> relu -> max pooling -> Dropout 0.25 -> flatten -> Dense 10 logits, BN momentum 0.9 (torch 0.1),
+# Adam 0.003 (without the job's cosine decay), 64 per rank. mobilenetv2: the stem and first three
+# inverted-residual blocks of Keras' MobileNetV2 at 28x28x1 (Keras "same" padding, asymmetric at stride 2, and
+# ZeroPadding2D before the stride-2 depthwise), the stem and first two blocks frozen (requires_grad=False
+# and their BatchNormalization kept in eval mode while training, as Keras' trainable: false), the third
+# block with BN momentum 0.9 and a residual Add, GlobalAveragePooling2D, Dense 10 softmax (log-softmax +
+# NLL), Adam 0.003, 32 per rank.
 #
 # --device cuda (the GPU peer: PyTorch eager on the same GPU): the model and each rank's whole shard
 # live on the GPU (so no per-step upload at all, the most favourable setting for PyTorch), processes > 1
 # use the nccl backend, and each epoch ends with torch.cuda.synchronize() before its time is taken.
+# FP32 throughout: TF32 is off for cuDNN convolutions and cuBLAS matmuls (torch.backends.cudnn.allow_tf32,
+# torch.backends.cuda.matmul.allow_tf32), as on ringtrain's side. At the end rank 0 prints
+#   PEAK max_memory_allocated_mib=<x> max_memory_reserved_mib=<y>
+# (torch.cuda.max_memory_allocated / max_memory_reserved of its GPU, MiB).
 #
 # --bind core pins rank r to its own contiguous share of the CPUs this process may use (the rule of
 # `ringtrain launch --bind_to core`, common/cpu_binding.h); the default, none, is how torch.multiprocessing
@@ -38,6 +57,7 @@ import argparse, gzip, os, socket, statistics, sys, time
 import numpy as np
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 # Where deploy/get_mnist.sh puts the MNIST test set (what deploy/jobs/mnist_w*.json read), else
 # the copy beside the checkout.
@@ -95,8 +115,10 @@ class ResidualBlock(nn.Module):
         return torch.relu(y + (x if self.proj is None else self.proj(x)))
 
 
-def keras_bn(channels):  # Keras' BatchNormalization defaults: momentum 0.99, epsilon 1e-3
-    return nn.BatchNorm2d(channels, eps=1e-3, momentum=0.01)
+def keras_bn(channels, momentum=0.99, epsilon=1e-3):
+    # Keras' BatchNormalization (defaults momentum 0.99, epsilon 1e-3): Keras keeps momentum of the old
+    # moving statistic, torch's momentum is the weight of the new batch statistic.
+    return nn.BatchNorm2d(channels, eps=epsilon, momentum=1 - momentum)
 
 
 def build_resnet20():  # 272,474 parameters (+ 2,752 BN moving statistics), as deploy/jobs/resnet20_cifar_shape.json
@@ -131,6 +153,121 @@ def build_vgg16():  # 14,714,688 + 250,890 parameters, as deploy/jobs/vgg16_benc
     return model
 
 
+class RandomTranslation(nn.Module):
+    """Keras' RandomTranslation on N x C x H x W: in training, each image is shifted by its own random
+    fraction of its height in [lower, upper] (a factor f is [-f, f]) and likewise of its width, sampled
+    with `interpolation` (nearest, bilinear or bicubic) and filled outside by `fill_mode` (reflect,
+    constant: zeros, nearest: the edge pixel); the identity in inference. One affine_grid + grid_sample on
+    the input's device. With align_corners=False a normalized offset of 2 * fraction moves the image by
+    fraction * size pixels."""
+
+    FILL = {"reflect": "reflection", "constant": "zeros", "nearest": "border"}
+
+    def __init__(self, height_factor, width_factor, fill_mode="reflect", interpolation="bilinear"):
+        super().__init__()
+        if fill_mode not in self.FILL:
+            raise ValueError(f"RandomTranslation fill_mode {fill_mode!r} is not mirrored")
+        if interpolation not in ("nearest", "bilinear", "bicubic"):
+            raise ValueError(f"RandomTranslation interpolation {interpolation!r} is not mirrored")
+        bounds = lambda f: (-f, f) if isinstance(f, (int, float)) else (f[0], f[1])
+        self.height, self.width = bounds(height_factor), bounds(width_factor)
+        self.padding_mode, self.mode = self.FILL[fill_mode], interpolation
+
+    def forward(self, x):
+        if not self.training:
+            return x
+        n = x.shape[0]
+        theta = torch.zeros(n, 2, 3, device=x.device, dtype=x.dtype)
+        theta[:, 0, 0] = 1
+        theta[:, 1, 1] = 1
+        # grid_sample reads input(p + offset): an image shifted right / down by d reads at p - d.
+        theta[:, 0, 2].uniform_(-2 * self.width[1], -2 * self.width[0])
+        theta[:, 1, 2].uniform_(-2 * self.height[1], -2 * self.height[0])
+        grid = F.affine_grid(theta, list(x.shape), align_corners=False)
+        return F.grid_sample(x, grid, mode=self.mode, padding_mode=self.padding_mode, align_corners=False)
+
+
+class MnistResidual(nn.Module):
+    """deploy/jobs/mnist_residual.json: shift -> conv 32 (valid, no bias) -> BN -> relu -> pool1 ->
+    [res_conv1 (same) -> BN -> relu -> res_conv2 (same) -> BN] + pool1 -> relu -> pool2 -> Dropout 0.25
+    -> flatten -> Dense 10 logits; every BN with momentum 0.9. 30,442 trainable parameters + 192 BN moving
+    statistics."""
+
+    def __init__(self):
+        super().__init__()
+        self.shift = RandomTranslation(0.08, 0.08, fill_mode="constant", interpolation="nearest")
+        self.stem = nn.Sequential(nn.Conv2d(1, 32, 3, bias=False), keras_bn(32, 0.9), nn.ReLU(), nn.MaxPool2d(2))
+        self.res = nn.Sequential(nn.Conv2d(32, 32, 3, 1, 1, bias=False), keras_bn(32, 0.9), nn.ReLU(),
+                                 nn.Conv2d(32, 32, 3, 1, 1, bias=False), keras_bn(32, 0.9))
+        # Keras flattens H x W x C, torch C x H x W: the same 1152 inputs in another order
+        self.head = nn.Sequential(nn.MaxPool2d(2), nn.Dropout(0.25), nn.Flatten(), nn.Linear(32 * 6 * 6, 10))
+
+    def forward(self, x):
+        y = self.stem(self.shift(x))
+        return self.head(torch.relu(y + self.res(y)))
+
+
+def build_residual():
+    return MnistResidual()
+
+
+def keras_conv(cin, cout, kernel, stride, size, depthwise=False):
+    """Keras Conv2D / DepthwiseConv2D (no bias, padding "same") on size x size input: "same" pads
+    max(kernel - stride, 0) in all (size divisible by stride), the extra one after (bottom / right), so
+    stride 2 on 28 pads 0 before and 1 after: a ZeroPad2d in front of an unpadded conv there."""
+    total = max(kernel - stride, 0) if size % stride == 0 else max(kernel - size % stride, 0)
+    before, after = total // 2, total - total // 2
+    groups = cin if depthwise else 1
+    if before == after:
+        return nn.Conv2d(cin, cout, kernel, stride, before, groups=groups, bias=False)
+    return nn.Sequential(nn.ZeroPad2d((before, after, before, after)),
+                         nn.Conv2d(cin, cout, kernel, stride, groups=groups, bias=False))
+
+
+class MobileNetV2Transfer(nn.Module):
+    """deploy/jobs/mobilenetv2_transfer.json: Keras MobileNetV2's stem (Conv1 stride 2) and blocks
+    expanded_conv, block_1 (expand 48, ZeroPadding2D ((0, 1), (0, 1)), depthwise stride 2 valid, project
+    16), all trainable: false; block_2 (expand 96, depthwise, project 16, BN momentum 0.9) + its input;
+    GlobalAveragePooling2D; Dense 10 softmax (log-softmax here, for NLLLoss). ReLU6 after each expand and
+    depthwise BN, none after a projection's. 4,522 trainable parameters; 3,024 non-trainable (the frozen
+    2,608, BN moving statistics included, + block_2's 416 moving statistics)."""
+
+    def __init__(self):
+        super().__init__()
+        self.frozen = nn.Sequential(
+            keras_conv(1, 16, 3, 2, 28), keras_bn(16), nn.ReLU6(),                  # Conv1 -> 14x14
+            keras_conv(16, 16, 3, 1, 14, depthwise=True), keras_bn(16), nn.ReLU6(),  # expanded_conv_depthwise
+            keras_conv(16, 8, 1, 1, 14), keras_bn(8),                                # expanded_conv_project
+            keras_conv(8, 48, 1, 1, 14), keras_bn(48), nn.ReLU6(),                   # block_1_expand
+            nn.ZeroPad2d((0, 1, 0, 1)),                                              # block_1_pad -> 15x15
+            nn.Conv2d(48, 48, 3, 2, groups=48, bias=False), keras_bn(48), nn.ReLU6(),  # block_1_depthwise -> 7x7
+            keras_conv(48, 16, 1, 1, 7), keras_bn(16))                               # block_1_project
+        for p in self.frozen.parameters():
+            p.requires_grad = False
+        self.block2 = nn.Sequential(
+            keras_conv(16, 96, 1, 1, 7), keras_bn(96, 0.9), nn.ReLU6(),               # block_2_expand
+            keras_conv(96, 96, 3, 1, 7, depthwise=True), keras_bn(96, 0.9), nn.ReLU6(),  # block_2_depthwise
+            keras_conv(96, 16, 1, 1, 7), keras_bn(16, 0.9))                           # block_2_project
+        self.predictions = nn.Linear(16, 10)
+        self.train()
+
+    def train(self, mode=True):
+        # Keras runs a trainable: false BatchNormalization in inference mode (moving statistics, no
+        # update) even while the model trains.
+        super().train(mode)
+        self.frozen.eval()
+        return self
+
+    def forward(self, x):
+        y = self.frozen(x)
+        y = (y + self.block2(y)).mean((2, 3))
+        return torch.log_softmax(self.predictions(y), dim=1)
+
+
+def build_mobilenetv2():
+    return MobileNetV2Transfer()
+
+
 def sgd(params):
     return torch.optim.SGD(params, lr=0.001)
 
@@ -147,14 +284,25 @@ def adam_vgg(params):  # vgg16's job: Adam(1e-4)
     return torch.optim.Adam(params, lr=1e-4, eps=1e-7)
 
 
+def adam_3e3(params):
+    # residual's and mobilenetv2's jobs: Adam(0.003); residual's cosine decay of the rate is left out
+    # (one scalar per step, no effect on the speed)
+    return torch.optim.Adam(params, lr=0.003, eps=1e-7)
+
+
 # name -> (model builder, optimizer, epochs, steps per epoch, batch per rank, synthetic input shape or
-# None for MNIST, loss). Epochs and steps match the job files that tests/bench/train_bench.sh runs.
+# None for MNIST, loss). Epochs and steps match the job files that tests/bench/train_bench.sh runs; residual
+# runs 3 of its job's 12 epochs, and mobilenetv2's job has no steps_per_epoch: None here, one pass over each
+# rank's shard of the 8,000 training examples, as ringtrain takes it.
 WORKLOADS = {
     "w1": (build_w1, sgd, 3, 70, 64, None, nn.CrossEntropyLoss),
     "w2": (build_w2, adam, 6, 63, 64, None, nn.CrossEntropyLoss),
     "w3": (build_w3, adam, 5, 62, 64, None, nn.CrossEntropyLoss),
     "resnet20": (build_resnet20, sgd_momentum, 5, 32, 64, (3, 32, 32), nn.CrossEntropyLoss),
+    "resnet20_b128": (build_resnet20, sgd_momentum, 5, 32, 128, (3, 32, 32), nn.CrossEntropyLoss),
     "vgg16": (build_vgg16, adam_vgg, 3, 2, 16, (3, 224, 224), nn.NLLLoss),
+    "residual": (build_residual, adam_3e3, 3, 63, 64, None, nn.CrossEntropyLoss),
+    "mobilenetv2": (build_mobilenetv2, adam_3e3, 3, None, 32, None, nn.NLLLoss),
 }
 
 
@@ -223,12 +371,19 @@ def run(rank, args, port):
     cuda = args.device == "cuda"
     if cuda:
         torch.cuda.set_device(rank % torch.cuda.device_count())
+        # FP32 on both sides: no TF32 in cuDNN convolutions or cuBLAS matmuls
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     backend = "nccl" if cuda and n > 1 else "gloo"
     dist.init_process_group(backend, rank=rank, world_size=n)
     device = torch.device("cuda", torch.cuda.current_device()) if cuda else torch.device("cpu")
     build, make_opt, _, steps, batch, shape, make_loss = WORKLOADS[args.workload]
     if args.steps is not None:
         steps = args.steps
+    if args.batch is not None:
+        batch = args.batch
+    if steps is None:  # one pass over this rank's shard
+        steps = TRAIN_COUNT // (n * batch)
     if shape is None:
         x, y = load_mnist()
         x, y = x[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT], y[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT]
@@ -243,7 +398,7 @@ def run(rank, args, port):
     loss_fn = make_loss()
     images = steps * batch * n
     if rank == 0:
-        where = torch.cuda.get_device_name(device) if cuda else "CPU"
+        where = torch.cuda.get_device_name(device) + " (FP32, TF32 off)" if cuda else "CPU"
         print(f"# torch {torch.__version__} DDP {backend} on {where}: workload {args.workload}, {n} process(es) x "
               f"{args.threads} thread(s), batch {batch} per process, {args.epochs} epochs x {steps} "
               f"steps ({images} images per epoch)", flush=True)
@@ -279,6 +434,9 @@ def run(rank, args, port):
         print(f"RESULT workload={args.workload} procs={n} images_per_sec={statistics.mean(rates[timed]):.1f} "
               f"step_ms={statistics.mean(step_ms[timed]):.3f} epochs={args.epochs} steps_per_epoch={steps} "
               f"batch_per_proc={batch} threads={args.threads} device={args.device}", flush=True)
+        if cuda:
+            print(f"PEAK max_memory_allocated_mib={torch.cuda.max_memory_allocated(device) / 2**20:.1f} "
+                  f"max_memory_reserved_mib={torch.cuda.max_memory_reserved(device) / 2**20:.1f}", flush=True)
     dist.destroy_process_group()
 
 
@@ -287,9 +445,14 @@ def main():
     p.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
     p.add_argument("--procs", type=int, default=2)
     p.add_argument("--epochs", type=int, default=None,
-                   help="default: the workload's (w1 3, w2 6, w3 5, resnet20 5, vgg16 3)")
+                   help="default: the workload's (w1 3, w2 6, w3 5, resnet20 5, vgg16 3, residual 3, "
+                        "mobilenetv2 3)")
     p.add_argument("--steps", type=int, default=None,
-                   help="steps per epoch; default: the workload's (w1 70, w2 63, w3 62, resnet20 32, vgg16 2)")
+                   help="steps per epoch; default: the workload's (w1 70, w2 63, w3 62, resnet20 32, vgg16 2, "
+                        "residual 63, mobilenetv2 one pass over the shard, 8000 / (procs x batch))")
+    p.add_argument("--batch", type=int, default=None,
+                   help="batch per process; default: the workload's (vgg16 16, resnet20_b128 128, mobilenetv2 32, "
+                        "else 64)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads per process")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -304,6 +467,8 @@ def main():
         p.error("--epochs must be at least 1")
     if args.steps is not None and args.steps < 1:
         p.error("--steps must be at least 1")
+    if args.batch is not None and args.batch < 1:
+        p.error("--batch must be at least 1")
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch.cuda.is_available() is False (no GPU or no CUDA build of PyTorch)")
     # torch.multiprocessing reports a child's exception and exits non-zero.
