@@ -11,10 +11,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,10 +24,12 @@
 #include "backends/cuda/gpu_context.h"
 #include "engine/gpu_engine.h"
 #include "engine/objective.h"
+#include "kernels/impl.h"
 #include "nn/optimizers/adam.h"
 #include "nn/model.h"
 #include "nn/optimizers/sgd.h"
 #include "store/store.h"
+#include "testing/source_dir.h"
 
 namespace ringtrain::gpu {
 namespace {
@@ -99,10 +99,8 @@ std::vector<T> Download(const T* d, size_t n) {
 // ---------------------------------------------------------------- training steps
 
 nlohmann::json W2Model() {
-  std::ifstream in(std::string(RINGTRAIN_TEST_SOURCE_DIR) + "/deploy/jobs/mnist_w2.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json job = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json job =
+      nlohmann::json::parse(testing::ReadSourceFile("deploy/jobs/mnist_w2.json"), nullptr, /*allow_exceptions=*/false);
   if (!job.is_object() || !job.contains("model")) return nlohmann::json::object();  // FromJson then says why
   return job["model"];
 }
@@ -328,13 +326,30 @@ TEST(GpuParityTest, SameStepsTwiceGiveTheSameBits) {
   EXPECT_EQ(a.eval.loss_sum, b.eval.loss_sum);
 }
 
-// One full training step of each shipped job (its model, loss, metrics and optimizer) on
-// the GPU engine against the CPU engine: the weights after the update within 1e-4.
+// One full training step of each shipped job (its model, loss and metrics) on the GPU engine
+// against the CPU engine, with SGD at rate 1, so that the update is the gradient. A job's own
+// optimizer would hide the comparison: Adam's first step turns a gradient that is rounding
+// noise (a bias before BatchNormalization) into plus or minus the learning rate, whichever
+// sign the noise has. The yardstick is the CPU against itself: its AVX-512 and portable
+// kernels sum in other orders, and in deep models at initialization (ResNet-20: ReLU masks
+// and BatchNormalization over few rows) their gradients differ by up to 3e-3 relative.
 nlohmann::json Job(const std::string& name) {
-  std::ifstream in(std::string(RINGTRAIN_TEST_SOURCE_DIR) + "/deploy/jobs/" + name + ".json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  return nlohmann::json::parse(testing::ReadSourceFile("deploy/jobs/" + name + ".json"), nullptr,
+                               /*allow_exceptions=*/false);
+}
+
+// ||(a - before) - (b - before)|| / ||b - before||: how far apart two updates of the same
+// weights are.
+double UpdateRelErr(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& before) {
+  if (a.size() != b.size() || b.size() != before.size()) return INFINITY;
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const double ua = static_cast<double>(a[i]) - before[i], ub = static_cast<double>(b[i]) - before[i];
+    if (std::isnan(ua)) return INFINITY;
+    diff += (ua - ub) * (ua - ub);
+    norm += ub * ub;
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : (diff > 0 ? INFINITY : 0.0);
 }
 
 void OneStep(const nlohmann::json& job, bool gpu, std::vector<float>* params, engine::BatchStats* stats) {
@@ -380,13 +395,27 @@ TEST(GpuParityTest, OneStepOfEachShippedJobMatchesCpu) {
   for (const char* name : {"mnist_w1", "mnist_w2", "mnist_w3", "mnist_residual", "resnet20_cifar_shape", "vgg16_bench",
                            "vgg16_transfer", "mobilenetv2_transfer"}) {
     SCOPED_TRACE(name);
-    const nlohmann::json job = Job(name);
+    nlohmann::json job = Job(name);
     ASSERT_TRUE(job.is_object() && job.contains("model"));
-    std::vector<float> cpu, gpu;
-    engine::BatchStats cpu_stats, gpu_stats;
+    job["optimizer"] = {{"type", "sgd"}, {"learning_rate", 1.0}};
+    std::vector<float> before, cpu, portable, gpu;
+    engine::BatchStats cpu_stats, portable_stats, gpu_stats;
+    {
+      auto model = nn::Model::FromJson(job["model"], /*seed=*/3);
+      ASSERT_TRUE(model.ok()) << model.status().ToString();
+      before.assign((*model)->params(), (*model)->params() + (*model)->num_params());
+    }
     ASSERT_NO_FATAL_FAILURE(OneStep(job, false, &cpu, &cpu_stats));
+    kernels::SetForcePortable(true);
+    OneStep(job, false, &portable, &portable_stats);
+    kernels::SetForcePortable(false);
+    ASSERT_FALSE(HasFatalFailure());
     ASSERT_NO_FATAL_FAILURE(OneStep(job, true, &gpu, &gpu_stats));
-    EXPECT_LE(RelErr(gpu, cpu), kTolerance) << "weights after one step";
+    const double spread = UpdateRelErr(portable, cpu, before);
+    const double err = UpdateRelErr(gpu, cpu, before);
+    std::printf("%s: the update's relative difference, GPU against CPU %.3e, the CPU's portable kernels against its "
+                "AVX-512 ones %.3e\n", name, err, spread);
+    EXPECT_LE(err, std::max(kTolerance, 4 * spread)) << "the update (the gradient) of one step";
     ExpectStatsNear(gpu_stats, cpu_stats, "the step's loss and metrics");
   }
 }

@@ -18,6 +18,12 @@
 #                                               against PyTorch eager (WORKLOADS, ROUNDS=1), then two workers sharing
 #                                               the GPU over RING and one over NCCL. The logs go to $OUT/logs.tgz,
 #                                               rewritten after every step, so a cut-off run still brings them back.
+#   tests/gpu/on_device.sh profile [BUNDLE_TGZ] gpu_parity_test, then each kernel's GPU time over a few training
+#                                               steps of ResNet-20 at batch 128 and of VGG16: ringtrain's by Nsight
+#                                               Compute (gpu__time_duration, caches and clocks left alone; about
+#                                               0.1 s a kernel, so 3 steps), the PyTorch peer's by torch.profiler
+#                                               (--profile_steps). $OUT/logs.tgz holds the CSVs
+#                                               (tests/gpu/kernel_profile.py --steps 3 sums them up)
 # BUNDLE_TGZ defaults to build/gpu-bundle.tar.gz. Logs go to $OUT (default /tmp/gpu-out). Prints a summary last.
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,7 +31,9 @@ stage=${1:-check}
 bundle=${2:-build/gpu-bundle.tar.gz}
 out=${OUT:-/tmp/gpu-out}
 # `all` keeps its many logs out of $OUT (which brings back only a few files) and packs them there instead.
-if [ "$stage" = all ]; then dest=$out; out=/tmp/gpu-logs; rm -rf "$out"; fi
+if [ "$stage" = all ] || [ "$stage" = profile ]; then dest=$out; out=/tmp/gpu-logs; rm -rf "$out"; fi
+# The test binaries read committed files (deploy/jobs/...) from this checkout, not from where they were built.
+export RINGTRAIN_TEST_SOURCE_DIR=$PWD
 mkdir -p "$out"
 [ -f "$bundle" ] || { echo "on_device: no bundle $bundle (deploy/gpu_bundle.sh makes it)" >&2; exit 2; }
 rm -rf /tmp/rt-bundle && mkdir -p /tmp/rt-bundle && tar xzf "$bundle" -C /tmp/rt-bundle
@@ -141,9 +149,10 @@ case $stage in
     timed nccl 150 "$dir/bin/nccl_test" &
     wait
     # The curves (3 short epochs each, within 1% of the CPU's) and determinism (the GPU run twice: same bytes).
+    # ResNet-20 (rate 0.1, random labels) is chaotic: held to its CPU's own spread (portable against AVX-512 kernels).
     curve() { timed "$1" 240 python3 tests/bench/gpu_demo_curve.py --ringtrain "$rt" --job "deploy/jobs/$2.json" \
-      --workers 1 --epochs 3 --steps_per_epoch "$3" --gpu_twice; }
-    curve resnet20_curve resnet20_cifar_shape 8 &
+      --workers 1 --epochs 3 --steps_per_epoch "$3" --gpu_twice "${@:4}"; }
+    curve resnet20_curve resnet20_cifar_shape 8 --cpu_spread &
     curve residual_curve mnist_residual 16 &
     curve mobilenetv2_curve mobilenetv2_transfer 16 &
     curve vgg16_transfer_curve vgg16_transfer 4 &
@@ -159,7 +168,30 @@ case $stage in
     pack
     exit 0
     ;;
-  *) echo "usage: $0 check|models|sources|bench|all [BUNDLE_TGZ]" >&2; exit 2 ;;
+  profile)
+    timed parity 120 "$dir/bin/gpu_parity_test"
+    ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+    prof=("$ncu" --clock-control none --cache-control none --target-processes all --metrics gpu__time_duration.sum
+          --csv --page raw)
+    # The peer first (seconds), then ringtrain under Nsight Compute (minutes).
+    timed prof_pt_resnet20_b128 120 python3 tests/peers/pytorch_train_bench.py --workload resnet20_b128 --procs 1 \
+      --device cuda --epochs 2 --profile_steps 3
+    timed prof_pt_vgg16_bench 120 python3 tests/peers/pytorch_train_bench.py --workload vgg16 --procs 1 \
+      --device cuda --epochs 2 --profile_steps 3
+    for job in resnet20_b128 vgg16_bench; do
+      python3 -c 'import json, sys
+j = json.load(open(sys.argv[1])); j.update(device="gpu", epochs=1, steps_per_epoch=3); json.dump(j, open(sys.argv[2], "w"))' \
+        "deploy/jobs/$job.json" "deploy/jobs/.profile-$job.json"
+      RINGTRAIN_LOG_LEVEL=DEBUG timed "prof_rt_$job" 240 "${prof[@]}" --log-file "$out/prof_rt_$job.csv" "$rt" launch \
+        --workers 1 --job "deploy/jobs/.profile-$job.json"
+    done
+    echo "=== summary ($((SECONDS - t0))s)"
+    cat "$out/exit.txt"
+    cp -r deploy/jobs/logs "$out/task-logs" 2>/dev/null
+    pack
+    exit 0
+    ;;
+  *) echo "usage: $0 check|models|sources|bench|all|profile [BUNDLE_TGZ]" >&2; exit 2 ;;
 esac
 echo "=== summary"
 printf '%s\n' "${summary[@]}"

@@ -434,6 +434,26 @@ def run(rank, args, port):
         print(f"RESULT workload={args.workload} procs={n} images_per_sec={statistics.mean(rates[timed]):.1f} "
               f"step_ms={statistics.mean(step_ms[timed]):.3f} epochs={args.epochs} steps_per_epoch={steps} "
               f"batch_per_proc={batch} threads={args.threads} device={args.device}", flush=True)
+        if cuda and args.profile_steps:
+            # Each kernel's GPU time over a few more steps (torch.profiler, CUPTI): where the peer's step goes.
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(args.profile_steps):
+                    xb, yb = stream.next(batch)
+                    logits = model(xb)
+                    loss = loss_fn(logits, yb)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                torch.cuda.synchronize()
+            table = None
+            for key in ("self_device_time_total", "self_cuda_time_total"):  # the name changed in torch 2.4
+                try:
+                    table = prof.key_averages().table(sort_by=key, row_limit=30, max_name_column_width=100)
+                    break
+                except Exception:  # an unknown sort key in this version
+                    continue
+            print(f"PROFILE {args.profile_steps} steps\n{table}", flush=True)
         if cuda:
             print(f"PEAK max_memory_allocated_mib={torch.cuda.max_memory_allocated(device) / 2**20:.1f} "
                   f"max_memory_reserved_mib={torch.cuda.max_memory_reserved(device) / 2**20:.1f}", flush=True)
@@ -453,6 +473,9 @@ def main():
     p.add_argument("--batch", type=int, default=None,
                    help="batch per process; default: the workload's (vgg16 16, resnet20_b128 128, mobilenetv2 32, "
                         "else 64)")
+    p.add_argument("--profile_steps", type=int, default=0,
+                   help="with --device cuda: after the timed epochs, this many more steps under torch.profiler, and "
+                        "rank 0 prints each kernel's GPU time")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads per process")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
