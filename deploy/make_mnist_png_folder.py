@@ -10,34 +10,24 @@ Usage: deploy/make_mnist_png_folder.py [OUT] [MNIST_DIR]
              beside the checkout (deploy/get_mnist.sh puts them in data/mnist).
 Built in OUT.part and renamed onto OUT when complete; an existing complete OUT is kept.
 Needs PIL (Debian python3-pil)."""
-import gzip
 import os
 import shutil
 import sys
 
 from PIL import Image
 
+import mnist_idx  # deploy/mnist_idx.py, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "data/mnist_png")
-    if len(sys.argv) > 2:
-        src = sys.argv[2]
-    else:
-        src = next((d for d in (os.path.join(ROOT, "data/mnist"), os.path.join(ROOT, "../shared/data/mnist"))
-                    if os.path.exists(os.path.join(d, "t10k-images-idx3-ubyte.gz"))), None)
-        if src is None:
-            sys.exit("make_mnist_png_folder: no MNIST IDX files; run deploy/get_mnist.sh first")
     if os.path.exists(os.path.join(out, "eval", "9")):
         print("make_mnist_png_folder: %s is already there" % out)
         return
-    with gzip.open(os.path.join(src, "t10k-images-idx3-ubyte.gz"), "rb") as f:
-        images = f.read()[16:]
-    with gzip.open(os.path.join(src, "t10k-labels-idx1-ubyte.gz"), "rb") as f:
-        labels = f.read()[8:]
-    if len(images) != 10000 * 784 or len(labels) != 10000:
-        sys.exit("make_mnist_png_folder: %s does not hold the 10,000 MNIST test examples" % src)
+    src = mnist_idx.find(sys.argv[2] if len(sys.argv) > 2 else None, "make_mnist_png_folder")
+    images, labels = mnist_idx.read(src, "make_mnist_png_folder")
     part = out + ".part"
     shutil.rmtree(part, ignore_errors=True)
     for i in range(10000):

@@ -13,6 +13,11 @@
   mobilenetv2_transfer.json  the stem and first three inverted-residual blocks of Keras' MobileNetV2
                              (Conv2D, DepthwiseConv2D, BatchNormalization, ReLU6, ZeroPadding2D, a residual
                              Add) at MNIST's 28x28x1, the first two blocks frozen, on the real MNIST test set
+  unet_segmentation.json     a small U-Net (two 2x poolings, UpSampling2D and Concatenate skips, a 1x1 Conv2D
+                             to 11 per-pixel logits) on 128x128x1 segmentation masks of MNIST digits
+                             (deploy/make_segmentation_folder.py writes them)
+  unet_bench.json            the U-Net speed workload: the same model and data, 3 epochs of 10 steps
+                             (tests/bench/train_bench.sh WORKLOADS=unet)
 Run from anywhere: python3 deploy/make_model_jobs.py
 """
 import json
@@ -213,9 +218,82 @@ def resnet20_b128():
     return job
 
 
+def unet_layers():
+    """A small U-Net (Ronneberger et al. 2015, narrowed): two 3x3 'same' relu Conv2Ds per level at 16, 32 and
+    64 filters, MaxPooling2D 2 down, UpSampling2D 2 (nearest) up, each decoder level concatenating
+    [upsampled, encoder skip] on the channels before its two convolutions, and a 1x1 Conv2D to 11 logits per
+    pixel. tests/peers/pytorch_train_bench.py's unet is the same network."""
+    layers = []
+
+    def conv2(name, filters, inputs=None):
+        first = {"type": "Conv2D", "name": name + "_conv1", "filters": filters, "kernel_size": 3, "padding": "same",
+                 "activation": "relu"}
+        if inputs:
+            first["inputs"] = inputs
+        layers.extend([first, {"type": "Conv2D", "name": name + "_conv2", "filters": filters, "kernel_size": 3,
+                               "padding": "same", "activation": "relu"}])
+        return name + "_conv2"
+
+    enc1 = conv2("enc1", 16)
+    layers.append({"type": "MaxPooling2D", "name": "pool1"})
+    enc2 = conv2("enc2", 32)
+    layers.append({"type": "MaxPooling2D", "name": "pool2"})
+    conv2("bottleneck", 64)
+    layers += [{"type": "UpSampling2D", "name": "up2"},
+               {"type": "Concatenate", "name": "concat2", "inputs": ["up2", enc2]}]
+    conv2("dec2", 32)
+    layers += [{"type": "UpSampling2D", "name": "up1"},
+               {"type": "Concatenate", "name": "concat1", "inputs": ["up1", enc1]}]
+    conv2("dec1", 16)
+    layers.append({"type": "Conv2D", "name": "logits", "filters": 11, "kernel_size": 1})
+    return layers
+
+
+def segmentation_data(split):
+    return {"format": "image_folder", "directory": f"../../data/mnist_seg/{split}/images",
+            "masks": f"../../data/mnist_seg/{split}/masks", "num_classes": 11, "color_mode": "grayscale",
+            "image_size": [128, 128], "rescale": 0.00392156862745098}
+
+
+def unet_segmentation():
+    return {
+        "description": ("Per-pixel segmentation with a small U-Net (encoder 16-32-64 filters with two "
+                        "MaxPooling2D, decoder with UpSampling2D and Concatenate skips, a 1x1 Conv2D to 11 logits "
+                        "per pixel) on 128x128 grayscale images of 2 or 3 MNIST digits, each pixel labelled 0 "
+                        "(background) or 1 + its digit: image_folder with masks (the images and their masks "
+                        "paired by file name). Sparse categorical cross-entropy on the logits of every pixel, "
+                        "pixel accuracy and mean IoU over the 11 classes, Adam 0.003, 10 epochs of 60 steps. The data: python3 "
+                        "deploy/make_segmentation_folder.py writes data/mnist_seg/{train,eval}/{images,masks} "
+                        "(2,000 training and 500 evaluation examples from the real MNIST test set). "
+                        "Written by deploy/make_model_jobs.py."),
+        "model": {"name": "unet_segmentation", "input_shape": [128, 128, 1], "layers": unet_layers()},
+        "loss": {"type": "sparse_categorical_crossentropy", "from_logits": True},
+        "metrics": ["accuracy", {"type": "mean_iou", "num_classes": 11}],
+        "optimizer": {"type": "adam", "learning_rate": 0.003},
+        "data": {"train": segmentation_data("train"), "eval": segmentation_data("eval")},
+        "batch_size_per_worker": 16, "epochs": 10, "steps_per_epoch": 60, "seed": 1,
+        "save_model": "../../build/unet_segmentation/model.safetensors",
+    }
+
+
+def unet_bench():
+    job = unet_segmentation()
+    job["description"] = ("The U-Net speed workload (tests/bench/train_bench.sh WORKLOADS=unet, against "
+                          "tests/peers/pytorch_train_bench.py --workload unet): unet_segmentation.json's model and "
+                          "data (python3 deploy/make_segmentation_folder.py writes it), 3 epochs of 10 steps at "
+                          "batch 16 (the first is warm-up), decoded images and masks cached in memory after the "
+                          "first pass (data.pipeline.cache). Written by deploy/make_model_jobs.py.")
+    job["model"]["name"] = "unet_bench"
+    job["data"]["pipeline"] = {"cache": True}
+    job.update({"epochs": 3, "steps_per_epoch": 10})
+    job["save_model"] = "../../build/unet_bench/model.safetensors"
+    return job
+
+
 def main():
     for name, job in (("resnet20_cifar_shape", resnet20()), ("resnet20_b128", resnet20_b128()), ("vgg16_transfer", vgg16()),
-                      ("vgg16_bench", vgg16_bench()), ("mobilenetv2_transfer", mobilenetv2_transfer())):
+                      ("vgg16_bench", vgg16_bench()), ("mobilenetv2_transfer", mobilenetv2_transfer()), ("unet_segmentation", unet_segmentation()),
+                      ("unet_bench", unet_bench())):
         with open(os.path.join(HERE, "jobs", name + ".json"), "w") as f:
             json.dump(job, f, indent=2)
             f.write("\n")

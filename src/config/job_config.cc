@@ -207,6 +207,19 @@ Status ParseLossAndMetrics(const nlohmann::json& j, JobConfig* job) {
   if (with_two.ok()) return Status::Ok();
   auto with_one = nn::MetricsFromJson(job->metrics, nlohmann::json("binary_crossentropy"), 1);
   if (with_one.ok()) return Status::Ok();
+  // A metric that names its class count (MeanIoU's num_classes) needs that many outputs.
+  if (job->metrics.is_array()) {
+    for (const nlohmann::json& m : job->metrics) {
+      const nlohmann::json* args = m.is_object() && m.contains("config") ? &m["config"] : &m;
+      if (!args->is_object() || !args->contains("num_classes") || !(*args)["num_classes"].is_number_integer()) {
+        continue;
+      }
+      const int64_t n = (*args)["num_classes"].get<int64_t>();
+      if (n > 2 && n <= 65536 && nn::MetricsFromJson(job->metrics, job->loss, static_cast<int>(n)).ok()) {
+        return Status::Ok();
+      }
+    }
+  }
   // Report the failure for the output count the loss suggests.
   const bool one_output_loss = nn::Loss::FromJson(job->loss, 1).ok();
   return (one_output_loss ? with_one.status() : with_two.status()).About(Subject::kConfig);

@@ -59,17 +59,17 @@ class States {
 
 class MemoryCache : public ExampleCache {
  public:
-  MemoryCache(int64_t n, size_t es)
-      : es_(es), n_(n), states_(n), x_(static_cast<size_t>(n) * es), y_(static_cast<size_t>(n)) {}
-  Lookup Begin(int64_t k, float* x, int32_t* label) override {
+  MemoryCache(int64_t n, size_t es, size_t ls)
+      : es_(es), ls_(ls), n_(n), states_(n), x_(static_cast<size_t>(n) * es), y_(static_cast<size_t>(n) * ls) {}
+  Lookup Begin(int64_t k, float* x, int32_t* labels) override {
     if (states_.Claim(k) == kEmpty) return Lookup::kFill;
     std::memcpy(x, x_.data() + static_cast<size_t>(k) * es_, sizeof(float) * es_);
-    *label = y_[static_cast<size_t>(k)];
+    std::memcpy(labels, y_.data() + static_cast<size_t>(k) * ls_, sizeof(int32_t) * ls_);
     return Lookup::kHit;
   }
-  void Fill(int64_t k, const float* x, int32_t label) override {
+  void Fill(int64_t k, const float* x, const int32_t* labels) override {
     std::memcpy(x_.data() + static_cast<size_t>(k) * es_, x, sizeof(float) * es_);
-    y_[static_cast<size_t>(k)] = label;
+    std::memcpy(y_.data() + static_cast<size_t>(k) * ls_, labels, sizeof(int32_t) * ls_);
     states_.Set(k, kFull);
     filled_.fetch_add(1, std::memory_order_acq_rel);
   }
@@ -77,7 +77,7 @@ class MemoryCache : public ExampleCache {
   bool complete() const override { return filled_.load(std::memory_order_acquire) == n_; }
 
  private:
-  size_t es_;
+  size_t es_, ls_;
   int64_t n_;
   States states_;
   std::vector<float> x_;
@@ -120,10 +120,10 @@ bool PReadAll(int fd, void* data, size_t bytes, uint64_t offset) {
 
 class FileCache : public ExampleCache {
  public:
-  FileCache(std::string path, uint64_t fingerprint, int64_t n, size_t es)
-      : path_(std::move(path)), fingerprint_(fingerprint), n_(n), es_(es), states_(n) {
+  FileCache(std::string path, uint64_t fingerprint, int64_t n, size_t es, size_t ls)
+      : path_(std::move(path)), fingerprint_(fingerprint), n_(n), es_(es), ls_(ls), states_(n) {
     labels_at_ = sizeof(Header);
-    data_at_ = labels_at_ + (static_cast<uint64_t>(n) * sizeof(int32_t) + 7) / 8 * 8;
+    data_at_ = labels_at_ + (static_cast<uint64_t>(n) * ls * sizeof(int32_t) + 7) / 8 * 8;
     bytes_ = data_at_ + static_cast<uint64_t>(n) * es * sizeof(float);
     tmp_path_ = path_ + ".tmp." + std::to_string(::getpid());
   }
@@ -163,27 +163,27 @@ class FileCache : public ExampleCache {
     return Status::Ok();
   }
 
-  Lookup Begin(int64_t k, float* x, int32_t* label) override {
+  Lookup Begin(int64_t k, float* x, int32_t* labels) override {
     if (states_.Claim(k) == kEmpty) return disabled_.load() ? (states_.Set(k, kEmpty), Lookup::kMiss) : Lookup::kFill;
-    const size_t bytes = sizeof(float) * es_;
+    const size_t bytes = sizeof(float) * es_, label_bytes = sizeof(int32_t) * ls_;
     if (const char* m = map_.load(std::memory_order_acquire)) {
       std::memcpy(x, m + data_at_ + static_cast<uint64_t>(k) * bytes, bytes);
-      std::memcpy(label, m + labels_at_ + static_cast<uint64_t>(k) * sizeof(int32_t), sizeof(int32_t));
+      std::memcpy(labels, m + labels_at_ + static_cast<uint64_t>(k) * label_bytes, label_bytes);
       return Lookup::kHit;
     }
     // Written to the temporary file by an earlier Fill.
     if (PReadAll(fd_, x, bytes, data_at_ + static_cast<uint64_t>(k) * bytes) &&
-        PReadAll(fd_, label, sizeof(int32_t), labels_at_ + static_cast<uint64_t>(k) * sizeof(int32_t))) {
+        PReadAll(fd_, labels, label_bytes, labels_at_ + static_cast<uint64_t>(k) * label_bytes)) {
       return Lookup::kHit;
     }
     return Lookup::kMiss;
   }
 
-  void Fill(int64_t k, const float* x, int32_t label) override {
+  void Fill(int64_t k, const float* x, const int32_t* labels) override {
     if (disabled_.load()) return states_.Set(k, kEmpty);
-    const size_t bytes = sizeof(float) * es_;
+    const size_t bytes = sizeof(float) * es_, label_bytes = sizeof(int32_t) * ls_;
     Status s = PWriteAll(fd_, x, bytes, data_at_ + static_cast<uint64_t>(k) * bytes);
-    if (s.ok()) s = PWriteAll(fd_, &label, sizeof(label), labels_at_ + static_cast<uint64_t>(k) * sizeof(int32_t));
+    if (s.ok()) s = PWriteAll(fd_, labels, label_bytes, labels_at_ + static_cast<uint64_t>(k) * label_bytes);
     if (!s.ok()) {
       Disable(s);
       return states_.Set(k, kEmpty);
@@ -226,7 +226,7 @@ class FileCache : public ExampleCache {
   std::string path_, tmp_path_;
   uint64_t fingerprint_;
   int64_t n_;
-  size_t es_;
+  size_t es_, ls_;
   uint64_t labels_at_ = 0, data_at_ = 0, bytes_ = 0;
   States states_;
   int fd_ = -1;
@@ -238,9 +238,9 @@ class FileCache : public ExampleCache {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ExampleCache>> NewMemoryCache(int64_t n, size_t example_size) {
+StatusOr<std::unique_ptr<ExampleCache>> NewMemoryCache(int64_t n, size_t example_size, size_t labels_per_example) {
   try {
-    return std::unique_ptr<ExampleCache>(new MemoryCache(n, example_size));
+    return std::unique_ptr<ExampleCache>(new MemoryCache(n, example_size, labels_per_example));
   } catch (const std::bad_alloc&) {
     return ResourceExhaustedError("data.pipeline.cache: no memory for " + std::to_string(n) + " examples of " +
                                   std::to_string(example_size) + " values; use a file cache or none")
@@ -249,8 +249,8 @@ StatusOr<std::unique_ptr<ExampleCache>> NewMemoryCache(int64_t n, size_t example
 }
 
 StatusOr<std::unique_ptr<ExampleCache>> OpenFileCache(const std::string& path, uint64_t fingerprint, int64_t n,
-                                                      size_t example_size) {
-  auto cache = std::make_unique<FileCache>(path, fingerprint, n, example_size);
+                                                      size_t example_size, size_t labels_per_example) {
+  auto cache = std::make_unique<FileCache>(path, fingerprint, n, example_size, labels_per_example);
   RT_RETURN_IF_ERROR(cache->Init());
   return std::unique_ptr<ExampleCache>(std::move(cache));
 }

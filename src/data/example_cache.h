@@ -30,18 +30,20 @@ class ExampleCache {
  public:
   enum class Lookup { kHit, kFill, kMiss };
   virtual ~ExampleCache() = default;
-  virtual Lookup Begin(int64_t k, float* x, int32_t* label) = 0;
-  virtual void Fill(int64_t k, const float* x, int32_t label) = 0;
+  // `labels`: the example's labels_per_example labels.
+  virtual Lookup Begin(int64_t k, float* x, int32_t* labels) = 0;
+  virtual void Fill(int64_t k, const float* x, const int32_t* labels) = 0;
   virtual void Abandon(int64_t k) = 0;
   // Whether every example is cached (a file cache: complete on disk).
   virtual bool complete() const = 0;
 };
 
-// n examples of `example_size` floats. RESOURCE_EXHAUSTED when it cannot be allocated.
-StatusOr<std::unique_ptr<ExampleCache>> NewMemoryCache(int64_t n, size_t example_size);
+// n examples of `example_size` floats and labels_per_example labels (1 but for per-position
+// targets, e.g. segmentation masks). RESOURCE_EXHAUSTED when it cannot be allocated.
+StatusOr<std::unique_ptr<ExampleCache>> NewMemoryCache(int64_t n, size_t example_size, size_t labels_per_example = 1);
 // As above, in the file `path`, keyed by `fingerprint`. INVALID_ARGUMENT (about kConfig)
 // when the temporary file beside `path` cannot be created (naming it).
 StatusOr<std::unique_ptr<ExampleCache>> OpenFileCache(const std::string& path, uint64_t fingerprint, int64_t n,
-                                                      size_t example_size);
+                                                      size_t example_size, size_t labels_per_example = 1);
 
 }  // namespace ringtrain::data

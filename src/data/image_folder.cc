@@ -10,10 +10,17 @@
 // which subset differs from Keras' -- and the last int(validation_split * n) files are
 // the validation subset, the rest training; each subset is then kept in listing order
 // (the pipeline shuffles).
+//
+// With "masks" (segmentation): the images are every image file under `directory` (no
+// class folders), each paired by its path without the extension with one image file under
+// `masks` (images/a/001.jpg with masks/a/001.png); a mask's pixel values are class indices
+// in [0, num_classes), resized with the images' crop and nearest-neighbour sampling to
+// image_size, one label per pixel (ExampleSpec::label_shape {h, w}).
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -56,11 +63,14 @@ struct Options {
   bool follow_links = false;
   std::optional<float> rescale;
   bool unlabeled = false;  // "labels": null (Keras' labels=None): every image under directory, label 0
+  std::string masks;       // "masks": the folder of per-pixel class masks ("" for none)
+  int mask_classes = 0;    // "num_classes" with masks
 };
 
 struct Entry {
   std::string rel;  // path relative to `directory`
   int32_t label;
+  std::string mask;  // with masks: its mask's path relative to `masks`
 };
 
 StatusOr<std::string> GetString(const json& s, const char* key, const std::string& field,
@@ -85,7 +95,7 @@ StatusOr<Options> ParseOptions(const json& s, const std::string& base_dir, const
   static const std::set<std::string> kKeys = {
       "format",  "directory", "labels",     "class_names", "label_mode",       "color_mode",
       "image_size", "interpolation", "crop_to_aspect_ratio", "validation_split", "subset", "seed",
-      "shuffle", "follow_links", "rescale", "first", "count"};
+      "shuffle", "follow_links", "rescale", "masks", "num_classes", "first", "count"};
   for (const auto& item : s.items()) {
     if (!kKeys.count(item.key())) {
       std::string list;
@@ -166,6 +176,27 @@ StatusOr<Options> ParseOptions(const json& s, const std::string& base_dir, const
                                                JsonBrief(s["rescale"]));
     o.rescale = static_cast<float>(*r);
   }
+  if (s.contains("masks")) {
+    if (!s["masks"].is_string() || s["masks"].get<std::string>().empty()) {
+      return Invalid(f + ".masks", "must be the path of the folder of masks (one per image, same file names)");
+    }
+    fs::path m(s["masks"].get<std::string>());
+    if (m.is_relative() && !base_dir.empty()) m = fs::path(base_dir) / m;
+    o.masks = m.lexically_normal().string();
+    if (o.masks.size() > 1 && o.masks.back() == '/') o.masks.pop_back();
+    const std::optional<int64_t> n = s.contains("num_classes") ? JsonInt(s["num_classes"], 2, 65536) : std::nullopt;
+    if (!n) {
+      return Invalid(f + ".num_classes", "with masks, must give the number of classes (2 to 65536: the masks' pixel "
+                                         "values are class indices below it), got " +
+                                             (s.contains("num_classes") ? JsonBrief(s["num_classes"]) : "nothing"));
+    }
+    o.mask_classes = static_cast<int>(*n);
+    if (s.contains("labels") || s.contains("class_names") || s.contains("label_mode")) {
+      return Invalid(f + ".masks", "takes its labels from the masks: leave out labels, class_names and label_mode");
+    }
+  } else if (s.contains("num_classes")) {
+    return Invalid(f + ".num_classes", "goes with masks (segmentation); a class-folder source counts its folders");
+  }
   // Keras' rules for the split: both keys or neither, and a seed when shuffling.
   if (s.contains("validation_split")) {
     const std::optional<double> v = JsonNumber(s["validation_split"]);
@@ -225,7 +256,7 @@ Status WalkClass(const std::string& root, const std::string& rel_root, bool foll
   }
   std::sort(listing.begin(), listing.end());
   for (const auto& [rel, files] : listing) {
-    for (const auto& name : files) out->push_back({rel + "/" + name, label});
+    for (const auto& name : files) out->push_back({rel + "/" + name, label, {}});
   }
   return Status::Ok();
 }
@@ -252,7 +283,34 @@ class ImageFolderSource : public Source {
       const float r = *o_.rescale;
       for (size_t k = 0, n = spec_.size(); k < n; ++k) x[k] *= r;
     }
-    *label = entries_[i].label;
+    if (o_.masks.empty()) {
+      *label = entries_[i].label;
+      return Status::Ok();
+    }
+    return ReadMask(i, label);
+  }
+
+  // Example i's mask into label[h * w]: decoded to one channel, cropped as the image,
+  // resized by nearest neighbour; every value must be a class index.
+  Status ReadMask(int64_t i, int32_t* label) const {
+    const std::string path = o_.masks + "/" + entries_[i].mask;
+    auto bytes = ReadFile(path, kMaxImageFileBytes, "a mask file");
+    if (!bytes.ok()) return bytes.status().About(Subject::kData);
+    auto img = image::Decode(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size(), 1);
+    if (!img.ok()) return BadMask(path, img.status().message());
+    const size_t n = spec_.label_size();
+    std::vector<float> values(n);
+    image::Resize(*img, o_.height, o_.width, image::Interpolation::kNearest, o_.crop, values.data());
+    for (size_t k = 0; k < n; ++k) {
+      const int32_t c = static_cast<int32_t>(values[k]);
+      if (c >= o_.mask_classes) {
+        return BadMask(path, "pixel (" + std::to_string(k / static_cast<size_t>(o_.width)) + ", " +
+                                 std::to_string(k % static_cast<size_t>(o_.width)) + ") after resizing holds " +
+                                 std::to_string(c) + ", not a class index below num_classes " +
+                                 std::to_string(o_.mask_classes) + "; fix the mask or raise num_classes");
+      }
+      label[k] = c;
+    }
     return Status::Ok();
   }
 
@@ -282,6 +340,9 @@ class ImageFolderSource : public Source {
   static Status Bad(const std::string& path, const std::string& what) {
     return DataLossError("image " + Quote(path) + ": " + what + "; replace or remove the file")
         .About(Subject::kData);
+  }
+  static Status BadMask(const std::string& path, const std::string& what) {
+    return DataLossError("mask " + Quote(path) + ": " + what).About(Subject::kData);
   }
 
   Options o_;
@@ -315,6 +376,57 @@ class ImageFolderFormat : public SourceFormat {
   std::vector<Entry> entries_;
 };
 
+// The path without its extension: what pairs an image with its mask.
+std::string Stem(const std::string& rel) {
+  const size_t slash = rel.rfind('/'), dot = rel.rfind('.');
+  return dot != std::string::npos && (slash == std::string::npos || dot > slash) ? rel.substr(0, dot) : rel;
+}
+
+// An image folder with masks: every image under directory, each with its mask.
+StatusOr<std::unique_ptr<SourceFormat>> ParseSegmentation(Options o, const std::string& field) {
+  std::error_code ec;
+  if (!fs::is_directory(o.masks, ec)) {
+    return NotFoundError(field + ".masks: " + Quote(o.masks) + " is not a directory; name the folder of masks")
+        .About(Subject::kData);
+  }
+  std::vector<Entry> entries, masks;
+  RT_RETURN_IF_ERROR(WalkClass(o.directory, ".", o.follow_links, 0, &entries));
+  RT_RETURN_IF_ERROR(WalkClass(o.masks, ".", o.follow_links, 0, &masks));
+  if (entries.empty()) {
+    return NotFoundError(field + ".directory: " + Quote(o.directory) + " holds no .jpeg, .jpg, .png, .bmp or .gif file")
+        .About(Subject::kData);
+  }
+  std::map<std::string, std::string> mask_of;  // stem -> mask path relative to masks
+  for (Entry& m : masks) {
+    m.rel = m.rel.substr(2);  // "./a/b.png" -> "a/b.png"
+    auto [it, fresh] = mask_of.emplace(Stem(m.rel), m.rel);
+    if (!fresh) {
+      return InvalidArgumentError(field + ".masks: " + Quote(it->second) + " and " + Quote(m.rel) + " in " +
+                                  Quote(o.masks) + " are both the mask of '" + it->first +
+                                  ".*'; keep one of them")
+          .About(Subject::kData);
+    }
+  }
+  for (Entry& e : entries) {
+    e.rel = e.rel.substr(2);
+    auto it = mask_of.find(Stem(e.rel));
+    if (it == mask_of.end()) {
+      return NotFoundError(field + ".masks: no mask for image " + Quote(o.directory + "/" + e.rel) + " (looked for " +
+                           Quote(o.masks + "/" + Stem(e.rel) + ".*") + "); add its mask or remove the image")
+          .About(Subject::kData);
+    }
+    e.mask = it->second;
+  }
+  if (o.validation_split > 0) {
+    return Invalid(field + ".validation_split", "is not supported with masks; give data.eval its own folders");
+  }
+  ExampleSpec spec;
+  spec.shape = {o.height, o.width, o.channels};
+  spec.num_classes = o.mask_classes;
+  spec.label_shape = {o.height, o.width};
+  return std::unique_ptr<SourceFormat>(new ImageFolderFormat(std::move(o), std::move(spec), std::move(entries)));
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<SourceFormat>> ParseImageFolder(const json& s, const std::string& base_dir,
@@ -328,6 +440,7 @@ StatusOr<std::unique_ptr<SourceFormat>> ParseImageFolder(const json& s, const st
                          "; name a folder holding one sub-folder of images per class")
         .About(Subject::kData);
   }
+  if (!o.masks.empty()) return ParseSegmentation(std::move(o), field);
   if (o.unlabeled) {
     // Keras' labels=None: every image file under directory, walked as one class folder.
     if (!o.class_names.empty()) return Invalid(field + ".class_names", "needs labels \"inferred\", not null");

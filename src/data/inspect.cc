@@ -101,11 +101,11 @@ Status SampleValues(const Shard& all, int samples, Inspection* in) {
   const int64_t n = static_cast<int64_t>(all.keep.size());
   const int64_t take = std::min<int64_t>(n, std::max(samples, 1));
   std::vector<float> x(all.spec().size());
+  std::vector<int32_t> labels(all.spec().label_size());
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (int64_t k = 0; k < take; ++k) {
     const int64_t i = all.keep[static_cast<size_t>(k * n / take)];
-    int32_t label = 0;
-    RT_RETURN_IF_ERROR(all.source->Read(i, x.data(), &label));
+    RT_RETURN_IF_ERROR(all.source->Read(i, x.data(), labels.data()));
     for (float v : x) lo = std::min(lo, v), hi = std::max(hi, v);
   }
   in->value_samples = take;

@@ -55,6 +55,7 @@ class Pipeline::Impl {
       : shard_(shard), batch_(batch), seed_(seed), shuffle_(shuffle) {
     n_ = shard && shard->source ? shard->keep.size() : 0;
     es_ = n_ > 0 ? shard->spec().size() : 0;
+    ls_ = n_ > 0 ? shard->spec().label_size() : 1;
     if (n_ == 0 || batch_ <= 0) {
       broken_ = InvalidArgumentError("input pipeline over an empty shard or with batch size " + std::to_string(batch));
       return;
@@ -62,7 +63,9 @@ class Pipeline::Impl {
     direct_ = shard->source->in_memory();
     if (direct_) {  // a copy from memory: no threads, no cache
       memory_ = dynamic_cast<const MemorySource*>(shard->source.get());
-      if (memory_ && (memory_->dataset().example_size != es_ || memory_->dataset().size() < n_)) memory_ = nullptr;
+      if (memory_ && (memory_->dataset().example_size != es_ || memory_->dataset().size() < n_ || ls_ != 1)) {
+        memory_ = nullptr;
+      }
       identity_ = true;  // the in-memory shards keep 0..n-1: no index lookup per example
       for (size_t k = 0; k < n_ && identity_; ++k) identity_ = shard->keep[k] == static_cast<int64_t>(k);
       return;
@@ -70,14 +73,14 @@ class Pipeline::Impl {
     threads_ = o.num_parallel_calls == kAutotune ? CpusAvailable() : std::max(1, o.num_parallel_calls);
     prefetch_ = o.prefetch == kAutotune ? kAutotunePrefetch : std::max(0, o.prefetch);
     if (o.cache == PipelineOptions::Cache::kMemory) {
-      auto c = NewMemoryCache(static_cast<int64_t>(n_), es_);
+      auto c = NewMemoryCache(static_cast<int64_t>(n_), es_, ls_);
       if (!c.ok()) {
         broken_ = c.status();
         return;
       }
       cache_ = std::move(c).value();
     } else if (o.cache == PipelineOptions::Cache::kFile) {
-      auto c = OpenFileCache(o.cache_path, ShardFingerprint(*shard, o.cache_key), static_cast<int64_t>(n_), es_);
+      auto c = OpenFileCache(o.cache_path, ShardFingerprint(*shard, o.cache_key), static_cast<int64_t>(n_), es_, ls_);
       if (!c.ok()) {
         broken_ = c.status();
         return;
@@ -88,7 +91,7 @@ class Pipeline::Impl {
       slots_.resize(static_cast<size_t>(std::max(prefetch_, 1)));
       for (Slot& s : slots_) {
         s.x.resize(static_cast<size_t>(batch_) * es_);
-        s.y.resize(static_cast<size_t>(batch_));
+        s.y.resize(static_cast<size_t>(batch_) * ls_);
       }
     } catch (const std::bad_alloc&) {
       broken_ = ResourceExhaustedError("input pipeline: no memory for " + std::to_string(slots_.size()) +
@@ -240,7 +243,7 @@ class Pipeline::Impl {
         labels[b] = rows->labels[i];
         continue;
       }
-      Status st = shard_->source->Read(static_cast<int64_t>(i), x, labels + b);
+      Status st = shard_->source->Read(static_cast<int64_t>(i), x, labels + static_cast<size_t>(b) * ls_);
       if (!st.ok()) {
         broken_ = st.About(Subject::kData);
         return broken_;
@@ -271,14 +274,14 @@ class Pipeline::Impl {
     return it->second[p % n_];
   }
 
-  Status Decode(int64_t k, float* x, int32_t* label) {
+  Status Decode(int64_t k, float* x, int32_t* labels) {
     const int64_t i = shard_->keep[static_cast<size_t>(k)];
-    const ExampleCache::Lookup lookup = cache_ ? cache_->Begin(k, x, label) : ExampleCache::Lookup::kMiss;
+    const ExampleCache::Lookup lookup = cache_ ? cache_->Begin(k, x, labels) : ExampleCache::Lookup::kMiss;
     if (lookup == ExampleCache::Lookup::kHit) return Status::Ok();
-    Status st = shard_->source->Read(i, x, label);
+    Status st = shard_->source->Read(i, x, labels);
     if (lookup == ExampleCache::Lookup::kFill) {
       if (st.ok()) {
-        cache_->Fill(k, x, *label);
+        cache_->Fill(k, x, labels);
       } else {
         cache_->Abandon(k);
       }
@@ -303,7 +306,7 @@ class Pipeline::Impl {
       ++inflight_;
       ++s.inflight;
       l.unlock();
-      Status st = Decode(k, s.x.data() + static_cast<size_t>(b) * es_, &s.y[static_cast<size_t>(b)]);
+      Status st = Decode(k, s.x.data() + static_cast<size_t>(b) * es_, s.y.data() + static_cast<size_t>(b) * ls_);
       l.lock();
       --inflight_;
       --s.inflight;
@@ -331,7 +334,7 @@ class Pipeline::Impl {
   const int batch_;
   const uint64_t seed_;
   const bool shuffle_;
-  size_t n_ = 0, es_ = 0;
+  size_t n_ = 0, es_ = 0, ls_ = 1;  // examples, floats and labels per example
   bool direct_ = false;
   const MemorySource* memory_ = nullptr;  // the in-memory source's rows, when it is one
   bool identity_ = false;                 // keep[k] == k

@@ -70,7 +70,8 @@ class Pipeline {
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
-  // The next batch: images [batch, spec().size()], labels [batch]. Blocks until it is
+  // The next batch: images [batch, spec().size()], labels [batch, spec().label_size()].
+  // Blocks until it is
   // decoded (bounded: a decode that fails is reported, none can block forever).
   // DATA_LOSS about kData naming the file for an example that cannot be decoded; the
   // pipeline is then broken and every later call returns the same error.

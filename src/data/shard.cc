@@ -161,6 +161,11 @@ StatusOr<Shard> OpenShard(const SourceFormat& format, const json& source_json, S
 StatusOr<Dataset> Materialize(const Shard& shard) {
   if (!shard.source) return FailedPreconditionError("Materialize of a shard that was not opened");
   const ExampleSpec& spec = shard.spec();
+  if (spec.label_size() != 1) {
+    return UnimplementedError("a source with per-pixel labels (masks) is read through the input pipeline only: "
+                              "train and evaluate it with a job's data.train and data.eval")
+        .About(Subject::kConfig);
+  }
   Dataset d;
   d.example_shape = spec.shape;
   d.example_size = spec.size();

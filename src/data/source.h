@@ -28,9 +28,17 @@ struct ExampleSpec {
   int num_classes = 0;                   // labels are in [0, num_classes)
   std::vector<std::string> class_names;  // index -> name, when the source has names (image folders)
   bool categorical = false;              // label_mode "categorical"
-  size_t size() const {                  // floats per example
+  // Labels per example: empty for one class index per example; {h, w} for a mask of one
+  // class index per pixel (an image folder with "masks").
+  std::vector<int> label_shape;
+  size_t size() const {  // floats per example
     size_t n = 1;
     for (int d : shape) n *= static_cast<size_t>(d);
+    return n;
+  }
+  size_t label_size() const {  // labels per example
+    size_t n = 1;
+    for (int d : label_shape) n *= static_cast<size_t>(d);
     return n;
   }
 };
@@ -42,12 +50,13 @@ class Source {
   virtual ~Source() = default;
   virtual const ExampleSpec& spec() const = 0;
   virtual int64_t size() const = 0;
-  // Decodes example i (0 <= i < size()) into x[spec().size()] floats and *label.
+  // Decodes example i (0 <= i < size()) into x[spec().size()] floats and
+  // label[spec().label_size()] class indices.
   // DATA_LOSS about Subject::kData, naming the file (and for records the byte offset),
   // for data that cannot be decoded. Blocks on file reads.
   virtual Status Read(int64_t i, float* x, int32_t* label) const = 0;
   // The label of example i alone (for counts and checks; cheaper than Read where the
-  // format allows). Errors as Read.
+  // format allows; a per-pixel source gives its first pixel's). Errors as Read.
   virtual StatusOr<int32_t> Label(int64_t i) const = 0;
   // Where example i lives, for messages and `data inspect`: "cat/001.jpg",
   // "train-00003-of-00010.tfrecord record 17 (byte 40960)", "x_train[17]".

@@ -20,9 +20,9 @@ class CpuEngine final : public Engine {
         optimizer_(optimizer),
         max_batch_(max_batch),
         images_(static_cast<size_t>(max_batch) * model->input_size()),
-        labels_(static_cast<size_t>(max_batch)),
-        grad_logits_(static_cast<size_t>(max_batch) * model->num_classes()),
-        default_objective_(Objective::Default(model->num_classes())),
+        labels_(static_cast<size_t>(max_batch) * model->output_positions()),
+        grad_logits_(static_cast<size_t>(max_batch) * model->output_size()),
+        default_objective_(Objective::Default(model->num_classes(), model->output_positions())),
         objective_(&default_objective_),
         regularized_(nn::HasRegularization(*model)) {}
 
@@ -52,6 +52,11 @@ class CpuEngine final : public Engine {
     if (objective->loss().num_outputs() != model_->num_classes()) {
       return InvalidArgumentError("the loss was made for " + std::to_string(objective->loss().num_outputs()) +
                                   " outputs but the model has " + std::to_string(model_->num_classes()));
+    }
+    if (objective->positions() != model_->output_positions()) {
+      return InvalidArgumentError("the loss was made for " + std::to_string(objective->positions()) +
+                                  " positions per example but the model's output has " +
+                                  std::to_string(model_->output_positions()));
     }
     objective_ = objective;
     return Status::Ok();
@@ -106,7 +111,7 @@ class CpuEngine final : public Engine {
   // and the metrics of a batch whose outputs the model just computed.
   BatchStats Stats(const float* outputs, const int32_t* labels, int batch, float grad_scale, float* grad) {
     BatchStats s;
-    s.loss_sum = objective_->loss().Compute(outputs, labels, batch, grad_scale, grad);
+    s.loss_sum = objective_->LossSum(outputs, labels, batch, grad_scale, grad);
     if (regularized_) s.loss_sum += static_cast<double>(batch) * nn::RegularizationPenalty(*model_);
     s.metric_sums.assign(static_cast<size_t>(objective_->num_sums()), 0.0);
     objective_->Accumulate(outputs, labels, batch, s.metric_sums.data());

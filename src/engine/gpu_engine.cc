@@ -54,6 +54,7 @@ class GpuEngine final : public engine::Engine {
         grad_floats_(std::max(model->num_params(), model->num_reduced())),
         in_size_(model->input_size()),
         classes_(model->num_classes()),
+        positions_(model->output_positions()),
         id_(ctx_->ordinal()) {}
 
   ~GpuEngine() override {
@@ -82,9 +83,9 @@ class GpuEngine final : public engine::Engine {
     const size_t images = static_cast<size_t>(max_batch_) * in_size_;
     for (InputSlot& s : inputs_) {
       RT_RETURN_IF_ERROR(s.host_images.Allocate(images, "pinned input images", id_));
-      RT_RETURN_IF_ERROR(s.host_labels.Allocate(max_batch_, "pinned input labels", id_));
+      RT_RETURN_IF_ERROR(s.host_labels.Allocate(Rows(max_batch_), "pinned input labels", id_));
       RT_RETURN_IF_ERROR(s.images.Allocate(images, "input images", id_));
-      RT_RETURN_IF_ERROR(s.labels.Allocate(max_batch_, "input labels", id_));
+      RT_RETURN_IF_ERROR(s.labels.Allocate(Rows(max_batch_), "input labels", id_));
       RT_RETURN_IF_ERROR(s.copied.Create(id_));
       RT_RETURN_IF_ERROR(s.free.Create(id_));
     }
@@ -178,7 +179,7 @@ class GpuEngine final : public engine::Engine {
                                                  static_cast<size_t>(batch) * in_size_ * sizeof(float),
                                                  cudaMemcpyHostToDevice, copy),
                                  "cudaMemcpyAsync(input images)", id_));
-    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(s.labels.get(), s.host_labels.get(), batch * sizeof(int32_t),
+    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(s.labels.get(), s.host_labels.get(), Rows(batch) * sizeof(int32_t),
                                                  cudaMemcpyHostToDevice, copy),
                                  "cudaMemcpyAsync(input labels)", id_));
     RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(s.copied.get(), copy), "cudaEventRecord(input copied)", id_));
@@ -196,9 +197,13 @@ class GpuEngine final : public engine::Engine {
   Status SetObjective(const engine::Objective* objective) override {
     if (in_step_) return FailedPreconditionError("SetObjective between StartStep and FinishBackward");
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (objective->positions() != positions_) {
+      return InvalidArgumentError("the loss was made for " + std::to_string(objective->positions()) +
+                                  " positions per example but the model's output has " + std::to_string(positions_));
+    }
     auto made = GpuObjective::Create(*objective, classes_, ctx_.get());
     if (!made.ok()) return InvalidArgumentError(made.status().message()).About(Subject::kConfig);
-    RT_RETURN_IF_ERROR((*made)->Reserve(capacity_));
+    RT_RETURN_IF_ERROR((*made)->Reserve(static_cast<int>(Rows(capacity_))));
     objective_gpu_ = std::move(made).value();
     return Status::Ok();
   }
@@ -216,7 +221,8 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(
         CudaCheck(cudaStreamWaitEvent(compute, s.copied.get(), 0), "cudaStreamWaitEvent(input copied)", id_));
     RT_ASSIGN_OR_RETURN(const float* logits, RunForward(s.images.get(), batch, /*training=*/true));
-    RT_RETURN_IF_ERROR(objective_gpu_->Run(logits, s.labels.get(), batch, grad_scale, grad_logits_.get()));
+    RT_RETURN_IF_ERROR(objective_gpu_->Run(logits, s.labels.get(), static_cast<int>(Rows(batch)), RowScale(grad_scale),
+                                           grad_logits_.get()));
     RT_RETURN_IF_ERROR(EnqueuePenalty());  // of the weights this batch ran with
     RT_RETURN_IF_ERROR(exec_->Backward(Args(), grad_logits_.get(), nullptr));
     RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(s.free.get(), compute), "cudaEventRecord(input slot free)", id_));
@@ -279,17 +285,17 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(EnsureBatch(batch));
     // Only Evaluate uses these, and it waits for its work: growing them is safe.
     RT_RETURN_IF_ERROR(eval_images_.Grow(static_cast<size_t>(batch) * in_size_, "evaluation images", id_));
-    RT_RETURN_IF_ERROR(eval_labels_.Grow(batch, "evaluation labels", id_));
+    RT_RETURN_IF_ERROR(eval_labels_.Grow(Rows(batch), "evaluation labels", id_));
     cudaStream_t compute = ctx_->compute();
     RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(eval_images_.get(), images,
                                                  static_cast<size_t>(batch) * in_size_ * sizeof(float),
                                                  cudaMemcpyHostToDevice, compute),
                                  "cudaMemcpyAsync(evaluation images)", id_));
-    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(eval_labels_.get(), labels, batch * sizeof(int32_t),
+    RT_RETURN_IF_ERROR(CudaCheck(cudaMemcpyAsync(eval_labels_.get(), labels, Rows(batch) * sizeof(int32_t),
                                                  cudaMemcpyHostToDevice, compute),
                                  "cudaMemcpyAsync(evaluation labels)", id_));
     RT_ASSIGN_OR_RETURN(const float* logits, RunForward(eval_images_.get(), batch, /*training=*/false));
-    RT_RETURN_IF_ERROR(objective_gpu_->Run(logits, eval_labels_.get(), batch, 0.0f, nullptr));
+    RT_RETURN_IF_ERROR(objective_gpu_->Run(logits, eval_labels_.get(), static_cast<int>(Rows(batch)), 0.0f, nullptr));
     RT_RETURN_IF_ERROR(EnqueuePenalty());
     RT_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(done_.get(), compute), "cudaEventRecord(evaluation done)", id_));
     RT_RETURN_IF_ERROR(
@@ -313,8 +319,8 @@ class GpuEngine final : public engine::Engine {
   Status EnsureBatch(int batch) {
     if (batch > capacity_) {
       RT_RETURN_IF_ERROR(ctx_->SyncCompute("GPU work before growing the buffers"));
-      RT_RETURN_IF_ERROR(grad_logits_.Grow(static_cast<size_t>(batch) * classes_, "logit gradients", id_));
-      RT_RETURN_IF_ERROR(objective_gpu_->Reserve(batch));
+      RT_RETURN_IF_ERROR(grad_logits_.Grow(Rows(batch) * classes_, "logit gradients", id_));
+      RT_RETURN_IF_ERROR(objective_gpu_->Reserve(static_cast<int>(Rows(batch))));
       capacity_ = batch;
     }
     // The kernels' buffers grow only with the batch (waited for above).
@@ -342,8 +348,17 @@ class GpuEngine final : public engine::Engine {
 
   // After the compute stream finished the batch: its loss and metric sums; the reported
   // loss includes batch * the regularization penalty, as Keras' does.
+  // Label rows (and loss rows) of `batch` examples, and the gradient scale of one row:
+  // each example's loss is the mean over its positions.
+  size_t Rows(int batch) const { return static_cast<size_t>(batch) * positions_; }
+  float RowScale(float grad_scale) const {
+    return positions_ == 1 ? grad_scale : static_cast<float>(grad_scale / static_cast<double>(positions_));
+  }
+
   StatusOr<engine::BatchStats> Stats(int batch) const {
     RT_ASSIGN_OR_RETURN(engine::BatchStats stats, objective_gpu_->Collect());
+    // Each example's loss is the mean over its positions (engine::Objective::LossSum).
+    if (positions_ > 1) stats.loss_sum /= static_cast<double>(positions_);
     if (regularization_->active()) stats.loss_sum += static_cast<double>(batch) * host_penalty_.get()[0];
     return stats;
   }
@@ -359,6 +374,7 @@ class GpuEngine final : public engine::Engine {
   const size_t grad_floats_;
   const size_t in_size_;
   const int classes_;
+  const size_t positions_;  // label rows per example (nn::Model::output_positions)
   const int id_;
 
   std::unique_ptr<backends::Backend> backend_;
@@ -384,7 +400,7 @@ class GpuEngine final : public engine::Engine {
   bool in_step_ = false;     // between StartStep and FinishBackward
   int step_batch_ = 0;       // examples of the step StartStep began
   // The loss and metrics: Objective::Default until SetObjective.
-  engine::Objective default_objective_ = engine::Objective::Default(classes_);
+  engine::Objective default_objective_ = engine::Objective::Default(classes_, positions_);
   std::unique_ptr<GpuObjective> objective_gpu_;
   DeviceBuffer<float> eval_images_;
   DeviceBuffer<int32_t> eval_labels_;

@@ -25,8 +25,10 @@ bool IsArgmaxAccuracy(const nlohmann::json& entry, int num_outputs) {
 
 }  // namespace
 
-StatusOr<Objective> Objective::FromJson(const nlohmann::json& loss, const nlohmann::json& metrics, int num_outputs) {
+StatusOr<Objective> Objective::FromJson(const nlohmann::json& loss, const nlohmann::json& metrics, int num_outputs,
+                                        size_t positions) {
   Objective o;
+  o.positions_ = positions == 0 ? 1 : positions;
   auto l = nn::Loss::FromJson(loss, num_outputs);
   if (!l.ok()) return l.status().About(Subject::kConfig);
   o.loss_ = std::move(l).value();
@@ -41,8 +43,9 @@ StatusOr<Objective> Objective::FromJson(const nlohmann::json& loss, const nlohma
   return o;
 }
 
-Objective Objective::Default(int num_outputs) {
+Objective Objective::Default(int num_outputs, size_t positions) {
   Objective o;
+  o.positions_ = positions == 0 ? 1 : positions;
   nn::LossConfig config;
   config.kind = nn::LossKind::kSparseCategoricalCrossentropy;
   config.from_logits = true;
@@ -73,8 +76,16 @@ void Objective::Index() {
   }
 }
 
+double Objective::LossSum(const float* outputs, const int32_t* labels, int batch, float grad_scale, float* grad) const {
+  if (positions_ == 1) return loss_->Compute(outputs, labels, batch, grad_scale, grad);
+  const double p = static_cast<double>(positions_);
+  const int rows = static_cast<int>(static_cast<size_t>(batch) * positions_);
+  return loss_->Compute(outputs, labels, rows, static_cast<float>(grad_scale / p), grad) / p;
+}
+
 void Objective::Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const {
-  for (size_t m = 0; m < metrics_.size(); ++m) metrics_[m]->Accumulate(outputs, labels, batch, sums + first_sum_[m]);
+  const int rows = static_cast<int>(static_cast<size_t>(batch) * positions_);
+  for (size_t m = 0; m < metrics_.size(); ++m) metrics_[m]->Accumulate(outputs, labels, rows, sums + first_sum_[m]);
 }
 
 std::vector<double> Objective::Results(const double* sums) const {

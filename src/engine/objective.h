@@ -22,19 +22,30 @@ namespace ringtrain::engine {
 
 class Objective {
  public:
-  // `loss` / `metrics`: the job's fields as JobConfig holds them; num_outputs: the
-  // model's last layer's units.
-  static StatusOr<Objective> FromJson(const nlohmann::json& loss, const nlohmann::json& metrics, int num_outputs);
+  // `loss` / `metrics`: the job's fields as JobConfig holds them; num_outputs: the size
+  // of the model output's last axis; positions: how many such rows an example's output
+  // holds (1 for a vector, h * w for a segmentation map: nn::Model::output_positions).
+  // An example then has `positions` labels, one per row, and the loss and the metrics
+  // see batch * positions rows, as Keras reduces a loss over every axis but the last.
+  static StatusOr<Objective> FromJson(const nlohmann::json& loss, const nlohmann::json& metrics, int num_outputs,
+                                      size_t positions = 1);
   // Sparse categorical cross-entropy from logits with "accuracy": what a job that names
   // neither trains with (and an engine uses until it is given another).
-  static Objective Default(int num_outputs);
+  static Objective Default(int num_outputs, size_t positions = 1);
 
   nn::Loss& loss() const { return *loss_; }
+  size_t positions() const { return positions_; }
+  // The batch's loss summed over its examples, each example's loss the mean over its
+  // positions (Keras' sum_over_batch_size divides by batch * positions), and, when
+  // `grad` is not null, d(that sum * grad_scale)/d(outputs) into grad[batch, positions,
+  // num_outputs]. outputs as grad; labels [batch, positions].
+  double LossSum(const float* outputs, const int32_t* labels, int batch, float grad_scale, float* grad) const;
   const std::vector<std::unique_ptr<nn::Metric>>& metrics() const { return metrics_; }
   // The metrics' sums side by side: metric m's are [first_sum(m), first_sum(m) + num_sums()).
   int num_sums() const { return num_sums_; }
   int first_sum(size_t m) const { return first_sum_[m]; }
-  // Adds every metric's statistics of the batch to sums[0, num_sums()).
+  // Adds every metric's statistics of the batch (outputs [batch, positions, num_outputs],
+  // labels [batch, positions]) to sums[0, num_sums()).
   void Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const;
   // The metrics' values from accumulated sums, in order.
   std::vector<double> Results(const double* sums) const;
@@ -54,6 +65,7 @@ class Objective {
   std::vector<bool> argmax_;
   std::vector<int> first_sum_;
   int num_sums_ = 0;
+  size_t positions_ = 1;
 };
 
 }  // namespace ringtrain::engine

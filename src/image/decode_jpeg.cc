@@ -14,7 +14,8 @@ namespace ringtrain::image {
 namespace {
 
 // One decompressor per thread: tjInitDecompress allocates, and a handle may not be
-// shared between threads.
+// shared between threads. A handle that failed on a corrupt file is replaced: libjpeg-turbo
+// 2.1 can leave it in a state where the next file's header reads as 0x0.
 class Handle {
  public:
   Handle() : h_(tjInitDecompress()) {}
@@ -24,14 +25,18 @@ class Handle {
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
   tjhandle get() const { return h_; }
+  void Renew() {
+    if (h_ != nullptr) tjDestroy(h_);
+    h_ = tjInitDecompress();
+  }
 
  private:
   tjhandle h_;
 };
 
-tjhandle ThreadHandle() {
+Handle& ThreadHandle() {
   thread_local Handle handle;
-  return handle.get();
+  return handle;
 }
 
 Status TjError(tjhandle h, const char* what) {
@@ -55,10 +60,8 @@ tjscalingfactor PickScale(int h, int w, int min_h, int min_w) {
   return best;
 }
 
-}  // namespace
-
-StatusOr<Image> DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_height, int min_width) {
-  tjhandle h = ThreadHandle();
+StatusOr<Image> DecodeJpegWith(tjhandle h, const uint8_t* data, size_t size, int channels, int min_height,
+                               int min_width) {
   if (h == nullptr) return InternalError("libjpeg-turbo: cannot create a decompressor");
   if (size > static_cast<size_t>(ULONG_MAX)) return Corrupt("JPEG too large");
   int width = 0, height = 0, subsamp = 0, colorspace = 0;
@@ -94,6 +97,15 @@ StatusOr<Image> DecodeJpeg(const uint8_t* data, size_t size, int channels, int m
     for (int c = 0; c < 3; ++c) rgb.pixels[3 * p + c] = static_cast<uint8_t>(buf[4 * p + c] * k / 255);
   }
   return ConvertChannels(std::move(rgb), channels);
+}
+
+}  // namespace
+
+StatusOr<Image> DecodeJpeg(const uint8_t* data, size_t size, int channels, int min_height, int min_width) {
+  Handle& handle = ThreadHandle();
+  StatusOr<Image> img = DecodeJpegWith(handle.get(), data, size, channels, min_height, min_width);
+  if (!img.ok()) handle.Renew();  // nothing of a bad file may reach the next one
+  return img;
 }
 
 }  // namespace ringtrain::image

@@ -8,6 +8,21 @@
 #include "nn/model_regularization.h"
 
 namespace ringtrain::inference {
+namespace {
+
+// evaluate and predict read one label or class per example: a model whose output is a
+// map of positions (segmentation) is trained and evaluated by its job instead.
+Status CheckVectorOutput(const nn::Model& model, const char* command) {
+  if (model.output_positions() == 1) return Status::Ok();
+  std::string shape;
+  for (int d : model.output_shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  return InvalidArgumentError(std::string(command) + " takes a model with one output vector per example; this "
+                              "model's output is (" + shape + "), a value per position: evaluate it with its job's "
+                              "data.eval (ringtrain launch), which reads per-pixel labels")
+      .About(Subject::kConfig);
+}
+
+}  // namespace
 
 StatusOr<EvalResult> EvaluateModel(nn::Model* model, const data::Dataset& data, int batch, const nlohmann::json& loss,
                                    const nlohmann::json& metrics) {
@@ -17,6 +32,7 @@ StatusOr<EvalResult> EvaluateModel(nn::Model* model, const data::Dataset& data, 
     return InvalidArgumentError("the data's examples have " + std::to_string(data.example_size) +
                                 " values but the model's input_shape needs " + std::to_string(model->input_size()));
   }
+  RT_RETURN_IF_ERROR(CheckVectorOutput(*model, "evaluate"));
   const int outputs = model->num_classes();
   RT_ASSIGN_OR_RETURN(std::unique_ptr<nn::Loss> objective, nn::Loss::FromJson(loss, outputs));
   RT_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<nn::Metric>> measures, nn::MetricsFromJson(metrics, loss, outputs));
@@ -136,6 +152,7 @@ std::vector<Prediction> Run(nn::Model* model, const float* images, size_t n, int
 
 StatusOr<std::vector<Prediction>> Predict(nn::Model* model, const float* images, size_t n, int batch,
                                           const nlohmann::json& loss) {
+  RT_RETURN_IF_ERROR(CheckVectorOutput(*model, "predict"));
   RT_ASSIGN_OR_RETURN(std::unique_ptr<nn::Loss> objective, nn::Loss::FromJson(loss, model->num_classes()));
   return Run(model, images, n, batch, KindOf(objective->config()));
 }

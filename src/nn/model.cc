@@ -173,7 +173,15 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
 
 const std::vector<int>& Model::input_shape() const { return impl_->graph.input_shape; }
 size_t Model::input_size() const { return impl_->input_size; }
-int Model::num_classes() const { return impl_->graph.layers.back()->output_shape()[0]; }
+int Model::num_classes() const { return impl_->graph.layers.back()->output_shape().back(); }
+size_t Model::output_positions() const {
+  const std::vector<int>& shape = impl_->graph.layers.back()->output_shape();
+  size_t n = 1;
+  for (size_t i = 0; i + 1 < shape.size(); ++i) n *= static_cast<size_t>(shape[i]);
+  return n;
+}
+const std::vector<int>& Model::output_shape() const { return impl_->graph.layers.back()->output_shape(); }
+size_t Model::output_size() const { return output_positions() * static_cast<size_t>(num_classes()); }
 float* Model::params() { return impl_->params.data(); }
 const float* Model::params() const { return impl_->params.data(); }
 float* Model::grads() { return impl_->grads.data(); }

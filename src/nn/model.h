@@ -50,7 +50,13 @@ class Model {
 
   const std::vector<int>& input_shape() const;  // per example, e.g. {28, 28}
   size_t input_size() const;                     // floats per example
-  int num_classes() const;                       // size of the last layer's output
+  // The output's last axis (the classes or units a loss reads per position), how many
+  // positions of it an example's output holds (the product of the other axes: 1 for a
+  // vector output, h * w for a (h, w, classes) segmentation map), and their product.
+  int num_classes() const;
+  size_t output_positions() const;
+  const std::vector<int>& output_shape() const;  // per example, e.g. {10} or {128, 128, 11}
+  size_t output_size() const;
 
   // Every weight: the trainable ones first (in layer order), then the non-trainable
   // ones (frozen layers' weights, BatchNormalization's moving statistics), in
@@ -80,12 +86,12 @@ class Model {
   // A no-op for models without such layers.
   void ApplyReducedStats(int num_replicas);
 
-  // input: [batch, input_shape...] floats. Returns logits [batch, num_classes()],
+  // input: [batch, input_shape...] floats. Returns logits [batch, output_size()],
   // valid until the next Forward. `training` keeps what Backward needs (the input is
   // copied, so the caller may reuse its buffer at once). Any batch size works; buffers
   // grow to the largest batch seen and are reused after that.
   const float* Forward(const float* input, int batch, bool training);
-  // grad_logits: [batch, num_classes()] for the batch of the last Forward, which must
+  // grad_logits: [batch, output_size()] for the batch of the last Forward, which must
   // have been a training one (an evaluation Forward in between reuses the buffers;
   // Backward then logs an error and zeroes grads()). Overwrites grads().
   void Backward(const float* grad_logits);

@@ -277,10 +277,6 @@ Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
                                   "layer, and every other layer must feed one (check the 'inputs' lists)");
     }
   }
-  if (shapes.back().size() != 1) {
-    return InvalidArgumentError("model: the last layer must output one value per class, but its output shape is " +
-                                ShapeToString(shapes.back()) + "; end the model with flatten (or global pooling) and dense");
-  }
   return Status::Ok();
 }
 

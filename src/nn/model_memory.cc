@@ -66,7 +66,9 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
   const std::vector<bool> up = graph.TrainableUpstream();
   ModelFootprint f;
   f.input_size_ = U(NumElements(graph.input_shape));
-  f.num_classes_ = U(layers.back()->output_size());
+  f.output_size_ = U(layers.back()->output_size());
+  const int last_axis = layers.back()->output_shape().back();
+  f.output_positions_ = last_axis > 0 ? f.output_size_ / U(last_axis) : 1;
   uint64_t largest = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = *layers[i];

@@ -29,7 +29,8 @@ class ModelFootprint {
 
   uint64_t num_params() const { return num_params_; }
   uint64_t input_size() const { return input_size_; }   // floats per example
-  uint64_t num_classes() const { return num_classes_; }
+  uint64_t output_size() const { return output_size_; }  // floats per example of the last layer's output
+  uint64_t output_positions() const { return output_positions_; }  // labels per example (Model::output_positions)
   // The layer holding the most parameters, for messages: "model.layers[4] (dense_1)".
   const std::string& largest_layer() const { return largest_layer_; }
 
@@ -55,7 +56,7 @@ class ModelFootprint {
     uint64_t dense_units = 0;
   };
   std::vector<LayerCost> layers_;
-  uint64_t num_params_ = 0, input_size_ = 0, num_classes_ = 0;
+  uint64_t num_params_ = 0, input_size_ = 0, output_size_ = 0, output_positions_ = 1;
   std::string largest_layer_;
 };
 

@@ -37,9 +37,11 @@ StatusOr<std::vector<MemoryUse>> TrainingMemory(const config::JobConfig& job, in
                   "the model's " + std::to_string(model->num_params()) + " parameters (the most in " +
                       model->largest_layer() + ")",
                   "make the model smaller (fewer units or filters)"});
-  // The engine's batch buffers: images, labels and the logits' gradient.
+  // The engine's batch buffers: images, labels (one per output position) and the logits'
+  // gradient.
   const uint64_t batches =
-      SatMul(batch, SatMul(SatAdd(SatAdd(model->input_size(), model->num_classes()), 1), sizeof(float)));
+      SatMul(batch, SatMul(SatAdd(SatAdd(model->input_size(), model->output_size()), model->output_positions()),
+                           sizeof(float)));
   uses.push_back({"activations", SatAdd(model->ActivationBytes(batch, /*training=*/true), batches),
                   "batch_size_per_worker " + std::to_string(batch), "lower batch_size_per_worker"});
 

@@ -70,7 +70,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   // The loss and metrics need the model's output size: what JobConfig could not check
   // before the model was built is checked here, with its "loss: ..." / "metrics[i]: ..." line.
   {
-    auto objective = engine::Objective::FromJson(job.loss, job.metrics, t->model_->num_classes());
+    auto objective = engine::Objective::FromJson(job.loss, job.metrics, t->model_->num_classes(),
+                                                 t->model_->output_positions());
     if (!objective.ok()) return objective.status();
     t->objective_ = std::make_unique<engine::Objective>(std::move(objective).value());
   }
@@ -99,6 +100,26 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
                                 " values but model.input_shape needs " + std::to_string(t->model_->input_size()));
   }
   const int outputs = t->model_->num_classes();
+  const size_t positions = t->model_->output_positions();
+  for (const auto& [shard, field] : {std::pair<const data::Shard*, const char*>{&t->train_, "data.train"},
+                                     {t->has_eval_ ? &t->eval_ : nullptr, "data.eval"}}) {
+    if (shard == nullptr || shard->spec().label_size() == positions) continue;
+    const data::ExampleSpec& spec = shard->spec();
+    std::string out_shape = "(";
+    for (int dim : t->model_->output_shape()) out_shape += std::to_string(dim) + ", ";
+    out_shape = out_shape.substr(0, out_shape.size() - 2) + ")";
+    if (positions == 1) {
+      return InvalidArgumentError(std::string(field) + " gives " + std::to_string(spec.label_size()) +
+                                  " labels per example (masks of " + std::to_string(spec.label_shape[0]) + " x " +
+                                  std::to_string(spec.label_shape[1]) + ") but the model's output " + out_shape +
+                                  " takes one; end the model with a per-pixel layer (e.g. a 1x1 Conv2D) for "
+                                  "segmentation");
+    }
+    return InvalidArgumentError(std::string(field) + " gives " + std::to_string(spec.label_size()) +
+                                " label(s) per example but the model's output " + out_shape + " needs one per " +
+                                "position, " + std::to_string(positions) + "; give masks of the output's height and " +
+                                "width (image_folder \"masks\" with image_size), or end the model in a vector");
+  }
   if (outputs >= 2 && d.num_classes > outputs) {
     return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but the model's last layer has " +
                                 std::to_string(outputs) + " units");

@@ -127,7 +127,7 @@ StatusOr<EvalResult> Trainer::EvaluateShards(collective::Communicator* comm) {
     eval_input_ = std::make_unique<data::Pipeline>(&eval_, batch, 0, /*shuffle=*/false,
                                                    PipelineFor("eval", job_.eval_data));
     eval_images_.resize(static_cast<size_t>(batch) * eval_.spec().size());
-    eval_labels_.resize(static_cast<size_t>(batch));
+    eval_labels_.resize(static_cast<size_t>(batch) * eval_.spec().label_size());
   }
   eval_input_->Seek(0, 0);
   MetricSums mine;

@@ -5,7 +5,8 @@
 #   ringtrain bench train --job deploy/jobs/mnist_<w>.json --workers N
 # (the convolutional workloads: resnet20 -> deploy/jobs/resnet20_cifar_shape.json, resnet20_b128 -> resnet20_b128.json,
 # vgg16 -> deploy/jobs/vgg16_bench.json, on synthetic data; residual -> mnist_residual.json and mobilenetv2 ->
-# mobilenetv2_transfer.json on MNIST; e.g. WORKLOADS="resnet20 vgg16" WORKERS=2)
+# mobilenetv2_transfer.json on MNIST; unet -> deploy/jobs/unet_bench.json on data/mnist_seg, which
+# python3 deploy/make_segmentation_folder.py writes; e.g. WORKLOADS="resnet20 vgg16" WORKERS=2)
 # and tests/peers/pytorch_train_bench.py --workload <w> --procs N, alternating which goes first from
 # round to round, takes images_per_sec from each one's `RESULT ...` line (first epoch excluded by both),
 # and prints a markdown table of the medians over the rounds and their ratio (ringtrain / PyTorch).
@@ -58,6 +59,7 @@ job_of() {
     vgg16) echo deploy/jobs/vgg16_bench.json ;;
     residual) echo deploy/jobs/mnist_residual.json ;;
     mobilenetv2) echo deploy/jobs/mobilenetv2_transfer.json ;;
+    unet) echo deploy/jobs/unet_bench.json ;;
     *) echo "deploy/jobs/mnist_$1.json" ;;
   esac
 }

@@ -4,6 +4,7 @@
 // the loss and its gradient the weights'; objectives that do not fit are refused.
 #include "engine/objective.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -216,6 +217,95 @@ TEST(ObjectiveTest, WhatDoesNotFitTheModelIsRefusedNamingTheField) {
   auto three = Objective::FromJson("mse", json::array({"accuracy"}), 3);
   ASSERT_TRUE(three.ok());
   EXPECT_EQ(engine->SetObjective(&*three).code(), Code::kInvalidArgument);
+}
+
+// A per-position output (a (2, 2, 3) map): the loss of an example is the mean over its
+// 4 positions of the row loss, as Keras' sum_over_batch_size divides by batch * h * w; the
+// gradient is the rows' scaled by 1/4; the metrics count positions.
+TEST(ObjectiveTest, PerPositionOutputsAverageTheLossOverPositions) {
+  constexpr int kBatch = 2, kPositions = 4, kClasses = 3;
+  auto o = Objective::FromJson({{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}},
+                               json::array({"accuracy", {{"type", "mean_iou"}, {"num_classes", kClasses}}}), kClasses,
+                               kPositions);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->positions(), 4u);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> logits(kBatch * kPositions * kClasses);
+  for (float& v : logits) v = u(rng);
+  const std::vector<int32_t> labels = {0, 1, 2, 0, 2, 2, 1, 0};
+  std::vector<float> grad(logits.size()), row_grad(logits.size());
+  const float scale = 0.5f;
+  const double sum = o->LossSum(logits.data(), labels.data(), kBatch, scale, grad.data());
+  double want = 0;
+  for (int r = 0; r < kBatch * kPositions; ++r) {
+    const float* z = logits.data() + r * kClasses;
+    const double m = std::max({z[0], z[1], z[2]});
+    const double lse = m + std::log(std::exp(z[0] - m) + std::exp(z[1] - m) + std::exp(z[2] - m));
+    want += lse - z[labels[static_cast<size_t>(r)]];
+    for (int c = 0; c < kClasses; ++c) {
+      const double p = std::exp(z[c] - lse);
+      row_grad[static_cast<size_t>(r * kClasses + c)] =
+          static_cast<float>((p - (c == labels[static_cast<size_t>(r)])) * scale / kPositions);
+    }
+  }
+  EXPECT_NEAR(sum, want / kPositions, 1e-5);
+  for (size_t i = 0; i < grad.size(); ++i) EXPECT_NEAR(grad[i], row_grad[i], 1e-6) << i;
+  std::vector<double> sums(static_cast<size_t>(o->num_sums()), 0.0);
+  o->Accumulate(logits.data(), labels.data(), kBatch, sums.data());
+  int correct = 0;
+  for (int r = 0; r < kBatch * kPositions; ++r) {
+    const float* z = logits.data() + r * kClasses;
+    const int arg = static_cast<int>(std::max_element(z, z + kClasses) - z);
+    correct += arg == labels[static_cast<size_t>(r)];
+  }
+  EXPECT_DOUBLE_EQ(o->Results(sums.data())[0], static_cast<double>(correct) / (kBatch * kPositions));
+}
+
+// A model whose last layer is a map: its classes are the last axis, its positions the rest,
+// and the CPU engine's buffers and objective take one label per position.
+TEST(ObjectiveTest, AMapOutputTrainsOnOneLabelPerPosition) {
+  const json model_json = {{"input_shape", {4, 4, 1}},
+                           {"layers", {{{"type", "conv2d"}, {"filters", 3}, {"kernel_size", 3}, {"padding", "same"}}}}};
+  auto model = nn::Model::FromJson(model_json, 1);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ((*model)->num_classes(), 3);
+  EXPECT_EQ((*model)->output_positions(), 16u);
+  EXPECT_EQ((*model)->output_size(), 48u);
+  auto opt = nn::Optimizer::FromJson({{"type", "sgd"}, {"learning_rate", 0.5}});
+  ASSERT_TRUE(opt.ok());
+  auto engine = NewCpuEngine(model->get(), opt->get(), 2);
+  auto o = Objective::FromJson({{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}},
+                               json::array({"accuracy"}), 3, 16);
+  ASSERT_TRUE(o.ok());
+  ASSERT_TRUE(engine->SetObjective(&*o).ok());
+  auto wrong = Objective::FromJson({{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}},
+                                   json::array({"accuracy"}), 3, 1);
+  ASSERT_TRUE(wrong.ok());
+  EXPECT_EQ(engine->SetObjective(&*wrong).code(), Code::kInvalidArgument);
+  store::InMemoryStore store;
+  auto comm = collective::CreateCommunicator(collective::CommunicatorOptions{}, 0, 1, &store);
+  ASSERT_TRUE(comm.ok());
+  engine->GradientBuffer(**comm);
+  // Class of a pixel: 2 where the input is bright, else 0 (a per-pixel rule a 3x3 conv learns).
+  double first = 0, last = 0;
+  for (int step = 0; step < 40; ++step) {
+    std::mt19937 rng(static_cast<uint32_t>(step));
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    for (int k = 0; k < 2 * 16; ++k) {
+      engine->next_images()[k] = u(rng);
+      engine->next_labels()[k] = engine->next_images()[k] > 0.5f ? 2 : 0;
+    }
+    ASSERT_TRUE(engine->SubmitBatch(2).ok());
+    ASSERT_TRUE(engine->StartStep(0.5f).ok());
+    auto s = engine->FinishBackward(nullptr);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE((*comm)->AllReduce(engine->GradientBuffer(**comm), (*model)->num_reduced(),
+                                   collective::ReduceOp::kSum).ok());
+    ASSERT_TRUE(engine->ApplyUpdate().ok());
+    (step == 0 ? first : last) = s->loss_sum / 2;
+  }
+  EXPECT_LT(last, 0.5 * first) << first << " -> " << last;
 }
 
 }  // namespace

@@ -289,6 +289,23 @@ TEST(BadDataTest, CorruptTruncatedAndHostileFilesAreDataErrors) {
   bad = jpg;
   for (size_t i = bad.size() / 2; i < bad.size() / 2 + 64; ++i) bad[i] = (i % 2) ? 0xFF : 0xC0;
   ExpectBadData(Decode(bad.data(), bad.size(), 3).status(), "JPEG garbage");
+  // A bad file leaves nothing behind: the next JPEG on this thread decodes (libjpeg-turbo's
+  // handle is renewed after an error; before, its next header could read as 0x0).
+  ASSERT_TRUE(MakeImages(json::array({{{"path", d + "small.jpg"}, {"format", "JPEG"}, {"mode", "RGB"}, {"h", 4},
+                                       {"w", 6}, {"fill", "gradient"}},
+                                      {{"path", d + "x.jpg"}, {"format", "JPEG"}, {"mode", "RGB"}, {"h", 12},
+                                       {"w", 10}, {"fill", "gradient"}}}),
+                         tmp.path()));
+  const std::vector<uint8_t> small = ReadBytes(d + "small.jpg"), x = ReadBytes(d + "x.jpg");
+  for (const auto& [cut, n] : {std::pair<const std::vector<uint8_t>*, size_t>{&jpg, jpg.size() / 2},
+                               {&jpg, jpg.size() / 3}, {&jpg, size_t{10}}, {&x, x.size() / 2}}) {
+    ExpectBadData(Decode(cut->data(), n, 3, 256, 256).status(), "cut JPEG");
+    for (int channels : {1, 3}) {
+      auto next = Decode(small.data(), small.size(), channels, 4, 6);
+      ASSERT_TRUE(next.ok()) << "after a JPEG cut to " << n << ": " << next.status().ToString();
+      EXPECT_EQ(next->pixels.size(), size_t{4} * 6 * channels);
+    }
+  }
   // Not an image at all.
   const std::string text = "hello, I am not an image";
   auto s = Decode(reinterpret_cast<const uint8_t*>(text.data()), text.size(), 3).status();

@@ -8,8 +8,9 @@ Usage: make_test_images.py SPEC.json, SPEC a list of objects:
   mode      PIL mode of the written pixels: "L", "LA", "RGB", "RGBA", "P", "I;16"
   h, w      size
   fill      "gradient" (value (7y + 13x + 50c) mod 256), a list of channel values (a
-            constant image), or "mnist" with "index": digit `index` of
-            t10k-images-idx3-ubyte.gz in "mnist_dir"
+            constant image), {"columns": [v0, v1, ...]} (every channel of column x is
+            v[x mod len]: masks with known classes), or "mnist" with "index": digit
+            `index` of t10k-images-idx3-ubyte.gz in "mnist_dir"
   quality   JPEG quality (default 90)
   expect    optional: where to write PIL's decode of the written file as raw bytes,
             converted to "expect_mode" (default the file's mode), after
@@ -38,6 +39,9 @@ def pixels(e):
         with gzip.open(e["mnist_dir"] + "/t10k-images-idx3-ubyte.gz", "rb") as f:
             f.seek(16 + 784 * e["index"])
             return np.frombuffer(f.read(784), np.uint8).reshape(28, 28, 1)
+    if isinstance(fill, dict):
+        cols = np.array(fill["columns"], np.uint8)[np.arange(w) % len(fill["columns"])]
+        return np.repeat(np.tile(cols[None, :, None], (h, 1, 1)), channels, axis=2)
     return np.tile(np.array(fill, np.uint8), (h, w, 1))
 
 

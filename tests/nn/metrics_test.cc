@@ -215,5 +215,38 @@ TEST(MetricsTest, JsonFormsAndErrors) {
   }
 }
 
+// Keras' MeanIoU docstring: y_true [0, 0, 1, 1], y_pred [0, 1, 0, 1] give the confusion
+// matrix [[1, 1], [1, 1]] and a mean IoU of 1/3; here y_pred is the argmax of the scores.
+TEST(MetricsTest, MeanIouAsKerasDocuments) {
+  auto m = Make(Json::array({{{"type", "mean_iou"}, {"num_classes", 2}}}), "sparse_categorical_crossentropy", 2);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0]->name(), "mean_io_u");
+  EXPECT_NEAR(Evaluate(*m[0], {0.9f, 0.1f, 0.2f, 0.8f, 0.6f, 0.4f, 0.3f, 0.7f}, {0, 0, 1, 1}), 1.0 / 3.0, 1e-12);
+  // A class absent from labels and predictions does not count; one predicted but never true
+  // does (IoU 0): 3 classes, truth 0 0 1, predicted 0 2 1 -> IoU 1/2, 1, 0 -> mean 1/2.
+  auto three = Make(Json::array({{{"class_name", "MeanIoU"}, {"config", {{"num_classes", 3}, {"name", "miou"}}}}}),
+                    "sparse_categorical_crossentropy", 3);
+  ASSERT_EQ(three.size(), 1u);
+  EXPECT_EQ(three[0]->name(), "miou");
+  EXPECT_NEAR(Evaluate(*three[0], {1, 0, 0, 0, 0, 1, 0, 1, 0}, {0, 0, 1}), 0.5, 1e-12);
+  // ignore_class skips those labels; equal maxima take the first (tf.argmax).
+  auto ignoring = Make(Json::array({{{"type", "mean_iou"}, {"num_classes", 2}, {"ignore_class", 1}}}),
+                       "sparse_categorical_crossentropy", 2);
+  ASSERT_EQ(ignoring.size(), 1u);
+  EXPECT_NEAR(Evaluate(*ignoring[0], {0.5f, 0.5f, 0.0f, 1.0f}, {0, 1}), 1.0, 1e-12);
+}
+
+TEST(MetricsTest, MeanIouRefusesWhatItCannotCompute) {
+  for (const auto& [entry, says] : std::vector<std::pair<Json, std::string>>{
+           {{{"type", "mean_iou"}}, "'num_classes' is required"},
+           {{{"type", "mean_iou"}, {"num_classes", 3}}, "'num_classes' is 3 but the model's output has 2"},
+           {{{"type", "mean_iou"}, {"num_classes", 2}, {"sparse_y_pred", true}}, "'sparse_y_pred' must be false"},
+           {{{"type", "mean_iou"}, {"num_classes", 2}, {"axis", 1}}, "'axis' must be -1"}}) {
+    auto m = MetricsFromJson(Json::array({entry}), "sparse_categorical_crossentropy", 2);
+    ASSERT_FALSE(m.ok()) << entry.dump();
+    EXPECT_NE(m.status().message().find(says), std::string::npos) << m.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace ringtrain::nn

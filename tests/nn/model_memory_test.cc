@@ -33,7 +33,8 @@ TEST(ModelFootprintTest, AgreesWithTheModel) {
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(f->num_params(), (*m)->num_params());
   EXPECT_EQ(f->input_size(), 144u);
-  EXPECT_EQ(f->num_classes(), 4u);
+  EXPECT_EQ(f->output_size(), 4u);
+  EXPECT_EQ(f->output_positions(), 1u);
   EXPECT_EQ(f->largest_layer(), "model.layers[4] (dense)");
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Usage: /usr/bin/python3 tests/peers/pytorch_train_bench.py
-#            --workload w1|w2|w3|resnet20|resnet20_b128|vgg16|residual|mobilenetv2 --procs 1|2
+#            --workload w1|w2|w3|resnet20|resnet20_b128|vgg16|residual|mobilenetv2|unet --procs 1|2
 #            [--epochs E] [--steps S] [--batch B] [--seed 1] [--threads 1] [--device cpu|cuda] [--bind none|core]
 #            (Debian: python3-torch)
 # Not part of the test suite: the PyTorch DDP peer of `ringtrain bench train`,
@@ -37,6 +37,15 @@
 # and their BatchNormalization kept in eval mode while training, as Keras' trainable: false), the third
 # block with BN momentum 0.9 and a residual Add, GlobalAveragePooling2D, Dense 10 softmax (log-softmax +
 # NLL), Adam 0.003, 32 per rank.
+#
+# unet is the model of deploy/jobs/unet_bench.json (deploy/make_model_jobs.py), layer for layer and with the same
+# trainable count (118,155) as `ringtrain summary`: two 3x3 relu convolutions (Keras "same", Glorot-uniform) per
+# level at 16, 32 and 64 filters with 2x max pooling down, nearest 2x upsampling up, each decoder level
+# concatenating [upsampled, encoder skip] on the channels, and a 1x1 convolution to 11 logits per pixel;
+# per-pixel cross-entropy (logits N x 11 x 128 x 128, targets N x 128 x 128), Adam 0.001, 16 per rank. Its data
+# is the job's: data/mnist_seg/train (python3 deploy/make_segmentation_folder.py writes it), the 2,000 PNG images
+# / 255 and their class-index masks, read once into memory with PIL and sharded as MNIST (example i to rank
+# i % N). rank0_accuracy is then the pixel accuracy.
 #
 # --device cuda (the GPU peer: PyTorch eager on the same GPU): the model and each rank's whole shard
 # live on the GPU (so no per-step upload at all, the most favourable setting for PyTorch), processes > 1
@@ -268,6 +277,36 @@ def build_mobilenetv2():
     return MobileNetV2Transfer()
 
 
+def unet_conv2(cin, cout):  # two Keras Conv2D(cout, 3, padding="same", activation="relu")
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, 1, 1), nn.ReLU(), nn.Conv2d(cout, cout, 3, 1, 1), nn.ReLU())
+
+
+class UNet(nn.Module):
+    """deploy/jobs/unet_bench.json (and unet_segmentation.json): enc1 (16) -> pool1 -> enc2 (32) -> pool2 ->
+    bottleneck (64) -> up2 -> concat2 [up2, enc2] -> dec2 (32) -> up1 -> concat1 [up1, enc1] -> dec1 (16) ->
+    logits (1x1, 11, linear). Each stage is two 3x3 'same' relu convolutions; UpSampling2D is nearest 2x.
+    118,155 trainable parameters, no others."""
+
+    def __init__(self, channels=1, classes=11):
+        super().__init__()
+        self.enc1, self.enc2 = unet_conv2(channels, 16), unet_conv2(16, 32)
+        self.bottleneck = unet_conv2(32, 64)
+        self.dec2, self.dec1 = unet_conv2(64 + 32, 32), unet_conv2(32 + 16, 16)
+        self.logits = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(F.max_pool2d(e1, 2))
+        y = self.bottleneck(F.max_pool2d(e2, 2))
+        y = self.dec2(torch.cat([F.interpolate(y, scale_factor=2, mode="nearest"), e2], 1))
+        y = self.dec1(torch.cat([F.interpolate(y, scale_factor=2, mode="nearest"), e1], 1))
+        return self.logits(y)
+
+
+def build_unet():
+    return UNet()
+
+
 def sgd(params):
     return torch.optim.SGD(params, lr=0.001)
 
@@ -290,8 +329,8 @@ def adam_3e3(params):
     return torch.optim.Adam(params, lr=0.003, eps=1e-7)
 
 
-# name -> (model builder, optimizer, epochs, steps per epoch, batch per rank, synthetic input shape or
-# None for MNIST, loss). Epochs and steps match the job files that tests/bench/train_bench.sh runs; residual
+# name -> (model builder, optimizer, epochs, steps per epoch, batch per rank, data: a synthetic input shape,
+# None for MNIST, or a function returning the training split (x, y), loss). Epochs and steps match the job files that tests/bench/train_bench.sh runs; residual
 # runs 3 of its job's 12 epochs, and mobilenetv2's job has no steps_per_epoch: None here, one pass over each
 # rank's shard of the 8,000 training examples, as ringtrain takes it.
 WORKLOADS = {
@@ -303,6 +342,7 @@ WORKLOADS = {
     "vgg16": (build_vgg16, adam_vgg, 3, 2, 16, (3, 224, 224), nn.NLLLoss),
     "residual": (build_residual, adam_3e3, 3, 63, 64, None, nn.CrossEntropyLoss),
     "mobilenetv2": (build_mobilenetv2, adam_3e3, 3, None, 32, None, nn.NLLLoss),
+    "unet": (build_unet, adam, 3, 10, 16, lambda: load_segmentation(SEG_TRAIN_DIR), nn.CrossEntropyLoss),
 }
 
 
@@ -325,6 +365,23 @@ def load_mnist():
     x = np.frombuffer(raw, np.uint8, offset=16).reshape(-1, 1, 28, 28) / np.float32(255)
     y = np.frombuffer(lab, np.uint8, offset=8).astype(np.int64)
     return torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)), torch.from_numpy(y)
+
+
+SEG_TRAIN_DIR = os.path.join(_ROOT, "data/mnist_seg/train")
+
+
+def load_segmentation(directory):
+    """Returns (images float32 N x 1 x H x W in [0, 1], masks int64 N x H x W) of a folder written by
+    deploy/make_segmentation_folder.py: directory/images/*.png and the masks of the same names in
+    directory/masks, in sorted name order."""
+    from PIL import Image
+    names = sorted(n for n in os.listdir(os.path.join(directory, "images")) if n.endswith(".png"))
+    if not names:
+        sys.exit(f"no PNG images in {directory}/images; run python3 deploy/make_segmentation_folder.py")
+    x = np.stack([np.asarray(Image.open(os.path.join(directory, "images", n)).convert("L")) for n in names])
+    y = np.stack([np.asarray(Image.open(os.path.join(directory, "masks", n))) for n in names])
+    x = (x[:, None] / np.float32(255)).astype(np.float32)
+    return torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))
 
 
 class ShardStream:
@@ -387,6 +444,8 @@ def run(rank, args, port):
     if shape is None:
         x, y = load_mnist()
         x, y = x[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT], y[TRAIN_FIRST:TRAIN_FIRST + TRAIN_COUNT]
+    elif callable(shape):  # the workload's own training data (unet: the segmentation folder)
+        x, y = shape()
     else:  # enough for two passes' worth of distinct batches, bounded (VGG16: 600 KB an image)
         x, y = synthetic(shape, n * batch * min(steps, 8), args.seed)
     stream = ShardStream(x, y, rank, n, args.seed, device)
@@ -408,6 +467,7 @@ def run(rank, args, port):
         t0 = time.perf_counter()
         loss_sum = torch.zeros((), device=device)
         correct = torch.zeros((), dtype=torch.int64, device=device)
+        labels = 0  # predictions counted: an image's label, or each of its pixels' (unet)
         for _ in range(steps):
             xb, yb = stream.next(batch)
             logits = model(xb)
@@ -417,6 +477,7 @@ def run(rank, args, port):
             opt.step()
             loss_sum += loss.detach()
             correct += (logits.detach().argmax(1) == yb).sum()
+            labels += yb.numel()
         if cuda:
             torch.cuda.synchronize()
         dist.barrier()
@@ -426,7 +487,7 @@ def run(rank, args, port):
         if rank == 0:  # rank 0's own shard metrics: a sanity check, not the global figures
             print(f"epoch {epoch + 1}/{args.epochs}: {sec:.3f} s, images_per_sec={rates[-1]:.1f} "
                   f"step_ms={step_ms[-1]:.3f} rank0_loss={float(loss_sum) / steps:.4f} "
-                  f"rank0_accuracy={int(correct) / (steps * batch):.4f}", flush=True)
+                  f"rank0_accuracy={int(correct) / labels:.4f}", flush=True)
     if rank == 0:
         timed = slice(1, None) if args.epochs > 1 else slice(0, None)
         if args.epochs == 1:
@@ -466,13 +527,13 @@ def main():
     p.add_argument("--procs", type=int, default=2)
     p.add_argument("--epochs", type=int, default=None,
                    help="default: the workload's (w1 3, w2 6, w3 5, resnet20 5, vgg16 3, residual 3, "
-                        "mobilenetv2 3)")
+                        "mobilenetv2 3, unet 3)")
     p.add_argument("--steps", type=int, default=None,
                    help="steps per epoch; default: the workload's (w1 70, w2 63, w3 62, resnet20 32, vgg16 2, "
-                        "residual 63, mobilenetv2 one pass over the shard, 8000 / (procs x batch))")
+                        "residual 63, mobilenetv2 one pass over the shard, 8000 / (procs x batch), unet 10)")
     p.add_argument("--batch", type=int, default=None,
-                   help="batch per process; default: the workload's (vgg16 16, resnet20_b128 128, mobilenetv2 32, "
-                        "else 64)")
+                   help="batch per process; default: the workload's (vgg16 16, unet 16, resnet20_b128 128, "
+                        "mobilenetv2 32, else 64)")
     p.add_argument("--profile_steps", type=int, default=0,
                    help="with --device cuda: after the timed epochs, this many more steps under torch.profiler, and "
                         "rank 0 prints each kernel's GPU time")
@@ -492,6 +553,9 @@ def main():
         p.error("--steps must be at least 1")
     if args.batch is not None and args.batch < 1:
         p.error("--batch must be at least 1")
+    if args.workload == "unet" and not os.path.isdir(os.path.join(SEG_TRAIN_DIR, "masks")):
+        sys.exit(f"pytorch_train_bench: no segmentation data in {os.path.normpath(SEG_TRAIN_DIR)}; "
+                 "run python3 deploy/make_segmentation_folder.py")
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch.cuda.is_available() is False (no GPU or no CUDA build of PyTorch)")
     # torch.multiprocessing reports a child's exception and exits non-zero.

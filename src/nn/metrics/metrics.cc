@@ -6,6 +6,7 @@
 #include "nn/keras/json_fields.h"
 #include "nn/losses/loss.h"
 #include "nn/metrics/metric_auc.h"
+#include "nn/metrics/metric_iou.h"
 
 namespace ringtrain::nn {
 namespace {
@@ -95,7 +96,7 @@ class TopKAccuracy : public MeanOverExamples {
   int k_;
 };
 
-enum class MetricType { kAccuracy, kSparseCategorical, kCategorical, kBinary, kTopK, kSparseTopK, kAuc };
+enum class MetricType { kAccuracy, kSparseCategorical, kCategorical, kBinary, kTopK, kSparseTopK, kAuc, kMeanIou };
 
 struct MetricName {
   const char* name;
@@ -118,6 +119,8 @@ constexpr MetricName kMetricNames[] = {
     {"SparseTopKCategoricalAccuracy", MetricType::kSparseTopK, "sparse_top_k_categorical_accuracy"},
     {"auc", MetricType::kAuc, "auc"},
     {"AUC", MetricType::kAuc, "auc"},
+    {"mean_iou", MetricType::kMeanIou, "mean_io_u"},
+    {"MeanIoU", MetricType::kMeanIou, "mean_io_u"},
 };
 
 // A string, {"type": ...} or {"class_name": ..., "config": {...}} -> {"type": ...}.
@@ -167,7 +170,7 @@ StatusOr<std::unique_ptr<Metric>> OneMetric(const nlohmann::json& entry, const L
     return InvalidArgumentError(
         ctx0 + ": unknown metric 'type' " + (type == args.end() ? std::string("(missing)") : BriefDump(*type)) +
         " (supported: accuracy, acc, sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, "
-        "top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, auc, or Keras' class names)");
+        "top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, auc, mean_iou, or Keras' class names)");
   }
   const std::string ctx = ctx0 + " (" + found->name + ")";
   RT_RETURN_IF_ERROR(CheckDtype(args, ctx));
@@ -216,6 +219,10 @@ StatusOr<std::unique_ptr<Metric>> OneMetric(const nlohmann::json& entry, const L
                                     std::to_string(num_outputs));
       }
       return NewAuc(o);
+    }
+    case MetricType::kMeanIou: {
+      RT_ASSIGN_OR_RETURN(IouOptions o, IouOptionsFromJson(args, num_outputs, ctx));
+      return NewMeanIou(o);
     }
   }
   return InvalidArgumentError(ctx + ": unsupported metric");

@@ -24,6 +24,10 @@
 //     (so ties straddling the k-th place count as in the top k); a non-finite output
 //     in the row counts as a miss.
 //   auc (metric_auc.h): one output only.
+//   mean_iou / MeanIoU {"num_classes": N} (metric_iou.h): the argmax's confusion matrix
+//     over every position; history key "mean_io_u".
+// With a per-position output (a segmentation map) every metric counts positions:
+// engine::Objective hands it batch * positions rows.
 // "name" renames a metric (its history key); two metrics with one name are refused.
 #pragma once
 
