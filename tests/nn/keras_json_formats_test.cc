@@ -5,6 +5,7 @@
 // fixtures are written by make_format_fixtures.py, which cites for each the Keras
 // source of its form.
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -197,28 +198,89 @@ TEST(KerasJsonFormatsTest, SubtractMaximumMinimumOpsMapToTheirLayers) {
   }
 }
 
+// The translated layer named `name` (null when there is none) and what it reads: its
+// "inputs", or the layer before it when it has none.
+json LayerNamed(const json& t, const std::string& name) {
+  for (const json& l : t["layers"]) {
+    if (l.value("name", "") == name) return l;
+  }
+  return nullptr;
+}
+json InputsOf(const json& t, const std::string& name) {
+  const json& layers = t["layers"];
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i].value("name", "") != name) continue;
+    if (layers[i].contains("inputs")) return layers[i]["inputs"];
+    return i == 0 ? json::array({"input"}) : json::array({layers[i - 1]["name"]});
+  }
+  return nullptr;
+}
+
+// x op c and c op x with a number c: Rescaling(scale, offset); reduce_mean over the
+// spatial axes: GlobalAveragePooling2D.
+TEST(KerasJsonFormatsTest, TfOpLambdaWithANumberAndSpatialMeanMapToLayers) {
+  struct Case {
+    const char* function;
+    const char* inbound;
+    double scale, offset;
+    const char* input;
+  };
+  for (const Case& c : {Case{"math.multiply", R"([["bn", 0, 0, {"y": 2.0, "name": null}]])", 2, 0, "bn"},
+                        Case{"math.add", R"([["_CONSTANT_VALUE", -1, 1.5, {"y": ["conv_b", 0, 0]}]])", 1, 1.5, "conv_b"},
+                        Case{"__operators__.sub", R"([["bn", 0, 0, {"y": 3}]])", 1, -3, "bn"},
+                        Case{"math.subtract", R"([["_CONSTANT_VALUE", -1, 1.0, {"y": ["bn", 0, 0]}]])", -1, 1, "bn"},
+                        Case{"math.truediv", R"([["bn", 0, 0, {"y": 4.0}]])", 0.25, 0, "bn"}}) {
+    json m = Fixture("tfkeras2_tfop.json");
+    Layers(m)[4]["config"]["function"] = c.function;
+    Layers(m)[4]["inbound_nodes"] = json::parse(c.inbound);
+    // (conv_b, when no longer read, is left out of the translation.)
+    const json t = Translate(m);
+    const json layer = LayerNamed(t, "tf.__operators__.add");
+    ASSERT_TRUE(layer.is_object()) << t.dump();
+    EXPECT_EQ(layer["type"], "Rescaling") << c.function;
+    EXPECT_EQ(layer["scale"].get<double>(), c.scale) << c.function;
+    EXPECT_EQ(layer["offset"].get<double>(), c.offset) << c.function;
+    EXPECT_EQ(InputsOf(t, "tf.__operators__.add"), json({c.input})) << c.function;
+    ExpectBuilds(t);
+  }
+  for (const bool keepdims : {false, true}) {
+    json m = Fixture("tfkeras2_tfop.json");
+    Layers(m)[4]["config"]["function"] = "math.reduce_mean";
+    Layers(m)[4]["inbound_nodes"] = json{json::array({"bn", 0, 0, {{"axis", {1, 2}}, {"keepdims", keepdims}}})};
+    const json t = Translate(m);
+    const json layer = LayerNamed(t, "tf.__operators__.add");
+    ASSERT_TRUE(layer.is_object()) << t.dump();
+    EXPECT_EQ(layer["type"], "GlobalAveragePooling2D");
+    EXPECT_EQ(layer["keepdims"], keepdims);
+  }
+}
+
 TEST(KerasJsonFormatsTest, TfOpLambdaRefusals) {
   // Ops without a layer yet, and others, named.
-  for (const char* op : {"math.truediv", "math.reduce_mean", "math.reduce_sum"}) {
-    json m = Fixture("tfkeras2_tfop.json");
-    Layers(m)[4]["config"]["function"] = op;
-    EXPECT_HAS(Refusal(m), std::string("(TFOpLambda): tf.") + op + " is not mapped to a ringtrain layer yet");
-  }
+  json sum = Fixture("tfkeras2_tfop.json");
+  Layers(sum)[4]["config"]["function"] = "math.reduce_sum";
+  EXPECT_HAS(Refusal(sum), "(TFOpLambda): tf.math.reduce_sum is not mapped to a ringtrain layer yet");
+  json divide = Fixture("tfkeras2_tfop.json");
+  Layers(divide)[4]["config"]["function"] = "math.truediv";
+  EXPECT_HAS(Refusal(divide), "(TFOpLambda): tf.math.truediv of two tensors has no ringtrain layer (a division by a "
+                              "number maps to Rescaling)");
+  json channel_mean = Fixture("tfkeras2_tfop.json");
+  Layers(channel_mean)[4]["config"]["function"] = "math.reduce_mean";
+  Layers(channel_mean)[4]["inbound_nodes"] = json::parse(R"([["bn", 0, 0, {"axis": -1}]])");
+  EXPECT_HAS(Refusal(channel_mean), "tf.math.reduce_mean over axis=-1 has no ringtrain layer (over [1, 2]");
   json other = Fixture("tfkeras2_tfop.json");
   Layers(other)[4]["config"]["function"] = "nn.softmax";
   EXPECT_HAS(Refusal(other), "layer 'tf.__operators__.add' (TFOpLambda): tf.nn.softmax has no ringtrain layer");
-  // A constant operand: x * 2.0.
-  json constant = Fixture("tfkeras2_tfop.json");
-  Layers(constant)[4]["config"]["function"] = "math.multiply";
-  Layers(constant)[4]["inbound_nodes"] = json::parse(R"([["bn", 0, 0, {"y": 2.0, "name": null}]])");
-  EXPECT_HAS(Refusal(constant), "(TFOpLambda): tf.math.multiply is called with the constant 2.0 as 'y'; ringtrain "
-                                "maps an op layer only when every operand is a tensor of the model (for a constant "
-                                "factor or offset use Rescaling(scale, offset))");
-  // A constant first argument: tf.math.add(1.0, x).
-  json first = Fixture("tfkeras2_tfop.json");
-  Layers(first)[4]["inbound_nodes"] =
-      json::parse(R"([["_CONSTANT_VALUE", -1, 1.0, {"y": ["conv_b", 0, 0], "name": null}]])");
-  EXPECT_HAS(Refusal(first), "is called with the constant 1.0 as 'x'");
+  // A constant that is not one number, and a division of a number by a tensor.
+  json vector = Fixture("tfkeras2_tfop.json");
+  Layers(vector)[4]["config"]["function"] = "math.multiply";
+  Layers(vector)[4]["inbound_nodes"] = json::parse(R"([["bn", 0, 0, {"y": [1.0, 2.0], "name": null}]])");
+  EXPECT_HAS(Refusal(vector), "(TFOpLambda): tf.math.multiply is called with the constant [1.0,2.0]; ringtrain maps "
+                              "an op with a constant only when it is one number");
+  json reciprocal = Fixture("tfkeras2_tfop.json");
+  Layers(reciprocal)[4]["config"]["function"] = "math.truediv";
+  Layers(reciprocal)[4]["inbound_nodes"] = json::parse(R"([["_CONSTANT_VALUE", -1, 1.0, {"y": ["bn", 0, 0]}]])");
+  EXPECT_HAS(Refusal(reciprocal), "tf.math.truediv with the constant 1.0 divided by a tensor has no ringtrain layer");
   // A reshape that fixes the batch size.
   json batch = Fixture("tfkeras2_tfop.json");
   Layers(batch)[6]["inbound_nodes"] = json::parse(R"([["tf.concat", 0, 0, {"shape": [32, 512], "name": null}]])");
@@ -254,18 +316,42 @@ TEST(KerasJsonFormatsTest, Keras3OpsMapToLayers) {
   EXPECT_EQ(Translate(multiply)["layers"][2]["type"], "Multiply");
 }
 
+// keras.ops with one number operand: Rescaling, as for tf.keras 2's op layers.
+TEST(KerasJsonFormatsTest, Keras3OpsWithANumberMapToRescaling) {
+  for (const auto& [cls, first, scale, offset] : std::vector<std::tuple<const char*, bool, double, double>>{
+           {"Multiply", false, 2, 0}, {"Add", true, 1, 2}, {"Subtract", false, 1, -2}, {"Subtract", true, -1, 2},
+           {"Divide", false, 0.5, 0}, {"TrueDivide", false, 0.5, 0}}) {
+    json m = Fixture("keras3_ops.json");
+    Layers(m)[3]["class_name"] = cls;
+    json& args = Layers(m)[3]["inbound_nodes"][0]["args"];
+    if (first) std::swap(args[0], args[1]);
+    args[first ? 0 : 1] = 2.0;
+    const json t = Translate(m);
+    const json layer = LayerNamed(t, "add");
+    ASSERT_TRUE(layer.is_object()) << t.dump();
+    EXPECT_EQ(layer["type"], "Rescaling") << cls;
+    EXPECT_EQ(layer["scale"].get<double>(), scale) << cls << first;
+    EXPECT_EQ(layer["offset"].get<double>(), offset) << cls << first;
+    EXPECT_EQ(InputsOf(t, "add"), json({"conv_a"})) << cls;
+    ExpectBuilds(t);
+  }
+}
+
 TEST(KerasJsonFormatsTest, Keras3OpRefusals) {
   json divide = Fixture("keras3_ops.json");
   Layers(divide)[3]["class_name"] = "Divide";
-  EXPECT_HAS(Refusal(divide), "layer 'add' (Divide): keras.ops.divide is not mapped to a ringtrain layer yet");
+  EXPECT_HAS(Refusal(divide), "layer 'add' (Divide): keras.ops.divide of two tensors has no ringtrain layer");
+  json mean = Fixture("keras3_ops.json");
+  Layers(mean)[3]["class_name"] = "Mean";
+  EXPECT_HAS(Refusal(mean), "layer 'add' (Mean): keras.ops.mean is not mapped to a ringtrain layer yet");
   json other = Fixture("keras3_ops.json");
   Layers(other)[3]["class_name"] = "Log";
   EXPECT_HAS(Refusal(other), "layer 'add' (Log): keras.ops.log has no ringtrain layer");
-  // x * 2.0
+  // Maximum with a number has no Rescaling form.
   json constant = Fixture("keras3_ops.json");
-  Layers(constant)[3]["class_name"] = "Multiply";
+  Layers(constant)[3]["class_name"] = "Maximum";
   Layers(constant)[3]["inbound_nodes"][0]["args"][1] = 2.0;
-  EXPECT_HAS(Refusal(constant), "layer 'add' (Multiply): keras.ops.multiply is called with the constant 2.0 as 'x2'");
+  EXPECT_HAS(Refusal(constant), "layer 'add' (Maximum): keras.ops.maximum is called with the constant 2.0 as 'x2'");
   json batch = Fixture("keras3_ops.json");
   Layers(batch)[5]["config"]["newshape"] = {32, 512};
   EXPECT_HAS(Refusal(batch), "layer 'reshape' (Reshape): keras.ops.reshape reshapes to [32,512]");

@@ -3,8 +3,10 @@
 #include <cctype>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "common/json.h"
 
@@ -37,6 +39,46 @@ bool IsRecord(const json& v) {
   if (!v.is_array() || (v.size() != 3 && v.size() != 4) || !v[0].is_string()) return false;
   if (v.size() == 4 && !v[3].is_object()) return false;
   return v[0] == kTfKerasConstant || IsRef(json::array({v[0], v[1], v[2]}));
+}
+
+// An elementwise op with one tensor operand and one scalar constant, as the Rescaling layer
+// that computes it (x * scale + offset): x + c, c + x, x - c, c - x, x * c, c * x exactly
+// (a scale of 1 or an offset of 0 adds no rounding), x / c as x * (1 / c), within a
+// rounding of Keras' quotient. kind: "add", "subtract", "multiply", "divide".
+// `constant_first`: the constant is the first operand. An error message otherwise.
+StatusOr<json> ScalarRescaling(const std::string& kind, const json& constant, bool constant_first,
+                               const std::string& op) {
+  const std::optional<double> c = JsonNumber(constant);
+  if (!c) {
+    return InvalidArgumentError(op + " is called with the constant " + JsonBrief(constant) +
+                                "; ringtrain maps an op with a constant only when it is one number");
+  }
+  double scale = 1, offset = 0;
+  if (kind == "add") {
+    offset = *c;
+  } else if (kind == "subtract") {
+    scale = constant_first ? -1 : 1;
+    offset = constant_first ? *c : -*c;
+  } else if (kind == "multiply") {
+    scale = *c;
+  } else if (kind == "divide" && !constant_first && *c != 0) {
+    scale = 1.0 / *c;
+  } else {
+    return InvalidArgumentError(op + " with the constant " + JsonBrief(constant) +
+                                (kind == "divide" ? (constant_first ? " divided by a tensor" : " as divisor")
+                                                  : std::string(" as an operand")) +
+                                " has no ringtrain layer; write it with Keras layers and save the model again");
+  }
+  return json{{"type", "Rescaling"}, {"scale", scale}, {"offset", offset}};
+}
+
+// "math.add" -> "add", ...: the elementwise ops ScalarRescaling takes; "" for the others.
+std::string ScalarKind(const std::string& function) {
+  if (function == "math.add" || function == "__operators__.add") return "add";
+  if (function == "math.subtract" || function == "__operators__.sub") return "subtract";
+  if (function == "math.multiply") return "multiply";
+  if (function == "math.truediv" || function == "math.divide" || function == "__operators__.truediv") return "divide";
+  return "";
 }
 
 class OpCall {
@@ -91,6 +133,7 @@ class OpCall {
   }
 
   StatusOr<OpLayer> Translate() {
+    if (const std::string kind = ScalarKind(function_); !kind.empty() && HasScalarOperand()) return Scalar(kind);
     if (function_ == "math.add" || function_ == "__operators__.add") return Binary("Add");
     if (function_ == "math.multiply") return Binary("Multiply");
     if (function_ == "math.subtract" || function_ == "__operators__.sub") return Binary("Subtract");
@@ -98,12 +141,18 @@ class OpCall {
     if (function_ == "math.minimum") return Binary("Minimum");
     if (function_ == "concat") return Concat();
     if (function_ == "reshape") return Reshape();
-    if (function_ == "math.truediv" || function_ == "math.reduce_mean" || function_ == "math.reduce_sum") {
-      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, subtract, multiply, maximum, minimum, "
-                      "concat and reshape are): write it with Keras layers and save the model again");
+    if (function_ == "math.reduce_mean") return SpatialMean();
+    if (ScalarKind(function_) == "divide") {
+      return e_.Error(op_ + " of two tensors has no ringtrain layer (a division by a number maps to Rescaling): "
+                      "write it with Keras layers and save the model again");
     }
-    return e_.Error(op_ + " has no ringtrain layer (TensorFlow ops map only for add, subtract, multiply, maximum, "
-                    "minimum, concat and reshape): write it with Keras layers and save the model again");
+    if (function_ == "math.reduce_sum") {
+      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (reduce_mean over the spatial axes is, as "
+                      "GlobalAveragePooling2D): write it with Keras layers and save the model again");
+    }
+    return e_.Error(op_ + " has no ringtrain layer (TensorFlow ops map for add, subtract, multiply and divide by a "
+                    "number, add, subtract, multiply, maximum and minimum of tensors, concat, reshape, and "
+                    "reduce_mean over the spatial axes): write it with Keras layers and save the model again");
   }
 
  private:
@@ -142,6 +191,57 @@ class OpCall {
       if (!ok) return e_.Error(op_ + " is called with " + k + "=" + JsonBrief(*v) + ", which ringtrain does not map");
     }
     return Status::Ok();
+  }
+
+  // One operand is a number: x op c, or c op x.
+  bool HasScalarOperand() const {
+    if (first_.size() != 1) return false;
+    const auto y = known_.find("y");
+    return first_[0].constant || (y != known_.end() && !IsRef(*y->second));
+  }
+
+  StatusOr<OpLayer> Scalar(const std::string& kind) {
+    RT_RETURN_IF_ERROR(OnlyKwargs({"y"}));
+    const auto y = known_.find("y");
+    if (y == known_.end()) return e_.Error(op_ + " has no second operand 'y'");
+    const bool constant_first = first_[0].constant;
+    if (constant_first && !IsRef(*y->second)) return e_.Error(op_ + " is called on two constants");
+    OpLayer out;
+    out.inputs = {constant_first ? ToRef(*y->second) : first_[0].ref};
+    auto layer = ScalarRescaling(kind, constant_first ? first_[0].value : *y->second, constant_first, op_);
+    if (!layer.ok()) return e_.Error(layer.status().message());
+    out.layer = *layer;
+    return out;
+  }
+
+  // tf.math.reduce_mean over the height and width of an NHWC tensor: GlobalAveragePooling2D.
+  StatusOr<OpLayer> SpatialMean() {
+    if (first_.size() != 1) return e_.Error(op_ + " takes one tensor as its first argument 'input_tensor'");
+    RT_RETURN_IF_ERROR(OnlyKwargs({"axis", "keepdims"}));
+    RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(first_[0], "input_tensor"));
+    const auto axis = known_.find("axis");
+    std::vector<int64_t> axes;
+    if (axis != known_.end() && axis->second->is_array()) {
+      for (const json& a : *axis->second) {
+        const std::optional<int64_t> v = JsonInt(a, -4, 3);
+        if (v) axes.push_back(*v);
+      }
+    }
+    const bool spatial = axes.size() == 2 && ((axes[0] == 1 && axes[1] == 2) || (axes[0] == -3 && axes[1] == -2));
+    if (!spatial) {
+      return e_.Error(op_ + " over axis=" + (axis == known_.end() ? std::string("None") : JsonBrief(*axis->second)) +
+                      " has no ringtrain layer (over [1, 2], the height and width of an image tensor, it maps to "
+                      "GlobalAveragePooling2D)");
+    }
+    bool keepdims = false;
+    if (const auto k = known_.find("keepdims"); k != known_.end()) {
+      if (!k->second->is_boolean()) return e_.Error(op_ + " keepdims must be true or false");
+      keepdims = k->second->get<bool>();
+    }
+    OpLayer out;
+    out.inputs = {x};
+    out.layer = {{"type", "GlobalAveragePooling2D"}, {"keepdims", keepdims}};
+    return out;
   }
 
   StatusOr<OpLayer> Binary(const char* type) {
@@ -227,15 +327,33 @@ class Keras3Call {
 
   StatusOr<OpLayer> Translate() {
     RT_RETURN_IF_ERROR(Read());
+    if (const std::string kind = Keras3ScalarKind(); !kind.empty() && args_.size() == 2) {
+      TensorRef r;
+      const bool t0 = KerasTensorRef(args_[0], &r), t1 = KerasTensorRef(args_[1], &r);
+      if (t0 != t1) {  // one tensor, one constant
+        RT_RETURN_IF_ERROR(OnlyConfig({}));
+        auto layer = ScalarRescaling(kind, t0 ? args_[1] : args_[0], /*constant_first=*/t1, op_);
+        if (!layer.ok()) return e_.Error(layer.status().message());
+        OpLayer out;
+        out.inputs = {r};
+        out.layer = *layer;
+        return out;
+      }
+    }
     if (e_.cls == "Add" || e_.cls == "Multiply" || e_.cls == "Subtract" || e_.cls == "Maximum" ||
         e_.cls == "Minimum") {
       return Binary();
     }
     if (e_.cls == "Concatenate") return Concat();
     if (e_.cls == "Reshape") return Reshape();
-    if (e_.cls == "TrueDivide" || e_.cls == "Divide" || e_.cls == "Mean" || e_.cls == "Sum") {
+    if (e_.cls == "TrueDivide" || e_.cls == "Divide") {
+      return e_.Error(op_ + " of two tensors has no ringtrain layer (a division by a number maps to Rescaling): "
+                      "write it with Keras layers and save the model again");
+    }
+    if (e_.cls == "Mean" || e_.cls == "Sum") {
       return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, subtract, multiply, maximum, minimum, "
-                      "concatenate and reshape are): write it with Keras layers and save the model again");
+                      "concatenate and reshape are, and the four with a number): write it with Keras layers and "
+                      "save the model again");
     }
     return e_.Error(op_ + " has no ringtrain layer (Keras ops map only for add, subtract, multiply, maximum, minimum, "
                     "concatenate and reshape): write it with Keras layers and save the model again");
@@ -260,6 +378,15 @@ class Keras3Call {
     }
     if (!e_.config->is_object()) return e_.Error("'config' must be an object");
     return Status::Ok();
+  }
+
+  // "add", "subtract", "multiply", "divide" for the ops a number operand maps to Rescaling.
+  std::string Keras3ScalarKind() const {
+    if (e_.cls == "Add") return "add";
+    if (e_.cls == "Subtract") return "subtract";
+    if (e_.cls == "Multiply") return "multiply";
+    if (e_.cls == "TrueDivide" || e_.cls == "Divide") return "divide";
+    return "";
   }
 
   StatusOr<TensorRef> Tensor(const json& v, const std::string& arg) const {
