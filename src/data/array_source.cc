@@ -27,7 +27,7 @@ class ArraySource : public Source {
         where_(std::move(where)), row_(spec_.size()) {}
 
   const ExampleSpec& spec() const override { return spec_; }
-  int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
+  int64_t size() const override { return static_cast<int64_t>(labels_.size() / spec_.label_size()); }
 
   Status Read(int64_t i, float* out, int32_t* label) const override {
     if (i < 0 || i >= size()) return OutOfRange(i);
@@ -56,13 +56,14 @@ class ArraySource : public Source {
         }
         break;
     }
-    *label = labels_[static_cast<size_t>(i)];
+    const size_t ls = spec_.label_size();
+    std::memcpy(label, labels_.data() + static_cast<size_t>(i) * ls, ls * sizeof(int32_t));
     return Status::Ok();
   }
 
   StatusOr<int32_t> Label(int64_t i) const override {
     if (i < 0 || i >= size()) return OutOfRange(i);
-    return labels_[static_cast<size_t>(i)];
+    return labels_[static_cast<size_t>(i) * spec_.label_size()];
   }
 
   std::string Where(int64_t i) const override { return where_ + "[" + std::to_string(i) + "]"; }
@@ -118,10 +119,9 @@ StatusOr<std::unique_ptr<Source>> MakeArraySource(NpyArray x, const NpyArray& y,
     return BadData(x.name() + " has shape " + numpy::ShapeString(xs) +
                    "; x must be an array of examples of shape (N, ...) with at least 2 dimensions, e.g. (N, 28, 28)");
   }
-  if (ys.size() != 1) {
-    return BadData(y.name() + " has shape " + numpy::ShapeString(ys) +
-                   "; y must be a 1-D array of N integer labels, shape (N,) (for one-hot labels save "
-                   "np.argmax(y, axis=1))");
+  if (ys.empty()) {
+    return BadData(y.name() + " is a scalar; y must hold the N examples' labels: shape (N,) for a class index each, "
+                   "(N, ...) for several integer labels each (per pixel, multi-hot)");
   }
   if (!numpy::IsInteger(y.dtype()) || y.dtype() == DType::kBool) {
     return BadData(y.name() + " has dtype " + numpy::DTypeName(y.dtype()) +
@@ -139,7 +139,16 @@ StatusOr<std::unique_ptr<Source>> MakeArraySource(NpyArray x, const NpyArray& y,
     }
     spec.shape.push_back(static_cast<int>(xs[k]));
   }
-  std::vector<int32_t> labels(static_cast<size_t>(ys[0]));
+  // Labels per example: the dimensions after N (none: one class index).
+  size_t per_example = 1;
+  for (size_t k = 1; k < ys.size(); ++k) {
+    if (ys[k] < 1 || ys[k] > std::numeric_limits<int>::max()) {
+      return BadData(y.name() + " has shape " + numpy::ShapeString(ys) + "; every label dimension must be >= 1");
+    }
+    spec.label_shape.push_back(static_cast<int>(ys[k]));
+    per_example *= static_cast<size_t>(ys[k]);
+  }
+  std::vector<int32_t> labels(static_cast<size_t>(ys[0]) * per_example);
   int64_t max_label = 0;
   for (size_t i = 0; i < labels.size(); ++i) {
     const int64_t v = y.AsInt64(i);

@@ -49,15 +49,19 @@ class CpuEngine final : public Engine {
 
   Status SetObjective(const Objective* objective) override {
     if (batch_ != 0) return FailedPreconditionError("SetObjective between StartStep and FinishBackward");
-    if (objective->loss().num_outputs() != model_->num_classes()) {
-      return InvalidArgumentError("the loss was made for " + std::to_string(objective->loss().num_outputs()) +
-                                  " outputs but the model has " + std::to_string(model_->num_classes()));
+    // Rows of the output: the model's (positions x classes), or one target per output value
+    // (positions = output_size, one output each: multi-hot and per-value targets).
+    const size_t outputs = static_cast<size_t>(objective->loss().num_outputs());
+    const bool per_class = outputs == static_cast<size_t>(model_->num_classes()) &&
+                           objective->positions() == model_->output_positions();
+    const bool per_value = outputs == 1 && objective->positions() == model_->output_size();
+    if (!per_class && !per_value) {
+      return InvalidArgumentError("the loss was made for " + std::to_string(objective->positions()) + " x " +
+                                  std::to_string(outputs) + " outputs per example but the model's output has " +
+                                  std::to_string(model_->output_positions()) + " x " +
+                                  std::to_string(model_->num_classes()));
     }
-    if (objective->positions() != model_->output_positions()) {
-      return InvalidArgumentError("the loss was made for " + std::to_string(objective->positions()) +
-                                  " positions per example but the model's output has " +
-                                  std::to_string(model_->output_positions()));
-    }
+    labels_.resize(static_cast<size_t>(max_batch_) * objective->positions());
     objective_ = objective;
     return Status::Ok();
   }

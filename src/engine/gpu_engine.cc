@@ -199,7 +199,9 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
     if (objective->positions() != positions_) {
       return InvalidArgumentError("the loss was made for " + std::to_string(objective->positions()) +
-                                  " positions per example but the model's output has " + std::to_string(positions_));
+                                  " label(s) per example but the GPU engine takes one per position of the model's "
+                                  "output, " + std::to_string(positions_) +
+                                  " (a target per output value, e.g. multi-hot, runs on the CPU for now)");
     }
     auto made = GpuObjective::Create(*objective, classes_, ctx_.get());
     if (!made.ok()) return InvalidArgumentError(made.status().message()).About(Subject::kConfig);

@@ -69,13 +69,21 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   }
   // The loss and metrics need the model's output size: what JobConfig could not check
   // before the model was built is checked here, with its "loss: ..." / "metrics[i]: ..." line.
+  // Made for a class index per position here; data whose labels are a target per output
+  // value (seen once the data is open, below) remakes it, so its error waits until then.
+  Status class_objective = Status::Ok();
   {
     auto objective = engine::Objective::FromJson(job.loss, job.metrics, t->model_->num_classes(),
                                                  t->model_->output_positions());
-    if (!objective.ok()) return objective.status();
-    t->objective_ = std::make_unique<engine::Objective>(std::move(objective).value());
+    if (objective.ok()) {
+      t->objective_ = std::make_unique<engine::Objective>(std::move(objective).value());
+      RT_RETURN_IF_ERROR(t->engine_->SetObjective(t->objective_.get()));
+    } else if (!engine::Objective::FromJson(job.loss, job.metrics, 1, t->model_->output_size()).ok()) {
+      return objective.status();  // fits neither layout: the configuration's error, before any data is read
+    } else {
+      class_objective = objective.status();
+    }
   }
-  RT_RETURN_IF_ERROR(t->engine_->SetObjective(t->objective_.get()));
   RT_LOG(INFO) << "device: " << t->engine_->Describe();
   if (!job.lr_schedule.is_null()) {
     RT_ASSIGN_OR_RETURN(t->schedule_, nn::LrSchedule::FromJson(job.lr_schedule));
@@ -101,14 +109,18 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   }
   const int outputs = t->model_->num_classes();
   const size_t positions = t->model_->output_positions();
+  // The labels' layout: a class index per position of the output (one per example for a
+  // vector), or a target per output value (multi-hot, integer regression targets).
+  const size_t labels = d.label_size();
+  const bool per_value = labels != positions && labels == t->model_->output_size();
+  std::string out_shape;
+  for (int dim : t->model_->output_shape()) out_shape += (out_shape.empty() ? "" : ", ") + std::to_string(dim);
+  out_shape = "(" + out_shape + ")";
   for (const auto& [shard, field] : {std::pair<const data::Shard*, const char*>{&t->train_, "data.train"},
                                      {t->has_eval_ ? &t->eval_ : nullptr, "data.eval"}}) {
-    if (shard == nullptr || shard->spec().label_size() == positions) continue;
+    if (shard == nullptr || shard->spec().label_size() == (per_value ? labels : positions)) continue;
     const data::ExampleSpec& spec = shard->spec();
-    std::string out_shape = "(";
-    for (int dim : t->model_->output_shape()) out_shape += std::to_string(dim) + ", ";
-    out_shape = out_shape.substr(0, out_shape.size() - 2) + ")";
-    if (positions == 1) {
+    if (positions == 1 && spec.label_shape.size() == 2) {
       return InvalidArgumentError(std::string(field) + " gives " + std::to_string(spec.label_size()) +
                                   " labels per example (masks of " + std::to_string(spec.label_shape[0]) + " x " +
                                   std::to_string(spec.label_shape[1]) + ") but the model's output " + out_shape +
@@ -116,13 +128,33 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
                                   "segmentation");
     }
     return InvalidArgumentError(std::string(field) + " gives " + std::to_string(spec.label_size()) +
-                                " label(s) per example but the model's output " + out_shape + " needs one per " +
-                                "position, " + std::to_string(positions) + "; give masks of the output's height and " +
-                                "width (image_folder \"masks\" with image_size), or end the model in a vector");
+                                " label(s) per example but the model's output " + out_shape + " takes a class " +
+                                "index per position (" + std::to_string(positions) + ") or a target per value (" +
+                                std::to_string(t->model_->output_size()) + "); make the labels' shape one of these");
   }
-  if (outputs >= 2 && d.num_classes > outputs) {
+  if (per_value) {
+    // Keras' element-wise losses (binary cross-entropy, MSE, MAE) and metrics over every
+    // value: as one-output rows, one per value, averaged per example.
+    auto objective = engine::Objective::FromJson(job.loss, job.metrics, 1, t->model_->output_size());
+    if (!objective.ok()) {
+      return InvalidArgumentError("data.train gives a target per output value " + out_shape + ", which takes an "
+                                  "element-wise loss and metrics (binary_crossentropy, mse, mae; binary_accuracy, "
+                                  "auc): " + objective.status().message())
+          .About(Subject::kConfig);
+    }
+    t->objective_ = std::make_unique<engine::Objective>(std::move(objective).value());
+    RT_RETURN_IF_ERROR(t->engine_->SetObjective(t->objective_.get()));
+    RT_LOG(INFO) << "data.train: " << labels << " targets per example, one per output value " << out_shape;
+  } else if (!class_objective.ok()) {
+    return class_objective;
+  }
+  if (!per_value && outputs >= 2 && d.num_classes > outputs) {
     return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but the model's last layer has " +
                                 std::to_string(outputs) + " units");
+  }
+  if (per_value && t->objective_->loss().kind() == nn::LossKind::kBinaryCrossentropy && d.num_classes > 2) {
+    return InvalidArgumentError("data.train's targets hold values up to " + std::to_string(d.num_classes - 1) +
+                                "; binary_crossentropy over every output value takes multi-hot targets, 0 and 1");
   }
   if (outputs == 1 && t->objective_->loss().kind() == nn::LossKind::kBinaryCrossentropy && d.num_classes > 2) {
     return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but binary_crossentropy " +

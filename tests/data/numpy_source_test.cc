@@ -107,6 +107,25 @@ np.save('xi64.npy', np.arange(6 * 2, dtype=np.int64).reshape(6, 2) - 3)
 }
 
 // Each wrong array gives one line about the data (exit 3) saying what is wrong.
+// y of shape (N, ...): several labels per example (multi-hot, per-pixel classes).
+TEST(NumpySourceTest, SeveralLabelsPerExample) {
+  TempDir dir;
+  ASSERT_TRUE(RunPython(dir.path(), R"(
+np.savez('d.npz', x=np.zeros((3, 2), np.float32), y=np.array([[0, 1, 1], [1, 0, 0], [0, 0, 1]], np.int64))
+)"));
+  auto s = OpenEntry(json{{"format", "npz"}, {"path", "d.npz"}, {"x", "x"}, {"y", "y"}}, dir.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ((*s)->size(), 3);
+  EXPECT_EQ((*s)->spec().label_shape, (std::vector<int>{3}));
+  EXPECT_EQ((*s)->spec().num_classes, 2);
+  std::vector<float> x(2);
+  std::vector<int32_t> labels(3, -1);
+  ASSERT_TRUE((*s)->Read(1, x.data(), labels.data()).ok());
+  EXPECT_EQ(labels, (std::vector<int32_t>{1, 0, 0}));
+  ASSERT_TRUE((*s)->Read(2, x.data(), labels.data()).ok());
+  EXPECT_EQ(labels, (std::vector<int32_t>{0, 0, 1}));
+}
+
 TEST(NumpySourceTest, DtypeShapeAndLabelErrors) {
   TempDir dir;
   ASSERT_TRUE(RunPython(dir.path(), R"(
@@ -114,7 +133,7 @@ x = np.zeros((4, 3), np.uint8)
 np.savez('d.npz', x=x, y=np.array([0, 1, 2, 3], np.uint8), yf=np.zeros(4, np.float32), y2=np.zeros((4, 1), np.int64),
          yshort=np.zeros(3, np.int64), yneg=np.array([0, 1, -5, 2], np.int64), x1=np.zeros(4, np.uint8),
          x0=np.zeros((0, 3), np.uint8), y0=np.zeros(0, np.int64), xz=np.zeros((4, 0), np.uint8),
-         xbig=np.zeros((4, 3), '>f4'), yb=np.zeros(4, bool))
+         xbig=np.zeros((4, 3), '>f4'), yb=np.zeros(4, bool), ys=np.array(5, np.int64))
 np.save('fortran.npy', np.asfortranarray(np.zeros((4, 3), np.float32)))
 np.save('y.npy', np.array([0, 1, 2, 3], np.uint8))
 )"));
@@ -128,7 +147,7 @@ np.save('y.npy', np.array([0, 1, 2, 3], np.uint8))
   const std::vector<Case> cases = {
       {Npz("x", "yf"), "has dtype float32; labels must be integers"},
       {Npz("x", "yb"), "has dtype bool; labels must be integers"},
-      {Npz("x", "y2"), "has shape (4, 1); y must be a 1-D array"},
+      {Npz("x", "ys"), "array 'ys' is a scalar; y must hold the N examples' labels"},
       {Npz("x", "yshort"), "array 'yshort' holds 3 labels; they must be the same length"},
       {Npz("x", "yneg"), "array 'yneg'[2] is -5; labels must be class indices >= 0"},
       {Npz("x1", "y"), "has shape (4,); x must be an array of examples of shape (N, ...)"},

@@ -308,5 +308,30 @@ TEST(ObjectiveTest, AMapOutputTrainsOnOneLabelPerPosition) {
   EXPECT_LT(last, 0.5 * first) << first << " -> " << last;
 }
 
+// Targets per output value (multi-hot): one-output rows, one per value, so that an
+// example's binary cross-entropy is the mean over its values, as Keras reduces the last axis.
+TEST(ObjectiveTest, MultiHotTargetsAreBinaryCrossentropyMeanOverValues) {
+  auto o = Objective::FromJson("binary_crossentropy", json::array({"accuracy"}), 1, 4);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  const std::vector<float> p = {0.9f, 0.2f, 0.6f, 0.1f, 0.3f, 0.8f, 0.4f, 0.7f};
+  const std::vector<int32_t> t = {1, 0, 0, 0, 1, 1, 0, 1};
+  std::vector<float> grad(p.size());
+  const double sum = o->LossSum(p.data(), t.data(), 2, 1.0f, grad.data());
+  double want = 0;
+  int right = 0;
+  for (size_t k = 0; k < p.size(); ++k) {
+    want -= t[k] ? std::log(static_cast<double>(p[k])) : std::log(1.0 - p[k]);
+    right += (p[k] > 0.5f) == (t[k] == 1);
+  }
+  EXPECT_NEAR(sum, want / 4, 1e-6);
+  for (size_t k = 0; k < p.size(); ++k) {  // d/dp of the mean over 4 values
+    const double d = t[k] ? -1.0 / p[k] : 1.0 / (1.0 - p[k]);
+    EXPECT_NEAR(grad[k], d / 4, 1e-5) << k;
+  }
+  std::vector<double> sums(static_cast<size_t>(o->num_sums()), 0.0);
+  o->Accumulate(p.data(), t.data(), 2, sums.data());
+  EXPECT_DOUBLE_EQ(o->Results(sums.data())[0], right / 8.0);  // binary accuracy over every value
+}
+
 }  // namespace
 }  // namespace ringtrain::engine
