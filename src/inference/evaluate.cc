@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nn/layer.h"
 #include "nn/losses/loss.h"
 #include "nn/metrics/metrics.h"
 #include "nn/model_regularization.h"
@@ -14,10 +15,9 @@ namespace {
 // map of positions (segmentation) is trained and evaluated by its job instead.
 Status CheckVectorOutput(const nn::Model& model, const char* command) {
   if (model.output_positions() == 1) return Status::Ok();
-  std::string shape;
-  for (int d : model.output_shape()) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
   return InvalidArgumentError(std::string(command) + " takes a model with one output vector per example; this "
-                              "model's output is (" + shape + "), a value per position: evaluate it with its job's "
+                              "model's output is " + nn::ShapeWithBatch(model.output_shape()) +
+                              ", a value per position: evaluate it with its job's "
                               "data.eval (ringtrain launch), which reads per-pixel labels")
       .About(Subject::kConfig);
 }

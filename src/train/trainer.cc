@@ -113,9 +113,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   // vector), or a target per output value (multi-hot, integer regression targets).
   const size_t labels = d.label_size();
   const bool per_value = labels != positions && labels == t->model_->output_size();
-  std::string out_shape;
-  for (int dim : t->model_->output_shape()) out_shape += (out_shape.empty() ? "" : ", ") + std::to_string(dim);
-  out_shape = "(" + out_shape + ")";
+  const std::string out_shape = nn::ShapeWithBatch(t->model_->output_shape());
   for (const auto& [shard, field] : {std::pair<const data::Shard*, const char*>{&t->train_, "data.train"},
                                      {t->has_eval_ ? &t->eval_ : nullptr, "data.eval"}}) {
     if (shard == nullptr || shard->spec().label_size() == (per_value ? labels : positions)) continue;

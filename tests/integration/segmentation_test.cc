@@ -144,7 +144,7 @@ TEST_F(SegmentationTest, MasksForAVectorOutputAreRefused) {
   job["metrics"] = json::array({"accuracy"});
   ProcessResult r = Launch(dir, job, 2);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("data.train gives 1024 labels per example (masks of 32 x 32) but the model's output (3) "
+  EXPECT_NE(r.output.find("data.train gives 1024 labels per example (masks of 32 x 32) but the model's output (None, 3) "
                           "takes one"),
             std::string::npos)
       << r.output;

@@ -63,7 +63,7 @@ TEST_F(TargetsTest, MultiHotLabelsTrainWithBinaryCrossentropyAccuracyAndAuc) {
   ASSERT_TRUE(WriteData(d + "/data.npz", "x[:, :4] > 0.5"));
   ProcessResult r = Launch(d, Job(d, "binary_crossentropy", json::array({"accuracy", "auc"}), "sigmoid"));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("4 targets per example, one per output value (4)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("4 targets per example, one per output value (None, 4)"), std::string::npos) << r.output;
   const std::vector<json> h = ReadJsonLines(d + "/history.jsonl");
   ASSERT_EQ(h.size(), 4u) << r.output;
   for (const char* key : {"loss", "accuracy", "auc"}) ASSERT_TRUE(h[3].contains(key)) << h[3].dump();
@@ -87,7 +87,7 @@ TEST_F(TargetsTest, TargetsOfAnotherShapeOrAboveOneForBinaryCrossentropyAreRefus
   ASSERT_TRUE(WriteData(d + "/data.npz", "x[:, :3] > 0.5"));  // 3 targets for 4 outputs
   ProcessResult r = Launch(d, Job(d, "binary_crossentropy", json::array({"accuracy"}), "sigmoid"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("data.train gives 3 label(s) per example but the model's output (4) takes a class index "
+  EXPECT_NE(r.output.find("data.train gives 3 label(s) per example but the model's output (None, 4) takes a class index "
                           "per position (1) or a target per value (4)"),
             std::string::npos)
       << r.output;
