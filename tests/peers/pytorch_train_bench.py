@@ -462,6 +462,15 @@ def run(rank, args, port):
               f"{args.threads} thread(s), batch {batch} per process, {args.epochs} epochs x {steps} "
               f"steps ({images} images per epoch)", flush=True)
     rates, step_ms = [], []
+    def train_step():
+        xb, yb = stream.next(batch)
+        logits = model(xb)
+        loss = loss_fn(logits, yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return logits, yb, loss
+
     dist.barrier()
     for epoch in range(args.epochs):
         t0 = time.perf_counter()
@@ -469,12 +478,7 @@ def run(rank, args, port):
         correct = torch.zeros((), dtype=torch.int64, device=device)
         labels = 0  # predictions counted: an image's label, or each of its pixels' (unet)
         for _ in range(steps):
-            xb, yb = stream.next(batch)
-            logits = model(xb)
-            loss = loss_fn(logits, yb)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            logits, yb, loss = train_step()
             loss_sum += loss.detach()
             correct += (logits.detach().argmax(1) == yb).sum()
             labels += yb.numel()
@@ -495,18 +499,15 @@ def run(rank, args, port):
         print(f"RESULT workload={args.workload} procs={n} images_per_sec={statistics.mean(rates[timed]):.1f} "
               f"step_ms={statistics.mean(step_ms[timed]):.3f} epochs={args.epochs} steps_per_epoch={steps} "
               f"batch_per_proc={batch} threads={args.threads} device={args.device}", flush=True)
-        if cuda and args.profile_steps:
-            # Each kernel's GPU time over a few more steps (torch.profiler, CUPTI): where the peer's step goes.
-            from torch.profiler import ProfilerActivity, profile
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for _ in range(args.profile_steps):
-                    xb, yb = stream.next(batch)
-                    logits = model(xb)
-                    loss = loss_fn(logits, yb)
-                    opt.zero_grad(set_to_none=True)
-                    loss.backward()
-                    opt.step()
-                torch.cuda.synchronize()
+    if cuda and args.profile_steps:
+        # Each kernel's GPU time over a few more steps (torch.profiler, CUPTI): where the peer's step goes.
+        # Every rank steps (DDP's all-reduce needs them all); rank 0 prints.
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(args.profile_steps):
+                train_step()
+            torch.cuda.synchronize()
+        if rank == 0:
             table = None
             for key in ("self_device_time_total", "self_cuda_time_total"):  # the name changed in torch 2.4
                 try:
@@ -515,9 +516,9 @@ def run(rank, args, port):
                 except Exception:  # an unknown sort key in this version
                     continue
             print(f"PROFILE {args.profile_steps} steps\n{table}", flush=True)
-        if cuda:
-            print(f"PEAK max_memory_allocated_mib={torch.cuda.max_memory_allocated(device) / 2**20:.1f} "
-                  f"max_memory_reserved_mib={torch.cuda.max_memory_reserved(device) / 2**20:.1f}", flush=True)
+    if cuda and rank == 0:
+        print(f"PEAK max_memory_allocated_mib={torch.cuda.max_memory_allocated(device) / 2**20:.1f} "
+              f"max_memory_reserved_mib={torch.cuda.max_memory_reserved(device) / 2**20:.1f}", flush=True)
     dist.destroy_process_group()
 
 
