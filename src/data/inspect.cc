@@ -79,14 +79,24 @@ Status CountClasses(const Shard& all, Inspection* in) {
   const ExampleSpec& spec = all.spec();
   in->num_classes = spec.num_classes;
   std::vector<int64_t> counts(static_cast<size_t>(std::max(spec.num_classes, 0)), 0);
+  // Several labels per example (masks, multi-hot): every label counts, so the example is read.
+  const size_t per_example = spec.label_size();
+  std::vector<float> x(per_example > 1 ? spec.size() : 0);
+  std::vector<int32_t> labels(per_example);
   for (int64_t i : all.keep) {
-    RT_ASSIGN_OR_RETURN(int32_t label, all.source->Label(i));
-    if (label < 0 || label >= spec.num_classes) {
-      return DataLossError(all.source->Where(i) + ": label " + std::to_string(label) + " is outside [0, " +
-                           std::to_string(spec.num_classes) + ")")
-          .About(Subject::kData);
+    if (per_example > 1) {
+      RT_RETURN_IF_ERROR(all.source->Read(i, x.data(), labels.data()));
+    } else {
+      RT_ASSIGN_OR_RETURN(labels[0], all.source->Label(i));
     }
-    ++counts[static_cast<size_t>(label)];
+    for (int32_t label : labels) {
+      if (label < 0 || label >= spec.num_classes) {
+        return DataLossError(all.source->Where(i) + ": label " + std::to_string(label) + " is outside [0, " +
+                             std::to_string(spec.num_classes) + ")")
+            .About(Subject::kData);
+      }
+      ++counts[static_cast<size_t>(label)];
+    }
   }
   for (int c = 0; c < spec.num_classes; ++c) {
     const bool named = static_cast<size_t>(c) < spec.class_names.size();

@@ -47,10 +47,12 @@ std::string FormatInspection(const Inspection& in) {
   s += "  examples:   " + std::to_string(in.examples) + "\n";
   s += "  shape:      " + Shape(in.shape) + " (" + std::to_string(in.floats_per_example) + " floats)\n";
   s += "  labels:     " + in.label_mode + ", " + std::to_string(in.num_classes) + " classes\n";
+  // Shares of all labels counted: one per example, or several (masks, multi-hot).
+  int64_t labels = 0;
+  for (const ClassCount& c : in.classes) labels += c.count;
   for (size_t c = 0; c < in.classes.size(); ++c) {
-    const double share = in.examples > 0 ? 100.0 * static_cast<double>(in.classes[c].count) /
-                                               static_cast<double>(in.examples)
-                                         : 0;
+    const double share = labels > 0 ? 100.0 * static_cast<double>(in.classes[c].count) / static_cast<double>(labels)
+                                     : 0;
     // Sources without class names (MNIST, NumPy) name a class by its index: shown once.
     const std::string& name = in.classes[c].name;
     const std::string shown = name == std::to_string(c) ? "" : name;
