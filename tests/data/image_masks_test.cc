@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/exit_policy.h"
+#include "data/inspect.h"
 #include "data/pipeline.h"
 #include "data/shard.h"
 #include "data/source.h"
@@ -108,6 +109,18 @@ TEST_F(ImageMasksTest, ThePipelineBatchesEveryPixelsLabel) {
       for (int k = 24; k < 48; ++k) EXPECT_EQ(labels[static_cast<size_t>(k)], 2) << cache << " " << k;
     }
   }
+}
+
+// `data inspect` counts every pixel's class: a.png's 24 pixels are 8 of each of 0, 1, 2, and
+// sub/b.png's 24 are all 2.
+TEST_F(ImageMasksTest, InspectCountsEveryPixelsClass) {
+  auto in = Inspect(Entry(), "", InspectOptions{});
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  ASSERT_EQ(in->classes.size(), 3u);
+  EXPECT_EQ(in->classes[0].count, 8);
+  EXPECT_EQ(in->classes[1].count, 8);
+  EXPECT_EQ(in->classes[2].count, 32);
+  EXPECT_NE(FormatInspection(*in).find("32   66.7%"), std::string::npos) << FormatInspection(*in);
 }
 
 TEST_F(ImageMasksTest, AnImageWithoutAMaskIsNamed) {
