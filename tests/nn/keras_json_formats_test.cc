@@ -337,13 +337,35 @@ TEST(KerasJsonFormatsTest, Keras3OpsWithANumberMapToRescaling) {
   }
 }
 
+// keras.ops.mean(x, axis=[1, 2], keepdims) over an image tensor: GlobalAveragePooling2D.
+TEST(KerasJsonFormatsTest, Keras3SpatialMeanMapsToGlobalAveragePooling) {
+  for (const bool keepdims : {false, true}) {
+    json m = Fixture("keras3_ops.json");
+    Layers(m)[3]["class_name"] = "Mean";
+    Layers(m)[3]["config"]["axis"] = {1, 2};
+    Layers(m)[3]["config"]["keepdims"] = keepdims;
+    Layers(m)[3]["inbound_nodes"][0]["args"].erase(1);
+    const json t = Translate(m);
+    const json layer = LayerNamed(t, "add");
+    ASSERT_TRUE(layer.is_object()) << t.dump();
+    EXPECT_EQ(layer["type"], "GlobalAveragePooling2D");
+    EXPECT_EQ(layer["keepdims"], keepdims);
+    EXPECT_EQ(InputsOf(t, "add"), json({"conv_a"}));
+  }
+}
+
 TEST(KerasJsonFormatsTest, Keras3OpRefusals) {
   json divide = Fixture("keras3_ops.json");
   Layers(divide)[3]["class_name"] = "Divide";
   EXPECT_HAS(Refusal(divide), "layer 'add' (Divide): keras.ops.divide of two tensors has no ringtrain layer");
-  json mean = Fixture("keras3_ops.json");
-  Layers(mean)[3]["class_name"] = "Mean";
-  EXPECT_HAS(Refusal(mean), "layer 'add' (Mean): keras.ops.mean is not mapped to a ringtrain layer yet");
+  json sum = Fixture("keras3_ops.json");
+  Layers(sum)[3]["class_name"] = "Sum";
+  EXPECT_HAS(Refusal(sum), "layer 'add' (Sum): keras.ops.sum is not mapped to a ringtrain layer yet");
+  json channel_mean = Fixture("keras3_ops.json");
+  Layers(channel_mean)[3]["class_name"] = "Mean";
+  Layers(channel_mean)[3]["config"]["axis"] = -1;
+  Layers(channel_mean)[3]["inbound_nodes"][0]["args"].erase(1);
+  EXPECT_HAS(Refusal(channel_mean), "layer 'add' (Mean): keras.ops.mean over axis=-1 has no ringtrain layer");
   json other = Fixture("keras3_ops.json");
   Layers(other)[3]["class_name"] = "Log";
   EXPECT_HAS(Refusal(other), "layer 'add' (Log): keras.ops.log has no ringtrain layer");

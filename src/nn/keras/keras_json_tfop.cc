@@ -72,6 +72,13 @@ StatusOr<json> ScalarRescaling(const std::string& kind, const json& constant, bo
   return json{{"type", "Rescaling"}, {"scale", scale}, {"offset", offset}};
 }
 
+// Whether `axis` names the height and width of an NHWC tensor: [1, 2] or [-3, -2].
+bool IsSpatialAxes(const json& axis) {
+  if (!axis.is_array() || axis.size() != 2) return false;
+  const std::optional<int64_t> a = JsonInt(axis[0], -4, 3), b = JsonInt(axis[1], -4, 3);
+  return a && b && ((*a == 1 && *b == 2) || (*a == -3 && *b == -2));
+}
+
 // "math.add" -> "add", ...: the elementwise ops ScalarRescaling takes; "" for the others.
 std::string ScalarKind(const std::string& function) {
   if (function == "math.add" || function == "__operators__.add") return "add";
@@ -220,15 +227,7 @@ class OpCall {
     RT_RETURN_IF_ERROR(OnlyKwargs({"axis", "keepdims"}));
     RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(first_[0], "input_tensor"));
     const auto axis = known_.find("axis");
-    std::vector<int64_t> axes;
-    if (axis != known_.end() && axis->second->is_array()) {
-      for (const json& a : *axis->second) {
-        const std::optional<int64_t> v = JsonInt(a, -4, 3);
-        if (v) axes.push_back(*v);
-      }
-    }
-    const bool spatial = axes.size() == 2 && ((axes[0] == 1 && axes[1] == 2) || (axes[0] == -3 && axes[1] == -2));
-    if (!spatial) {
+    if (axis == known_.end() || !IsSpatialAxes(*axis->second)) {
       return e_.Error(op_ + " over axis=" + (axis == known_.end() ? std::string("None") : JsonBrief(*axis->second)) +
                       " has no ringtrain layer (over [1, 2], the height and width of an image tensor, it maps to "
                       "GlobalAveragePooling2D)");
@@ -350,10 +349,10 @@ class Keras3Call {
       return e_.Error(op_ + " of two tensors has no ringtrain layer (a division by a number maps to Rescaling): "
                       "write it with Keras layers and save the model again");
     }
-    if (e_.cls == "Mean" || e_.cls == "Sum") {
-      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (add, subtract, multiply, maximum, minimum, "
-                      "concatenate and reshape are, and the four with a number): write it with Keras layers and "
-                      "save the model again");
+    if (e_.cls == "Mean") return SpatialMean();
+    if (e_.cls == "Sum") {
+      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (keras.ops.mean over the spatial axes is, as "
+                      "GlobalAveragePooling2D): write it with Keras layers and save the model again");
     }
     return e_.Error(op_ + " has no ringtrain layer (Keras ops map only for add, subtract, multiply, maximum, minimum, "
                     "concatenate and reshape): write it with Keras layers and save the model again");
@@ -432,6 +431,24 @@ class Keras3Call {
     const json axis = e_.config->value("axis", json(0));  // keras.ops.concatenate's default
     if (!JsonInt(axis, -64, 64)) return e_.Error(op_ + " needs an integer 'axis', got " + JsonBrief(axis));
     out.layer = {{"type", "Concatenate"}, {"axis", *JsonInt(axis, -64, 64)}};
+    return out;
+  }
+
+  // keras.ops.mean over the height and width of an NHWC tensor: GlobalAveragePooling2D.
+  StatusOr<OpLayer> SpatialMean() {
+    RT_RETURN_IF_ERROR(OnlyConfig({"axis", "keepdims"}));
+    if (args_.size() != 1) return e_.Error(op_ + " must be called on one tensor, got " + JsonBrief(args_));
+    OpLayer out;
+    RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(args_[0], "x"));
+    const json axis = e_.config->value("axis", json());
+    if (!IsSpatialAxes(axis)) {
+      return e_.Error(op_ + " over axis=" + JsonBrief(axis) + " has no ringtrain layer (over [1, 2], the height and "
+                      "width of an image tensor, it maps to GlobalAveragePooling2D)");
+    }
+    const json keepdims = e_.config->value("keepdims", json(false));
+    if (!keepdims.is_boolean()) return e_.Error(op_ + " keepdims must be true or false");
+    out.inputs = {x};
+    out.layer = {{"type", "GlobalAveragePooling2D"}, {"keepdims", keepdims.get<bool>()}};
     return out;
   }
 
