@@ -207,6 +207,7 @@ class GpuEngine final : public engine::Engine {
     if (!made.ok()) return InvalidArgumentError(made.status().message()).About(Subject::kConfig);
     RT_RETURN_IF_ERROR((*made)->Reserve(static_cast<int>(Rows(capacity_))));
     objective_gpu_ = std::move(made).value();
+    objective_ = objective;
     return Status::Ok();
   }
 
@@ -223,7 +224,8 @@ class GpuEngine final : public engine::Engine {
     RT_RETURN_IF_ERROR(
         CudaCheck(cudaStreamWaitEvent(compute, s.copied.get(), 0), "cudaStreamWaitEvent(input copied)", id_));
     RT_ASSIGN_OR_RETURN(const float* logits, RunForward(s.images.get(), batch, /*training=*/true));
-    RT_RETURN_IF_ERROR(objective_gpu_->Run(logits, s.labels.get(), static_cast<int>(Rows(batch)), RowScale(grad_scale),
+    RT_RETURN_IF_ERROR(objective_gpu_->Run(logits, s.labels.get(), static_cast<int>(Rows(batch)),
+                                           objective_->RowGradScale(grad_scale),
                                            grad_logits_.get()));
     RT_RETURN_IF_ERROR(EnqueuePenalty());  // of the weights this batch ran with
     RT_RETURN_IF_ERROR(exec_->Backward(Args(), grad_logits_.get(), nullptr));
@@ -348,19 +350,14 @@ class GpuEngine final : public engine::Engine {
                      "cudaMemcpyAsync(regularization penalty)", id_);
   }
 
+  // Label rows (and loss rows) of `batch` examples.
+  size_t Rows(int batch) const { return static_cast<size_t>(batch) * positions_; }
+
   // After the compute stream finished the batch: its loss and metric sums; the reported
   // loss includes batch * the regularization penalty, as Keras' does.
-  // Label rows (and loss rows) of `batch` examples, and the gradient scale of one row:
-  // each example's loss is the mean over its positions.
-  size_t Rows(int batch) const { return static_cast<size_t>(batch) * positions_; }
-  float RowScale(float grad_scale) const {
-    return positions_ == 1 ? grad_scale : static_cast<float>(grad_scale / static_cast<double>(positions_));
-  }
-
   StatusOr<engine::BatchStats> Stats(int batch) const {
     RT_ASSIGN_OR_RETURN(engine::BatchStats stats, objective_gpu_->Collect());
-    // Each example's loss is the mean over its positions (engine::Objective::LossSum).
-    if (positions_ > 1) stats.loss_sum /= static_cast<double>(positions_);
+    stats.loss_sum = objective_->ExampleLossSum(stats.loss_sum);
     if (regularization_->active()) stats.loss_sum += static_cast<double>(batch) * host_penalty_.get()[0];
     return stats;
   }
@@ -403,6 +400,7 @@ class GpuEngine final : public engine::Engine {
   int step_batch_ = 0;       // examples of the step StartStep began
   // The loss and metrics: Objective::Default until SetObjective.
   engine::Objective default_objective_ = engine::Objective::Default(classes_, positions_);
+  const engine::Objective* objective_ = &default_objective_;  // the one objective_gpu_ was made from
   std::unique_ptr<GpuObjective> objective_gpu_;
   DeviceBuffer<float> eval_images_;
   DeviceBuffer<int32_t> eval_labels_;

@@ -77,10 +77,8 @@ void Objective::Index() {
 }
 
 double Objective::LossSum(const float* outputs, const int32_t* labels, int batch, float grad_scale, float* grad) const {
-  if (positions_ == 1) return loss_->Compute(outputs, labels, batch, grad_scale, grad);
-  const double p = static_cast<double>(positions_);
   const int rows = static_cast<int>(static_cast<size_t>(batch) * positions_);
-  return loss_->Compute(outputs, labels, rows, static_cast<float>(grad_scale / p), grad) / p;
+  return ExampleLossSum(loss_->Compute(outputs, labels, rows, RowGradScale(grad_scale), grad));
 }
 
 void Objective::Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const {

@@ -40,6 +40,14 @@ class Objective {
   // `grad` is not null, d(that sum * grad_scale)/d(outputs) into grad[batch, positions,
   // num_outputs]. outputs as grad; labels [batch, positions].
   double LossSum(const float* outputs, const int32_t* labels, int batch, float grad_scale, float* grad) const;
+  // What LossSum does around the per-row loss, for an engine that computes the rows itself
+  // (the GPU's): each row's gradient scale, and the examples' loss sum from the rows'.
+  float RowGradScale(float grad_scale) const {
+    return positions_ == 1 ? grad_scale : static_cast<float>(grad_scale / static_cast<double>(positions_));
+  }
+  double ExampleLossSum(double row_loss_sum) const {
+    return positions_ == 1 ? row_loss_sum : row_loss_sum / static_cast<double>(positions_);
+  }
   const std::vector<std::unique_ptr<nn::Metric>>& metrics() const { return metrics_; }
   // The metrics' sums side by side: metric m's are [first_sum(m), first_sum(m) + num_sums()).
   int num_sums() const { return num_sums_; }
