@@ -337,15 +337,20 @@ TEST(KerasJsonFormatsTest, Keras3OpsWithANumberMapToRescaling) {
   }
 }
 
+// keras3_ops.json with its 'add' layer made keras.ops.mean(conv_a, axis, keepdims).
+json Keras3Mean(const json& axis, bool keepdims) {
+  json m = Fixture("keras3_ops.json");
+  Layers(m)[3]["class_name"] = "Mean";
+  Layers(m)[3]["config"]["axis"] = axis;
+  Layers(m)[3]["config"]["keepdims"] = keepdims;
+  Layers(m)[3]["inbound_nodes"][0]["args"].erase(1);
+  return m;
+}
+
 // keras.ops.mean(x, axis=[1, 2], keepdims) over an image tensor: GlobalAveragePooling2D.
 TEST(KerasJsonFormatsTest, Keras3SpatialMeanMapsToGlobalAveragePooling) {
   for (const bool keepdims : {false, true}) {
-    json m = Fixture("keras3_ops.json");
-    Layers(m)[3]["class_name"] = "Mean";
-    Layers(m)[3]["config"]["axis"] = {1, 2};
-    Layers(m)[3]["config"]["keepdims"] = keepdims;
-    Layers(m)[3]["inbound_nodes"][0]["args"].erase(1);
-    const json t = Translate(m);
+    const json t = Translate(Keras3Mean({1, 2}, keepdims));
     const json layer = LayerNamed(t, "add");
     ASSERT_TRUE(layer.is_object()) << t.dump();
     EXPECT_EQ(layer["type"], "GlobalAveragePooling2D");
@@ -361,11 +366,7 @@ TEST(KerasJsonFormatsTest, Keras3OpRefusals) {
   json sum = Fixture("keras3_ops.json");
   Layers(sum)[3]["class_name"] = "Sum";
   EXPECT_HAS(Refusal(sum), "layer 'add' (Sum): keras.ops.sum is not mapped to a ringtrain layer yet");
-  json channel_mean = Fixture("keras3_ops.json");
-  Layers(channel_mean)[3]["class_name"] = "Mean";
-  Layers(channel_mean)[3]["config"]["axis"] = -1;
-  Layers(channel_mean)[3]["inbound_nodes"][0]["args"].erase(1);
-  EXPECT_HAS(Refusal(channel_mean), "layer 'add' (Mean): keras.ops.mean over axis=-1 has no ringtrain layer");
+  EXPECT_HAS(Refusal(Keras3Mean(-1, false)), "layer 'add' (Mean): keras.ops.mean over axis=-1 has no ringtrain layer");
   json other = Fixture("keras3_ops.json");
   Layers(other)[3]["class_name"] = "Log";
   EXPECT_HAS(Refusal(other), "layer 'add' (Log): keras.ops.log has no ringtrain layer");
