@@ -108,44 +108,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
                                 " values but model.input_shape needs " + std::to_string(t->model_->input_size()));
   }
   const int outputs = t->model_->num_classes();
-  const size_t positions = t->model_->output_positions();
-  // The labels' layout: a class index per position of the output (one per example for a
-  // vector), or a target per output value (multi-hot, integer regression targets).
-  const size_t labels = d.label_size();
-  const bool per_value = labels != positions && labels == t->model_->output_size();
-  const std::string out_shape = nn::ShapeWithBatch(t->model_->output_shape());
-  for (const auto& [shard, field] : {std::pair<const data::Shard*, const char*>{&t->train_, "data.train"},
-                                     {t->has_eval_ ? &t->eval_ : nullptr, "data.eval"}}) {
-    if (shard == nullptr || shard->spec().label_size() == (per_value ? labels : positions)) continue;
-    const data::ExampleSpec& spec = shard->spec();
-    if (positions == 1 && spec.label_shape.size() == 2) {
-      return InvalidArgumentError(std::string(field) + " gives " + std::to_string(spec.label_size()) +
-                                  " labels per example (masks of " + std::to_string(spec.label_shape[0]) + " x " +
-                                  std::to_string(spec.label_shape[1]) + ") but the model's output " + out_shape +
-                                  " takes one; end the model with a per-pixel layer (e.g. a 1x1 Conv2D) for "
-                                  "segmentation");
-    }
-    return InvalidArgumentError(std::string(field) + " gives " + std::to_string(spec.label_size()) +
-                                " label(s) per example but the model's output " + out_shape + " takes a class " +
-                                "index per position (" + std::to_string(positions) + ") or a target per value (" +
-                                std::to_string(t->model_->output_size()) + "); make the labels' shape one of these");
-  }
-  if (per_value) {
-    // Keras' element-wise losses (binary cross-entropy, MSE, MAE) and metrics over every
-    // value: as one-output rows, one per value, averaged per example.
-    auto objective = engine::Objective::FromJson(job.loss, job.metrics, 1, t->model_->output_size());
-    if (!objective.ok()) {
-      return InvalidArgumentError("data.train gives a target per output value " + out_shape + ", which takes an "
-                                  "element-wise loss and metrics (binary_crossentropy, mse, mae; binary_accuracy, "
-                                  "auc): " + objective.status().message())
-          .About(Subject::kConfig);
-    }
-    t->objective_ = std::make_unique<engine::Objective>(std::move(objective).value());
-    RT_RETURN_IF_ERROR(t->engine_->SetObjective(t->objective_.get()));
-    RT_LOG(INFO) << "data.train: " << labels << " targets per example, one per output value " << out_shape;
-  } else if (!class_objective.ok()) {
-    return class_objective;
-  }
+  bool per_value = false;
+  RT_RETURN_IF_ERROR(t->FitObjectiveToLabels(job, class_objective, &per_value));
   if (!per_value && outputs >= 2 && d.num_classes > outputs) {
     return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but the model's last layer has " +
                                 std::to_string(outputs) + " units");
@@ -177,6 +141,53 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
     RT_LOG(INFO) << "tensorboard: " << t->tb_train_->path();
   }
   return t;
+}
+
+// The labels' layout against the model's output: a class index per position of the output
+// (one per example for a vector), or a target per output value (multi-hot, integer
+// regression targets), for which the objective is remade. Labels that fit neither are
+// refused naming both shapes; `class_objective` is the per-position objective's error, if
+// it had one (returned unless the labels are per value).
+Status Trainer::FitObjectiveToLabels(const config::JobConfig& job, const Status& class_objective, bool* per_value) {
+  const data::ExampleSpec& d = train_.spec();
+  const size_t positions = model_->output_positions();
+  // The labels' layout: a class index per position of the output (one per example for a
+  // vector), or a target per output value (multi-hot, integer regression targets).
+  const size_t labels = d.label_size();
+  *per_value = labels != positions && labels == model_->output_size();
+  const std::string out_shape = nn::ShapeWithBatch(model_->output_shape());
+  for (const auto& [shard, field] : {std::pair<const data::Shard*, const char*>{&train_, "data.train"},
+                                     {has_eval_ ? &eval_ : nullptr, "data.eval"}}) {
+    if (shard == nullptr || shard->spec().label_size() == (*per_value ? labels : positions)) continue;
+    const data::ExampleSpec& spec = shard->spec();
+    if (positions == 1 && spec.label_shape.size() == 2) {
+      return InvalidArgumentError(std::string(field) + " gives " + std::to_string(spec.label_size()) +
+                                  " labels per example (masks of " + std::to_string(spec.label_shape[0]) + " x " +
+                                  std::to_string(spec.label_shape[1]) + ") but the model's output " + out_shape +
+                                  " takes one; end the model with a per-pixel layer (e.g. a 1x1 Conv2D) for "
+                                  "segmentation");
+    }
+    return InvalidArgumentError(std::string(field) + " gives " + std::to_string(spec.label_size()) +
+                                " label(s) per example but the model's output " + out_shape + " takes a class " +
+                                "index per position (" + std::to_string(positions) + ") or a target per value (" +
+                                std::to_string(model_->output_size()) + "); make the labels' shape one of these");
+  }
+  if (*per_value) {
+    // Keras' element-wise losses (binary cross-entropy, MSE, MAE) and metrics over every
+    // value: as one-output rows, one per value, averaged per example.
+    auto objective = engine::Objective::FromJson(job.loss, job.metrics, 1, model_->output_size());
+    if (!objective.ok()) {
+      return InvalidArgumentError("data.train gives a target per output value " + out_shape + ", which takes an "
+                                  "element-wise loss and metrics (binary_crossentropy, mse, mae; binary_accuracy, "
+                                  "auc): " + objective.status().message())
+          .About(Subject::kConfig);
+    }
+    objective_ = std::make_unique<engine::Objective>(std::move(objective).value());
+    RT_RETURN_IF_ERROR(engine_->SetObjective(objective_.get()));
+    RT_LOG(INFO) << "data.train: " << labels << " targets per example, one per output value " << out_shape;
+    return Status::Ok();
+  }
+  return class_objective;
 }
 
 Status Trainer::Prepare(collective::Communicator* comm) {

@@ -203,6 +203,8 @@ class Trainer {
   double fit_seconds() const { return fit_seconds_; }
 
  private:
+  // Trainer::Create's check of the data's labels against the model's output (trainer.cc).
+  Status FitObjectiveToLabels(const config::JobConfig& job, const Status& class_objective, bool* per_value);
   Trainer(const config::JobConfig& job, const TrainerOptions& options) : job_(job), options_(options) {}
   // What Fit measured over one epoch, for EndEpoch.
   struct EpochTiming {
