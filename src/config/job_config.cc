@@ -193,15 +193,93 @@ std::string LossName(const nlohmann::json& loss) {
 
 // "loss" and "metrics", checked as far as they can be before the model is built (its
 // output size decides the rest: the trainer checks that with the same messages).
+// One loss and its metrics, checked as far as they can be without the model.
+Status CheckLossAndMetrics(const nlohmann::json& loss_json, const nlohmann::json& metrics);
+
+// A per-output "loss" (a list, or an object keyed by output names), per-output "metrics"
+// and "loss_weights": each output's entry checked as one loss; the names wait for the
+// model (the trainer matches them against its outputs).
+Status CheckPerOutput(JobConfig* job) {
+  const nlohmann::json& loss = job->loss;
+  const bool loss_per_output = loss.is_array() || (loss.is_object() && !loss.contains("type") && !loss.contains("class_name"));
+  if (loss_per_output && loss.empty()) {
+    return InvalidArgumentError("loss: an empty " + std::string(loss.is_array() ? "list" : "object") +
+                                "; give one loss, or one per model output").About(Subject::kConfig);
+  }
+  std::vector<nlohmann::json> losses;
+  if (loss_per_output) {
+    for (const auto& [key, v] : loss.items()) {
+      if (v.is_null()) continue;
+      auto parsed = nn::Loss::FromJson(v, 2);
+      if (!parsed.ok() && !nn::Loss::FromJson(v, 1).ok()) {
+        return Status(parsed.status().code(), "loss[" + key + "]: " + parsed.status().message(), Subject::kConfig);
+      }
+      losses.push_back(v);
+    }
+  }
+  const nlohmann::json& w = job->loss_weights;
+  const bool weights_ok = w.is_null() || ((w.is_array() || w.is_object()) && !w.empty() &&
+                                          std::all_of(w.begin(), w.end(), [](const nlohmann::json& x) {
+                                            return x.is_number() && x.get<double>() >= 0 && x.get<double>() <= 1e30;
+                                          }));
+  if (!weights_ok) {
+    return InvalidArgumentError("loss_weights: must be a list of numbers >= 0 (one per model output) or an object of "
+                                "them by output name, got " + JsonBrief(w)).About(Subject::kConfig);
+  }
+  const nlohmann::json& m = job->metrics;
+  const bool metrics_per_output =
+      m.is_object() || (m.is_array() && !m.empty() &&
+                        std::all_of(m.begin(), m.end(), [](const nlohmann::json& x) { return x.is_array() || x.is_null(); }));
+  if (!metrics_per_output) {
+    if (!loss_per_output) return CheckLossAndMetrics(loss, m);
+    return CheckLossAndMetrics(losses.empty() ? nlohmann::json("sparse_categorical_crossentropy") : losses[0], m);
+  }
+  for (const auto& [key, list] : m.items()) {
+    if (list.is_null()) continue;
+    if (!list.is_array()) {
+      return InvalidArgumentError("metrics[" + key + "]: must be a list of metrics for that output, got " +
+                                  JsonBrief(list)).About(Subject::kConfig);
+    }
+    // The output's own loss where the loss names one per output ("accuracy" resolves by it).
+    nlohmann::json l = loss;
+    if (loss_per_output) {
+      l = losses.empty() ? nlohmann::json("sparse_categorical_crossentropy") : losses[0];
+      if (loss.is_object() && loss.contains(key) && !loss[key].is_null()) l = loss[key];
+      if (loss.is_array() && m.is_array()) {
+        const size_t index = std::stoul(key);  // an array's items are keyed "0", "1", ...
+        if (index < loss.size() && !loss[index].is_null()) l = loss[index];
+      }
+    }
+    Status s = CheckLossAndMetrics(l, list);
+    if (!s.ok()) return Status(s.code(), "metrics[" + key + "]: " + s.message(), Subject::kConfig);
+  }
+  return Status::Ok();
+}
+
 Status ParseLossAndMetrics(const nlohmann::json& j, JobConfig* job) {
   // Absent: what ringtrain has always trained with, the compact form's default (a model
   // ending in logits). Given, it follows Keras (from_logits false unless it says true).
   job->loss = j.value("loss", nlohmann::json{{"type", "sparse_categorical_crossentropy"}, {"from_logits", true}});
+  job->metrics = j.value("metrics", nlohmann::json::array({"accuracy"}));
+  if (job->metrics.is_null()) job->metrics = nlohmann::json::array();
+  job->loss_weights = j.value("loss_weights", nlohmann::json());
+  const nlohmann::json& loss = job->loss;
+  const bool loss_per_output = loss.is_array() || (loss.is_object() && !loss.contains("type") && !loss.contains("class_name"));
+  if (loss_per_output || !job->loss_weights.is_null() || job->metrics.is_object() ||
+      (job->metrics.is_array() && !job->metrics.empty() && job->metrics[0].is_array())) {
+    return CheckPerOutput(job);
+  }
+  return CheckLossAndMetrics(job->loss, job->metrics);
+}
+
+Status CheckLossAndMetrics(const nlohmann::json& loss_json, const nlohmann::json& metrics) {
+  JobConfig checked;
+  JobConfig* job = &checked;
+  job->loss = loss_json;
+  job->metrics = metrics;
   // Every loss takes a model with 2 outputs: its type and arguments are checked here.
   auto loss = nn::Loss::FromJson(job->loss, 2);
   if (!loss.ok()) return loss.status().About(Subject::kConfig);
-  job->metrics = j.value("metrics", nlohmann::json::array({"accuracy"}));
-  if (job->metrics.is_null()) job->metrics = nlohmann::json::array();
   // A metric may need 1 output (auc) or several (top-k): it must fit one of them.
   auto with_two = nn::MetricsFromJson(job->metrics, job->loss, 2);
   if (with_two.ok()) return Status::Ok();
@@ -265,7 +343,7 @@ Status ParseInto(const nlohmann::json& j, JobConfig* job) {
       "model", "loss", "optimizer", "data", "batch_size_per_worker", "epochs", "steps_per_epoch", "seed",
       "communication", "save_model", "history_file", "name", "description", "backup_and_restore",
       "model_checkpoint", "recovery", "lr_schedule", "validation_freq", "tensorboard_dir", "device",
-      "initial_weights", "skip_mismatch", "metrics", "elastic"};
+      "initial_weights", "skip_mismatch", "metrics", "loss_weights", "elastic"};
   RT_RETURN_IF_ERROR(CheckKeys(j, "", kTop));
   for (const char* required : {"model", "optimizer", "data", "batch_size_per_worker"}) {
     if (!j.contains(required)) return BadJob(std::string("missing required field '") + required + "'");

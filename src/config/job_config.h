@@ -48,6 +48,10 @@ struct JobConfig {
   nlohmann::json loss;
   // "metrics": Keras' list (nn/metrics/metrics.h); absent: ["accuracy"], null: none.
   nlohmann::json metrics;
+  // A model with several outputs (engine/objective.h ForOutputs): "loss" may also be a list
+  // per output or an object by output name, "metrics" a list of lists or an object of
+  // lists, and "loss_weights" (null: each 1) a list or an object of numbers.
+  nlohmann::json loss_weights;
   nlohmann::json optimizer;
   nlohmann::json train_data;            // data.train
   nlohmann::json eval_data;             // data.eval, or null

@@ -12,6 +12,8 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -38,5 +40,13 @@ Status ParseArrayOptions(const nlohmann::json& s, const std::string& field, Arra
 // mismatch, or a bad label (naming its index).
 StatusOr<std::unique_ptr<Source>> MakeArraySource(numpy::NpyArray x, const numpy::NpyArray& y,
                                                   const ArrayOptions& options, const std::string& where);
+
+// Arrays named for a model's inputs and outputs (ExampleSpec::inputs and ::targets): an
+// example is the x arrays' rows side by side and its labels the y arrays', each list in
+// the order of the names (as given: the caller sorts them). The same checks as above, per
+// array, and every array the same length.
+using NamedArrays = std::vector<std::pair<std::string, numpy::NpyArray>>;
+StatusOr<std::unique_ptr<Source>> MakeNamedArraySource(NamedArrays xs, const NamedArrays& ys,
+                                                       const ArrayOptions& options, const std::string& where);
 
 }  // namespace ringtrain::data

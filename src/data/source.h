@@ -31,6 +31,18 @@ struct ExampleSpec {
   // Labels per example: empty for one class index per example; {h, w} for a mask of one
   // class index per pixel (an image folder with "masks").
   std::vector<int> label_shape;
+  // A source that names its arrays for a model's several inputs or outputs (npz/npy "x"
+  // and "y" as objects): each named part's per-example shape and where it sits in the
+  // example's row (inputs: in `shape`'s floats; targets: in the labels), in the order of
+  // the names. `shape` and `label_shape` are then one axis, the row. Empty otherwise.
+  struct Part {
+    std::string name;
+    std::vector<int> shape;
+    size_t offset = 0;
+    size_t size = 0;
+    int num_classes = 0;  // a target's: its largest label + 1 (or the source's num_classes)
+  };
+  std::vector<Part> inputs, targets;
   size_t size() const {  // floats per example
     size_t n = 1;
     for (int d : shape) n *= static_cast<size_t>(d);

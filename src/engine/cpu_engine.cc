@@ -55,13 +55,20 @@ class CpuEngine final : public Engine {
     const bool per_class = outputs == static_cast<size_t>(model_->num_classes()) &&
                            objective->positions() == model_->output_positions();
     const bool per_value = outputs == 1 && objective->positions() == model_->output_size();
-    if (!per_class && !per_value) {
+    if (objective->several_outputs()) {
+      // Each output's part of the row is the objective's to find (Objective::OutputLayout).
+      if (objective->output_size() != model_->output_size()) {
+        return InvalidArgumentError("the loss was made for outputs of " + std::to_string(objective->output_size()) +
+                                    " values per example but the model's outputs hold " +
+                                    std::to_string(model_->output_size()));
+      }
+    } else if (!per_class && !per_value) {
       return InvalidArgumentError("the loss was made for " + std::to_string(objective->positions()) + " x " +
                                   std::to_string(outputs) + " outputs per example but the model's output has " +
                                   std::to_string(model_->output_positions()) + " x " +
                                   std::to_string(model_->num_classes()));
     }
-    labels_.resize(static_cast<size_t>(max_batch_) * objective->positions());
+    labels_.resize(static_cast<size_t>(max_batch_) * objective->label_size());
     objective_ = objective;
     return Status::Ok();
   }

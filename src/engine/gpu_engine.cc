@@ -197,6 +197,11 @@ class GpuEngine final : public engine::Engine {
   Status SetObjective(const engine::Objective* objective) override {
     if (in_step_) return FailedPreconditionError("SetObjective between StartStep and FinishBackward");
     RT_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    if (objective->several_outputs()) {
+      return InvalidArgumentError("a model with several outputs trains on the CPU for now (\"device\": \"cpu\"); "
+                                  "the GPU engine computes one output's loss")
+          .About(Subject::kConfig);
+    }
     if (objective->positions() != positions_) {
       return InvalidArgumentError("the loss was made for " + std::to_string(objective->positions()) +
                                   " label(s) per example but the GPU engine takes one per position of the model's "

@@ -1,6 +1,11 @@
 #include "engine/objective.h"
 
+#include <algorithm>
+#include <cstring>
+#include <set>
 #include <utility>
+
+#include "common/json.h"
 
 namespace ringtrain::engine {
 namespace {
@@ -23,7 +28,154 @@ bool IsArgmaxAccuracy(const nlohmann::json& entry, int num_outputs) {
          t == "CategoricalAccuracy";
 }
 
+// Another metric's sums under another name ("digit_accuracy"); `inner` is owned by the
+// output's objective, which the Objective keeps.
+class RenamedMetric final : public nn::Metric {
+ public:
+  RenamedMetric(const nn::Metric* inner, std::string name) : inner_(inner), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  int num_sums() const override { return inner_->num_sums(); }
+  void Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const override {
+    inner_->Accumulate(outputs, labels, batch, sums);
+  }
+  double Result(const double* sums) const override { return inner_->Result(sums); }
+
+ private:
+  const nn::Metric* inner_;
+  std::string name_;
+};
+
+// One output's unweighted loss as a metric ("digit_loss"): its examples' loss sum and
+// their count, over the output's gathered rows.
+class OutputLossMetric final : public nn::Metric {
+ public:
+  OutputLossMetric(const Objective* output, std::string name) : output_(output), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  int num_sums() const override { return 2; }
+  void Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const override {
+    sums[0] += output_->LossSum(outputs, labels, batch, 0.0f, nullptr);
+    sums[1] += batch;
+  }
+  double Result(const double* sums) const override { return sums[1] > 0 ? sums[0] / sums[1] : 0.0; }
+
+ private:
+  const Objective* output_;
+  std::string name_;
+};
+
+// Output k's entry of a per-output field: the list's k-th, or the object's by name
+// (`fallback` when the object does not name it); anything else is the one for every output.
+StatusOr<nlohmann::json> ForOutput(const nlohmann::json& field, const char* key, const std::vector<OutputLayout>& outs,
+                                   size_t k, const nlohmann::json& fallback) {
+  if (field.is_array()) {
+    if (field.size() != outs.size()) {
+      return InvalidArgumentError(std::string(key) + ": gives " + std::to_string(field.size()) +
+                                  " entries but the model has " + std::to_string(outs.size()) +
+                                  " outputs; give one per output, in the model's order, or an object by output name")
+          .About(Subject::kConfig);
+    }
+    return field[k];
+  }
+  if (field.is_object()) {
+    for (const auto& [name, v] : field.items()) {
+      const bool known = std::any_of(outs.begin(), outs.end(), [&](const OutputLayout& o) { return o.name == name; });
+      if (!known) {
+        std::string names;
+        for (const OutputLayout& o : outs) names += (names.empty() ? "\"" : ", \"") + o.name + "\"";
+        return InvalidArgumentError(std::string(key) + ": names \"" + name + "\", which is not an output of the "
+                                    "model (its outputs: " + names + ")")
+            .About(Subject::kConfig);
+      }
+    }
+    return field.contains(outs[k].name) ? field[outs[k].name] : fallback;
+  }
+  return field;
+}
+
 }  // namespace
+
+bool Objective::PerOutput(const nlohmann::json& loss) {
+  return loss.is_array() || (loss.is_object() && !loss.contains("type") && !loss.contains("class_name"));
+}
+
+StatusOr<Objective> Objective::ForOutputs(const nlohmann::json& loss, const nlohmann::json& loss_weights,
+                                          const nlohmann::json& metrics, const std::vector<OutputLayout>& outputs) {
+  Objective o;
+  o.layouts_ = outputs;
+  // A flat list of metrics (strings or single metric objects) applies to every output.
+  const bool metrics_per_output =
+      metrics.is_object() || (metrics.is_array() && !metrics.empty() &&
+                               std::all_of(metrics.begin(), metrics.end(),
+                                           [](const nlohmann::json& m) { return m.is_array() || m.is_null(); }));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const OutputLayout& out = outputs[k];
+    const std::string ctx = "output \"" + out.name + "\"";
+    RT_ASSIGN_OR_RETURN(nlohmann::json l, PerOutput(loss) ? ForOutput(loss, "loss", outputs, k, nlohmann::json())
+                                                          : StatusOr<nlohmann::json>(loss));
+    if (l.is_null()) return InvalidArgumentError("loss: names no loss for " + ctx).About(Subject::kConfig);
+    RT_ASSIGN_OR_RETURN(nlohmann::json m, metrics_per_output
+                                              ? ForOutput(metrics, "metrics", outputs, k, nlohmann::json::array())
+                                              : StatusOr<nlohmann::json>(metrics));
+    if (m.is_null()) m = nlohmann::json::array();
+    RT_ASSIGN_OR_RETURN(nlohmann::json w, ForOutput(loss_weights, "loss_weights", outputs, k, 1.0));
+    if (w.is_null()) w = 1.0;
+    if (!w.is_number() || !(w.get<double>() >= 0) || w.get<double>() > 1e30) {
+      return InvalidArgumentError("loss_weights: the weight of " + ctx + " must be a number >= 0, got " + JsonBrief(w))
+          .About(Subject::kConfig);
+    }
+    auto made = out.per_value ? FromJson(l, m, 1, out.size) : FromJson(l, m, out.num_classes, out.positions());
+    if (!made.ok()) return Status(made.status().code(), ctx + ": " + made.status().message(), Subject::kConfig);
+    Head head;
+    head.objective = std::make_unique<Objective>(std::move(made).value());
+    head.weight = w.get<double>();
+    head.first_metric = o.metrics_.size();
+    o.metrics_.push_back(std::make_unique<OutputLossMetric>(head.objective.get(), out.name + "_loss"));
+    o.argmax_.push_back(false);
+    for (size_t i = 0; i < head.objective->metrics_.size(); ++i) {
+      o.metrics_.push_back(
+          std::make_unique<RenamedMetric>(head.objective->metrics_[i].get(), out.name + "_" + head.objective->metrics_[i]->name()));
+      o.argmax_.push_back(head.objective->argmax_[i]);
+    }
+    o.heads_.push_back(std::move(head));
+  }
+  std::set<std::string> names;
+  for (const auto& m : o.metrics_) {
+    if (!names.insert(m->name()).second) {
+      return InvalidArgumentError("metrics: two metrics are named \"" + m->name() + "\"; rename one").About(Subject::kConfig);
+    }
+  }
+  // The first output's loss stands for the objective where one loss is asked for.
+  o.loss_ = nn::Loss::Create(o.heads_[0].objective->loss().config()).value();
+  o.positions_ = o.heads_[0].objective->positions();
+  o.Index();
+  return o;
+}
+
+size_t Objective::output_size() const {
+  if (heads_.empty()) return positions_ * static_cast<size_t>(loss_->num_outputs());
+  size_t n = 0;
+  for (const OutputLayout& l : layouts_) n += l.size;
+  return n;
+}
+
+size_t Objective::label_size() const {
+  if (heads_.empty()) return positions_;
+  size_t n = 0;
+  for (const OutputLayout& l : layouts_) n += l.label_size();
+  return n;
+}
+
+void Objective::Gather(size_t h, const float* outputs, const int32_t* labels, int batch) const {
+  const OutputLayout& l = layouts_[h];
+  const size_t row = output_size(), label_row = label_size(), n = static_cast<size_t>(batch);
+  out_buf_.resize(n * l.size);
+  label_buf_.resize(n * l.label_size());
+  for (size_t b = 0; b < n; ++b) {
+    std::memcpy(out_buf_.data() + b * l.size, outputs + b * row + l.offset, l.size * sizeof(float));
+    std::memcpy(label_buf_.data() + b * l.label_size(), labels + b * label_row + l.label_offset,
+                l.label_size() * sizeof(int32_t));
+  }
+}
 
 StatusOr<Objective> Objective::FromJson(const nlohmann::json& loss, const nlohmann::json& metrics, int num_outputs,
                                         size_t positions) {
@@ -77,11 +229,43 @@ void Objective::Index() {
 }
 
 double Objective::LossSum(const float* outputs, const int32_t* labels, int batch, float grad_scale, float* grad) const {
+  if (!heads_.empty()) {
+    // The weighted sum of the outputs' losses, each output's gradient scaled by its weight,
+    // in the outputs' order.
+    double sum = 0;
+    const size_t row = output_size(), n = static_cast<size_t>(batch);
+    for (size_t h = 0; h < heads_.size(); ++h) {
+      const OutputLayout& l = layouts_[h];
+      Gather(h, outputs, labels, batch);
+      const float scale = static_cast<float>(static_cast<double>(grad_scale) * heads_[h].weight);
+      if (grad != nullptr) grad_buf_.resize(n * l.size);
+      const double loss = heads_[h].objective->LossSum(out_buf_.data(), label_buf_.data(), batch, scale,
+                                                       grad != nullptr ? grad_buf_.data() : nullptr);
+      sum += heads_[h].weight * loss;
+      if (grad == nullptr) continue;
+      for (size_t b = 0; b < n; ++b) {
+        std::memcpy(grad + b * row + l.offset, grad_buf_.data() + b * l.size, l.size * sizeof(float));
+      }
+    }
+    return sum;
+  }
   const int rows = static_cast<int>(static_cast<size_t>(batch) * positions_);
   return ExampleLossSum(loss_->Compute(outputs, labels, rows, RowGradScale(grad_scale), grad));
 }
 
 void Objective::Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const {
+  if (!heads_.empty()) {
+    for (size_t h = 0; h < heads_.size(); ++h) {
+      Gather(h, outputs, labels, batch);
+      const size_t first = heads_[h].first_metric;
+      metrics_[first]->Accumulate(out_buf_.data(), label_buf_.data(), batch, sums + first_sum_[first]);
+      // The output's own metrics, in its objective's order, at their sums here.
+      if (!heads_[h].objective->metrics_.empty()) {
+        heads_[h].objective->Accumulate(out_buf_.data(), label_buf_.data(), batch, sums + first_sum_[first + 1]);
+      }
+    }
+    return;
+  }
   const int rows = static_cast<int>(static_cast<size_t>(batch) * positions_);
   for (size_t m = 0; m < metrics_.size(); ++m) metrics_[m]->Accumulate(outputs, labels, rows, sums + first_sum_[m]);
 }
@@ -93,6 +277,7 @@ std::vector<double> Objective::Results(const double* sums) const {
 }
 
 bool Objective::softmax_cross_entropy_from_logits() const {
+  if (!heads_.empty()) return false;
   const nn::LossConfig& c = loss_->config();
   if (!c.from_logits) return false;
   if (c.kind == nn::LossKind::kSparseCategoricalCrossentropy) return true;

@@ -23,6 +23,7 @@ namespace ringtrain::nn {
 struct Model::Impl {
   internal::LayerGraph graph;
   size_t input_size = 0;
+  std::vector<ModelIo> inputs, outputs;
   // first_trainable[i]: where layer i's trainable weights start in params()/grads()
   // (the total of those before it), so after layer i's Backward, grads()[first_trainable[i]
   // .. num_trainable) are final.
@@ -83,6 +84,13 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
   const auto& layers = m.graph.layers;
   const size_t nl = layers.size();
   m.input_size = static_cast<size_t>(NumElements(m.graph.input_shape));
+  m.inputs = m.graph.model_inputs;
+  if (m.inputs.empty()) m.inputs.push_back({m.graph.input_name, m.graph.input_shape, 0, m.input_size});
+  m.outputs = m.graph.model_outputs;
+  if (m.outputs.empty()) {
+    const Layer& last = *layers.back();
+    m.outputs.push_back({last.name(), last.output_shape(), 0, static_cast<size_t>(last.output_size())});
+  }
 
   // Two passes over the weights: the trainable ones first, in layer order, then the
   // rest, so the all-reduced gradient buffer is one prefix of the weights'.
@@ -172,6 +180,9 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
 }
 
 const std::vector<int>& Model::input_shape() const { return impl_->graph.input_shape; }
+const std::vector<ModelIo>& Model::inputs() const { return impl_->inputs; }
+const std::vector<ModelIo>& Model::outputs() const { return impl_->outputs; }
+bool Model::internal_node(size_t i) const { return i < impl_->graph.internal.size() && impl_->graph.internal[i]; }
 size_t Model::input_size() const { return impl_->input_size; }
 int Model::num_classes() const { return impl_->graph.layers.back()->output_shape().back(); }
 size_t Model::output_positions() const {

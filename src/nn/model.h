@@ -32,6 +32,18 @@ struct ParamInfo {
   Regularizer regularizer;     // the layer's kernel_/bias_regularizer (none by default)
 };
 
+// One of a model's inputs or outputs: its name (an output's is its layer's), its
+// per-example shape, and where its values sit in an example's row. A model with several
+// inputs takes them side by side in one row per example, in the order of their names
+// (as a data source lays out the arrays it names: data/source.h); a model with several
+// outputs gives them side by side in the order of the model's "outputs".
+struct ModelIo {
+  std::string name;
+  std::vector<int> shape;
+  size_t offset = 0;  // floats before it in the row
+  size_t size = 0;    // floats per example
+};
+
 class Layer;         // defined in nn/layer.h
 using StepContext = backends::StepContext;  // nn/layer.h
 
@@ -48,8 +60,15 @@ class Model {
   static void SetReluFusion(bool enabled);
   ~Model();
 
-  const std::vector<int>& input_shape() const;  // per example, e.g. {28, 28}
+  const std::vector<int>& input_shape() const;  // per example, e.g. {28, 28}; several inputs: {their floats}
   size_t input_size() const;                     // floats per example
+  // The model's inputs and outputs in its order (one each for most models). With several
+  // outputs, num_classes() and the rest below describe the row of all of them.
+  const std::vector<ModelIo>& inputs() const;
+  const std::vector<ModelIo>& outputs() const;
+  // Node i of graph() was made to take several inputs or give several outputs (a crop
+  // of the input row, the reshape named as the input, the outputs laid side by side).
+  bool internal_node(size_t i) const;
   // The output's last axis (the classes or units a loss reads per position), how many
   // positions of it an example's output holds (the product of the other axes: 1 for a
   // vector output, h * w for a (h, w, classes) segmentation map), and their product.

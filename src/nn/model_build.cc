@@ -147,9 +147,9 @@ bool ValidName(const nlohmann::json& v) {
 // Explicit names are checked; the rest get Keras' auto names per type ("dense",
 // "dense_1", ...), skipping any name the user already took.
 StatusOr<std::vector<std::string>> AssignNames(const nlohmann::json& layers, const std::vector<const LayerType*>& types,
-                                               const std::string& input_name) {
+                                               const std::set<std::string>& inputs) {
   std::vector<std::string> names(layers.size());
-  std::set<std::string> taken = {input_name};
+  std::set<std::string> taken = inputs;
   for (size_t i = 0; i < layers.size(); ++i) {
     auto it = layers[i].find("name");
     if (it == layers[i].end()) continue;
@@ -160,7 +160,7 @@ StatusOr<std::vector<std::string>> AssignNames(const nlohmann::json& layers, con
     names[i] = it->get<std::string>();
     if (!taken.insert(names[i]).second) {
       return InvalidArgumentError(ctx + ": 'name' \"" + names[i] + "\" is used by an earlier layer" +
-                                  (names[i] == input_name ? " (or is the model input's name)" : "") +
+                                  (inputs.count(names[i]) ? " (or is a model input's name)" : "") +
                                   "; names must be unique");
     }
   }
@@ -179,20 +179,29 @@ StatusOr<std::vector<std::string>> AssignNames(const nlohmann::json& layers, con
   return names;
 }
 
+// What a layer's "inputs" may name besides earlier layers, for messages: 'the model input, "x"'.
+std::string ModelInputsText(const LayerGraph& g) {
+  if (g.model_inputs.empty()) return "the model input, \"" + g.input_name + "\"";
+  std::string t = "the model inputs";
+  for (size_t k = 0; k < g.model_inputs.size(); ++k) t += (k == 0 ? " \"" : ", \"") + g.model_inputs[k].name + "\"";
+  return t;
+}
+
 // The layer's "inputs": indices of earlier layers (or kModelInput), in order.
-StatusOr<std::vector<int>> ResolveInputs(const nlohmann::json& l, size_t i, const std::map<std::string, int>& index,
-                                         const std::string& input_name, const std::string& ctx) {
+// `previous`: the node a layer without "inputs" takes (the one before it, or the model input).
+StatusOr<std::vector<int>> ResolveInputs(const nlohmann::json& l, int previous, const std::map<std::string, int>& index,
+                                         const LayerGraph& g, const std::string& ctx) {
   auto it = l.find("inputs");
-  if (it == l.end()) return std::vector<int>{static_cast<int>(i) - 1};  // i == 0: kModelInput
-  const char* want = "must be a non-empty array of names of earlier layers (or of the model input, \"";
+  if (it == l.end()) return std::vector<int>{previous};
+  const std::string want = "must be a non-empty array of names of earlier layers (or of " + ModelInputsText(g) + ")";
   if (!it->is_array() || it->empty() || it->size() > 64) {
-    return InvalidArgumentError(ctx + ": 'inputs' " + want + input_name + "\"), got " + BriefDump(*it));
+    return InvalidArgumentError(ctx + ": 'inputs' " + want + ", got " + BriefDump(*it));
   }
   std::vector<int> out;
   for (const auto& v : *it) {
-    if (!v.is_string()) return InvalidArgumentError(ctx + ": 'inputs' " + want + input_name + "\"), got " + BriefDump(*it));
+    if (!v.is_string()) return InvalidArgumentError(ctx + ": 'inputs' " + want + ", got " + BriefDump(*it));
     const std::string name = v.get<std::string>();
-    if (name == input_name) {
+    if (g.model_inputs.empty() && name == g.input_name) {
       out.push_back(kModelInput);
       continue;
     }
@@ -200,11 +209,139 @@ StatusOr<std::vector<int>> ResolveInputs(const nlohmann::json& l, size_t i, cons
     if (f == index.end()) {
       return InvalidArgumentError(ctx + ": 'inputs' names \"" + name +
                                   "\", which is no earlier layer; a layer may only take the outputs of layers "
-                                  "listed before it (or the model input, \"" + input_name + "\")");
+                                  "listed before it (or " + ModelInputsText(g) + ")");
     }
     out.push_back(f->second);
   }
   return out;
+}
+
+// The internal layers of a model with several inputs: per input, a Cropping2D of its
+// values out of the input row (seen as a 1 x total x 1 image) and a Reshape to its shape,
+// named as the input. Adds the reshape's index to `index`.
+Status BuildInputSlices(LayerGraph* g, std::map<std::string, int>* index) {
+  const int total = g->input_shape[0];
+  for (const ModelIo& in : g->model_inputs) {
+    const std::string ctx = "model.inputs \"" + in.name + "\"";
+    const int left = static_cast<int>(in.offset);
+    const int right = total - left - static_cast<int>(in.size);
+    nlohmann::json crop = {{"cropping", {{0, 0}, {left, right}}}};
+    RT_ASSIGN_OR_RETURN(std::unique_ptr<Layer> slice,
+                        Cropping2D::Create(crop, in.name + "/values", Shape{1, total, 1}, ctx));
+    nlohmann::json view = {{"target_shape", in.shape}};
+    RT_ASSIGN_OR_RETURN(std::unique_ptr<Layer> reshape,
+                        ShapeView::CreateReshape(view, in.name, slice->output_shape(), ctx));
+    const int slice_index = static_cast<int>(g->layers.size());
+    g->layers.push_back(std::move(slice));
+    g->inputs.push_back({kModelInput});
+    g->internal.push_back(true);
+    (*index)[in.name] = static_cast<int>(g->layers.size());
+    g->layers.push_back(std::move(reshape));
+    g->inputs.push_back({slice_index});
+    g->internal.push_back(true);
+  }
+  return Status::Ok();
+}
+
+// "outputs": the layers whose outputs the model gives, in order (default: the last
+// layer). Two or more are laid side by side by a last internal Concatenate over their
+// values (each seen flat).
+Status BuildOutputs(const nlohmann::json& model_json, const std::map<std::string, int>& index, LayerGraph* g) {
+  auto it = model_json.find("outputs");
+  if (it == model_json.end()) return Status::Ok();
+  const char* want = "must be a non-empty array of the names of the layers whose outputs the model gives";
+  if (!it->is_array() || it->empty() || it->size() > 64) {
+    return InvalidArgumentError(std::string("model: 'outputs' ") + want + ", got " + BriefDump(*it));
+  }
+  std::vector<int> nodes;
+  for (const auto& v : *it) {
+    if (!v.is_string()) return InvalidArgumentError(std::string("model: 'outputs' ") + want + ", got " + BriefDump(*it));
+    auto f = index.find(v.get<std::string>());
+    if (f == index.end() || g->internal[static_cast<size_t>(f->second)]) {
+      return InvalidArgumentError("model: 'outputs' names \"" + v.get<std::string>() + "\", which is not a layer of "
+                                  "the model");
+    }
+    if (std::find(nodes.begin(), nodes.end(), f->second) != nodes.end()) {
+      return InvalidArgumentError("model: 'outputs' names \"" + v.get<std::string>() + "\" twice");
+    }
+    nodes.push_back(f->second);
+  }
+  if (nodes.size() == 1) {
+    if (nodes[0] + 1 != static_cast<int>(g->layers.size())) {
+      return InvalidArgumentError("model: 'outputs' names one layer, \"" + g->layers[nodes[0]]->name() +
+                                  "\", which is not the last; list the output layer last");
+    }
+    return Status::Ok();
+  }
+  std::vector<Shape> flat;
+  size_t offset = 0;
+  for (int n : nodes) {
+    const Layer& l = *g->layers[static_cast<size_t>(n)];
+    ModelIo out{l.name(), l.output_shape(), offset, static_cast<size_t>(l.output_size())};
+    offset += out.size;
+    flat.push_back(Shape{static_cast<int>(out.size)});
+    g->model_outputs.push_back(std::move(out));
+  }
+  if (offset > (1 << 30)) return InvalidArgumentError("model: the outputs hold too many values per example");
+  RT_ASSIGN_OR_RETURN(std::unique_ptr<Layer> pack,
+                      MergeLayer::CreateConcatenate(nlohmann::json::object(), "outputs/packed", flat, "model.outputs"));
+  g->layers.push_back(std::move(pack));
+  g->inputs.push_back(std::move(nodes));
+  g->internal.push_back(true);
+  g->sequential = false;
+  return Status::Ok();
+}
+
+// "inputs": [{"name": "image", "shape": [28, 28, 1]}, {"name": "meta", "shape": [4]}],
+// instead of input_shape and input_name. The input row holds them in the order of their
+// names.
+Status ParseModelInputs(const nlohmann::json& model_json, LayerGraph* g) {
+  const nlohmann::json& list = model_json["inputs"];
+  const char* want = "must be an array of two or more {\"name\": ..., \"shape\": [...]} objects, one per model input";
+  if (!list.is_array() || list.size() < 2 || list.size() > 64) {
+    return InvalidArgumentError(std::string("model: 'inputs' ") + want + ", got " + BriefDump(list));
+  }
+  for (const char* key : {"input_shape", "input_name"}) {
+    if (model_json.contains(key)) {
+      return InvalidArgumentError(std::string("model: give either 'inputs' or '") + key + "', not both");
+    }
+  }
+  std::set<std::string> seen;
+  for (size_t k = 0; k < list.size(); ++k) {
+    const std::string ctx = "model.inputs[" + std::to_string(k) + "]";
+    const nlohmann::json& e = list[k];
+    if (!e.is_object()) return InvalidArgumentError(ctx + ": " + want);
+    RT_RETURN_IF_ERROR(CheckKnownFields(e, {"name", "shape"}, ctx));
+    if (!e.contains("name") || !ValidName(e["name"])) {
+      return InvalidArgumentError(ctx + ": 'name' must be a non-empty string without '/', got " +
+                                  BriefDump(e.value("name", nlohmann::json())));
+    }
+    ModelIo in;
+    in.name = e["name"].get<std::string>();
+    if (!seen.insert(in.name).second) return InvalidArgumentError(ctx + ": the name \"" + in.name + "\" is taken twice");
+    nlohmann::json shape_json = {{"input_shape", e.value("shape", nlohmann::json())}};
+    auto shape = ParseInputShape(shape_json);
+    if (!shape.ok()) {
+      return InvalidArgumentError(ctx + ": 'shape' must be a non-empty array of positive integers (the input's "
+                                  "per-example shape, e.g. [28, 28, 1]), got " + BriefDump(e.value("shape", nlohmann::json())));
+    }
+    in.shape = *shape;
+    in.size = static_cast<size_t>(NumElements(in.shape));
+    g->model_inputs.push_back(std::move(in));
+  }
+  std::vector<ModelIo*> by_name;
+  for (ModelIo& in : g->model_inputs) by_name.push_back(&in);
+  std::sort(by_name.begin(), by_name.end(), [](const ModelIo* a, const ModelIo* b) { return a->name < b->name; });
+  size_t total = 0;
+  for (ModelIo* in : by_name) {
+    in->offset = total;
+    total += in->size;
+  }
+  if (total > (1 << 30)) return InvalidArgumentError("model: the inputs hold too many values per example");
+  g->input_shape = {static_cast<int>(total)};
+  g->input_name = g->model_inputs[0].name;
+  g->sequential = false;
+  return Status::Ok();
 }
 
 Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
@@ -227,12 +364,24 @@ Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
     }
     types.push_back(lt);
   }
-  RT_ASSIGN_OR_RETURN(std::vector<std::string> names, AssignNames(layers, types, g->input_name));
+  std::set<std::string> input_names = {g->input_name};
+  if (!g->model_inputs.empty()) {
+    input_names.clear();
+    for (const ModelIo& in : g->model_inputs) input_names.insert(in.name);
+  }
+  RT_ASSIGN_OR_RETURN(std::vector<std::string> names, AssignNames(layers, types, input_names));
   std::map<std::string, int> index;
-  std::vector<Shape> shapes;  // each built layer's output shape
+  RT_RETURN_IF_ERROR(BuildInputSlices(g, &index));
+  // Layer i of the JSON is node base + i; a model with several inputs starts with theirs.
+  const int base = static_cast<int>(g->layers.size());
+  std::vector<Shape> shapes;  // each built layer's output shape, by node
+  for (const auto& l : g->layers) shapes.push_back(l->output_shape());
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::string ctx = "model.layers[" + std::to_string(i) + "] (" + names[i] + ")";
-    RT_ASSIGN_OR_RETURN(std::vector<int> inputs, ResolveInputs(layers[i], i, index, g->input_name, ctx));
+    const int node = base + static_cast<int>(i);
+    // Without "inputs" the first layer takes the (first) model input.
+    const int previous = i > 0 ? node - 1 : base > 0 ? index[g->model_inputs[0].name] : kModelInput;
+    RT_ASSIGN_OR_RETURN(std::vector<int> inputs, ResolveInputs(layers[i], previous, index, *g, ctx));
     bool trainable = true;
     if (auto tr = layers[i].find("trainable"); tr != layers[i].end()) {
       if (!tr->is_boolean()) return InvalidArgumentError(ctx + ": 'trainable' must be true or false, got " + BriefDump(*tr));
@@ -258,12 +407,14 @@ Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
                                   " is too large per example");
     }
     layer->set_trainable(trainable);
-    if (inputs != std::vector<int>{static_cast<int>(i) - 1}) g->sequential = false;
-    index[names[i]] = static_cast<int>(i);
+    if (inputs != std::vector<int>{node - 1}) g->sequential = false;
+    index[names[i]] = node;
     shapes.push_back(layer->output_shape());
     g->layers.push_back(std::move(layer));
     g->inputs.push_back(std::move(inputs));
+    g->internal.push_back(false);
   }
+  RT_RETURN_IF_ERROR(BuildOutputs(model_json, index, g));
   g->consumers.assign(g->layers.size(), 0);
   for (const auto& in : g->inputs) {
     for (int k : in) {
@@ -271,11 +422,16 @@ Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
     }
   }
   for (size_t i = 0; i + 1 < g->layers.size(); ++i) {
-    if (g->consumers[i] == 0) {
-      return InvalidArgumentError("model.layers[" + std::to_string(i) + "] (" + names[i] +
-                                  "): its output is not used by any later layer; the model's output is the last "
-                                  "layer, and every other layer must feed one (check the 'inputs' lists)");
+    if (g->consumers[i] != 0) continue;
+    if (g->internal[i]) {
+      return InvalidArgumentError("model: the input \"" + g->layers[i]->name() +
+                                  "\" is not used by any layer (name it in a layer's 'inputs')");
     }
+    return InvalidArgumentError("model.layers[" + std::to_string(static_cast<int>(i) - base) + "] (" +
+                                g->layers[i]->name() +
+                                "): its output is not used by any later layer; the model's output is the last "
+                                "layer" + std::string(g->model_outputs.empty() ? "" : " or one named in 'outputs'") +
+                                ", and every other layer must feed one (check the 'inputs' lists)");
   }
   return Status::Ok();
 }
@@ -298,7 +454,13 @@ std::vector<bool> LayerGraph::TrainableUpstream() const {
 
 Status BuildLayerGraph(const nlohmann::json& model_json, LayerGraph* graph) {
   try {
-    RT_RETURN_IF_ERROR(CheckKnownFields(model_json, {"input_shape", "input_name", "layers", "name"}, "model"));
+    RT_RETURN_IF_ERROR(
+        CheckKnownFields(model_json, {"input_shape", "input_name", "inputs", "outputs", "layers", "name"}, "model"));
+    if (model_json.contains("inputs")) {
+      RT_RETURN_IF_ERROR(ParseModelInputs(model_json, graph));
+      RT_RETURN_IF_ERROR(BuildLayers(model_json, graph));
+      return Status::Ok();
+    }
     if (auto n = model_json.find("input_name"); n != model_json.end()) {
       if (!ValidName(*n)) {
         return InvalidArgumentError("model: 'input_name' must be a non-empty string without '/', got " + BriefDump(*n));

@@ -19,6 +19,7 @@
 
 #include "common/status.h"
 #include "nn/layer.h"
+#include "nn/model.h"
 
 namespace ringtrain::nn::internal {
 
@@ -29,8 +30,14 @@ constexpr size_t kMaxParams = static_cast<size_t>(std::numeric_limits<int32_t>::
 constexpr int kModelInput = -1;
 
 struct LayerGraph {
-  Shape input_shape;
+  Shape input_shape;  // with several inputs: {the floats of all of them}
   std::string input_name = "input";
+  // Several inputs ("inputs" in the model JSON): each is a crop of the input row into a
+  // reshape (two internal layers at the front of `layers`, the reshape named as the input).
+  // Several outputs ("outputs"): a last internal layer lays them side by side. Empty for a
+  // model with one input (one output).
+  std::vector<ModelIo> model_inputs, model_outputs;  // in the model's order
+  std::vector<bool> internal;  // per layer: made for several inputs or outputs, not in the JSON
   std::vector<std::unique_ptr<Layer>> layers;  // in a topological order; the last is the output
   std::vector<std::vector<int>> inputs;        // per layer: earlier layers' indices or kModelInput
   std::vector<int> consumers;                  // per layer: how many inputs of later layers it feeds

@@ -56,8 +56,12 @@ ModelSummary Summarize(const Model& model, const std::string& name) {
   s.name = !name.empty() ? name : s.sequential ? "sequential" : "functional";
   s.input_name = model.input_name();
   s.input_shape = model.input_shape();
+  s.inputs = model.inputs();
+  for (const ModelIo& out : model.outputs()) s.outputs.push_back(out.name);
   const ops::Graph& graph = model.graph();
-  for (const ops::Node& node : graph.nodes) {
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ops::Node& node = graph.nodes[i];
+    if (model.internal_node(i)) continue;  // the inputs' rows come first; the outputs' row is the model's
     SummaryRow row;
     row.name = node.name;
     row.class_name = node.class_name;
@@ -81,7 +85,9 @@ std::string SummaryTable(const ModelSummary& s) {
   const bool functional = !s.sequential;
   size_t name_w = 29;
   for (const SummaryRow& row : s.layers) name_w = std::max(name_w, row.name.size() + row.class_name.size() + 5);
-  if (functional) name_w = std::max(name_w, s.input_name.size() + 17);
+  for (const ModelIo& in : s.inputs) {
+    if (functional) name_w = std::max(name_w, in.name.size() + 17);
+  }
   size_t shape_w = 26;
   for (const SummaryRow& row : s.layers) shape_w = std::max(shape_w, ShapeWithBatch(row.output_shape).size() + 2);
   const size_t param_w = 11;
@@ -90,8 +96,9 @@ std::string SummaryTable(const ModelSummary& s) {
   out += Pad(" Layer (type)", name_w) + Pad("Output Shape", shape_w) +
          (functional ? Pad("Param #", param_w) + "Connected to\n" : "Param #\n");
   out += std::string(total_w, '=') + "\n";
-  if (functional) {
-    out += Pad(" " + s.input_name + " (InputLayer)", name_w) + Pad(ShapeWithBatch(s.input_shape), shape_w) +
+  for (const ModelIo& in : s.inputs) {
+    if (!functional) break;
+    out += Pad(" " + in.name + " (InputLayer)", name_w) + Pad(ShapeWithBatch(in.shape), shape_w) +
            Pad("0", param_w) + "-\n";
     out += std::string(total_w, '_') + "\n";
   }
@@ -127,9 +134,13 @@ nlohmann::json SummaryJson(const ModelSummary& s) {
                       {"non_trainable_params", row.params - row.trainable_params},
                       {"connected_to", row.connected_to}});
   }
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const ModelIo& in : s.inputs) inputs.push_back({{"name", in.name}, {"shape", ShapeJson(in.shape)}});
   return {{"name", s.name},
           {"class_name", s.sequential ? "Sequential" : "Functional"},
-          {"input", {{"name", s.input_name}, {"shape", ShapeJson(s.input_shape)}}},
+          {"input", inputs.at(0)},
+          {"inputs", std::move(inputs)},
+          {"outputs", s.outputs},
           {"layers", std::move(layers)},
           {"total_params", s.total_params},
           {"trainable_params", s.trainable_params},

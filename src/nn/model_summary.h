@@ -34,6 +34,8 @@ struct ModelSummary {
   bool sequential = true;  // every layer takes the one before it
   std::string input_name;
   std::vector<int> input_shape;
+  std::vector<ModelIo> inputs;  // every input (one row each), in the model's order
+  std::vector<std::string> outputs;  // the output layers, in order
   std::vector<SummaryRow> layers;
   uint64_t total_params = 0, trainable_params = 0, non_trainable_params = 0;
 };
@@ -45,6 +47,7 @@ ModelSummary Summarize(const Model& model, const std::string& name = "");
 std::string SummaryTable(const ModelSummary& summary);
 
 // {"name", "class_name": "Sequential" | "Functional", "input": {"name", "shape": [null, ...]},
+//  "inputs": [{"name", "shape"}, ...], "outputs": [layer names],
 //  "layers": [{"name", "class_name", "output_shape": [null, ...], "params",
 //  "trainable_params", "non_trainable_params", "connected_to": [...]}],
 //  "total_params", "trainable_params", "non_trainable_params"}.

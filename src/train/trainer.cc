@@ -72,7 +72,13 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   // Made for a class index per position here; data whose labels are a target per output
   // value (seen once the data is open, below) remakes it, so its error waits until then.
   Status class_objective = Status::Ok();
-  {
+  const bool several_outputs = t->model_->outputs().size() > 1;
+  if (!several_outputs && (engine::Objective::PerOutput(job.loss) || !job.loss_weights.is_null())) {
+    return InvalidArgumentError(std::string(engine::Objective::PerOutput(job.loss) ? "loss" : "loss_weights") +
+                                ": names something per output, but the model has one output; give one loss")
+        .About(Subject::kConfig);
+  }
+  if (!several_outputs) {
     auto objective = engine::Objective::FromJson(job.loss, job.metrics, t->model_->num_classes(),
                                                  t->model_->output_positions());
     if (objective.ok()) {
@@ -103,14 +109,22 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
     RT_LOG(INFO) << "data.eval: " << t->eval_.description;
   }
   const data::ExampleSpec& d = t->train_.spec();
+  RT_RETURN_IF_ERROR(t->FitNamedInputs());
   if (d.size() != t->model_->input_size()) {
     return InvalidArgumentError("data.train examples have " + std::to_string(d.size()) +
                                 " values but model.input_shape needs " + std::to_string(t->model_->input_size()));
   }
   const int outputs = t->model_->num_classes();
   bool per_value = false;
-  RT_RETURN_IF_ERROR(t->FitObjectiveToLabels(job, class_objective, &per_value));
-  if (!per_value && outputs >= 2 && d.num_classes > outputs) {
+  if (several_outputs) {
+    RT_RETURN_IF_ERROR(t->FitOutputs(job));
+  } else if (!d.targets.empty()) {
+    return InvalidArgumentError("data.train names " + std::to_string(d.targets.size()) +
+                                " arrays of labels but the model has one output; give \"y\" one array");
+  } else {
+    RT_RETURN_IF_ERROR(t->FitObjectiveToLabels(job, class_objective, &per_value));
+  }
+  if (!several_outputs && !per_value && outputs >= 2 && d.num_classes > outputs) {
     return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but the model's last layer has " +
                                 std::to_string(outputs) + " units");
   }
@@ -118,7 +132,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
     return InvalidArgumentError("data.train's targets hold values up to " + std::to_string(d.num_classes - 1) +
                                 "; binary_crossentropy over every output value takes multi-hot targets, 0 and 1");
   }
-  if (outputs == 1 && t->objective_->loss().kind() == nn::LossKind::kBinaryCrossentropy && d.num_classes > 2) {
+  if (!several_outputs && outputs == 1 && t->objective_->loss().kind() == nn::LossKind::kBinaryCrossentropy &&
+      d.num_classes > 2) {
     return InvalidArgumentError("data.train has " + std::to_string(d.num_classes) + " classes but binary_crossentropy " +
                                 "with one output unit takes the labels 0 and 1; give the last layer one unit per class " +
                                 "and use a categorical loss, or use two-class data");

@@ -205,6 +205,10 @@ class Trainer {
  private:
   // Trainer::Create's check of the data's labels against the model's output (trainer.cc).
   Status FitObjectiveToLabels(const config::JobConfig& job, const Status& class_objective, bool* per_value);
+  // The same for a model with several inputs or outputs (trainer_outputs.cc): the data's
+  // named arrays against the model's inputs and outputs, and the objective per output.
+  Status FitNamedInputs() const;
+  Status FitOutputs(const config::JobConfig& job);
   Trainer(const config::JobConfig& job, const TrainerOptions& options) : job_(job), options_(options) {}
   // What Fit measured over one epoch, for EndEpoch.
   struct EpochTiming {

@@ -102,8 +102,8 @@ StatusOr<std::vector<Ref>> ReadInbound(const Entry& e) {
 }
 
 // "input_layers" / "output_layers": one reference ([name, node, tensor]), a list of
-// them, or (Keras 3) a dict of them. ringtrain models have exactly one of each.
-StatusOr<Ref> ReadSingleEndpoint(const json& v, const std::string& model, const char* key) {
+// them, or (Keras 3) a dict of them.
+StatusOr<std::vector<Ref>> ReadEndpoints(const json& v, const std::string& model, const char* key) {
   std::vector<const json*> refs;
   if (v.is_array() && !v.empty() && v[0].is_string()) {
     refs.push_back(&v);
@@ -112,12 +112,27 @@ StatusOr<Ref> ReadSingleEndpoint(const json& v, const std::string& model, const 
   } else {
     return Bad("model '" + model + "': '" + key + "' " + JsonBrief(v) + " is not a list of [layer, node, tensor]");
   }
+  if (refs.empty() || refs.size() > 64) {
+    return Bad("model '" + model + "': '" + key + "' must list 1 to 64 [layer, node, tensor] references, got " +
+               JsonBrief(v));
+  }
+  std::vector<Ref> out;
+  for (const json* r : refs) {
+    RT_ASSIGN_OR_RETURN(Ref ref, ReadHistory(*r, "model '" + model + "': "));
+    out.push_back(std::move(ref));
+  }
+  return out;
+}
+
+// The same for a nested model, which ringtrain calls on one tensor for one output.
+StatusOr<Ref> ReadSingleEndpoint(const json& v, const std::string& model, const char* key) {
+  RT_ASSIGN_OR_RETURN(std::vector<Ref> refs, ReadEndpoints(v, model, key));
   const std::string what = std::string(key) == "input_layers" ? "input" : "output";
   if (refs.size() != 1) {
-    return Bad("model '" + model + "' has " + std::to_string(refs.size()) + " " + what + "s; ringtrain models have " +
-               "exactly one " + what);
+    return Bad("model '" + model + "' (nested in another) has " + std::to_string(refs.size()) + " " + what +
+               "s; ringtrain nests models of exactly one " + what);
   }
-  return ReadHistory(*refs[0], "model '" + model + "': ");
+  return refs[0];
 }
 
 class Translator {
@@ -126,9 +141,11 @@ class Translator {
   std::string input_name;        // what layers name in "inputs" for the model input
   bool input_referenced = false;
 
-  // Appends the compact layers of `model` (a model entry) called on `feed` (a compact
-  // name); returns the compact name of its output.
-  StatusOr<std::string> Model(const Entry& model, const std::string& feed, bool frozen, int depth) {
+  // Appends the compact layers of `model` (a model entry) called on `feeds` (compact
+  // names, one per input); returns the compact names of its outputs. A nested model has
+  // one input and one output.
+  StatusOr<std::vector<std::string>> Model(const Entry& model, const std::vector<std::string>& feeds, bool frozen,
+                                           int depth) {
     if (depth > kMaxKerasModelNesting) return model.Error("models are nested more than 16 deep");
     const json& c = *model.config;
     bool trainable = true;
@@ -149,12 +166,25 @@ class Translator {
                          "or Sequential model)");
     }
     frozen = frozen || !trainable;
-    if (model.cls == "Sequential") return SequentialModel(model, c.is_array() ? c : c["layers"], feed, frozen, depth);
-    return FunctionalModel(model, feed, frozen, depth);
+    if (model.cls == "Sequential") {
+      RT_ASSIGN_OR_RETURN(std::string out, SequentialModel(model, c.is_array() ? c : c["layers"], feeds.at(0), frozen, depth));
+      return std::vector<std::string>{out};
+    }
+    return FunctionalModel(model, feeds, frozen, depth);
+  }
+
+  // The model inputs' names, which no layer may take.
+  void Reserve(const std::vector<std::string>& inputs) { inputs_.insert(inputs.begin(), inputs.end()); }
+
+  // A nested model's one output.
+  StatusOr<std::string> Nested(const Entry& model, const std::string& feed, bool frozen, int depth) {
+    RT_ASSIGN_OR_RETURN(std::vector<std::string> outs, Model(model, {feed}, frozen, depth));
+    return outs.at(0);
   }
 
  private:
   std::set<std::string> names_;  // compact layer names emitted so far
+  std::set<std::string> inputs_;  // the model inputs' names
   std::string last_;             // the last compact layer emitted ("" before the first)
 
   Status Emit(const Entry& e, const std::vector<std::string>& inputs, bool frozen) {
@@ -174,7 +204,7 @@ class Translator {
   }
 
   Status EmitLayer(const Entry& e, const std::vector<std::string>& inputs, json layer) {
-    if (e.name == input_name) {
+    if (e.name == input_name || inputs_.count(e.name)) {
       return e.Error("the model input has this name too; layer names must be unique (rename the layer)");
     }
     if (!names_.insert(e.name).second) {
@@ -203,7 +233,7 @@ class Translator {
         continue;
       }
       if (e.is_model) {
-        RT_ASSIGN_OR_RETURN(prev, Model(e, prev, frozen, depth + 1));
+        RT_ASSIGN_OR_RETURN(prev, Nested(e, prev, frozen, depth + 1));
         continue;
       }
       if (e.cls == "TFOpLambda" || keras_json::IsKeras3Op(e)) {
@@ -216,7 +246,8 @@ class Translator {
     return prev;
   }
 
-  StatusOr<std::string> FunctionalModel(const Entry& model, const std::string& feed, bool frozen, int depth) {
+  StatusOr<std::vector<std::string>> FunctionalModel(const Entry& model, const std::vector<std::string>& feeds,
+                                                     bool frozen, int depth) {
     const json& c = *model.config;
     const json& list = c["layers"];
     std::vector<Entry> entries;
@@ -229,10 +260,26 @@ class Translator {
     for (const char* key : {"input_layers", "output_layers"}) {
       if (!c.contains(key)) return model.Error(std::string("has no '") + key + "'");
     }
-    RT_ASSIGN_OR_RETURN(Ref in, ReadSingleEndpoint(c["input_layers"], model.name, "input_layers"));
-    RT_ASSIGN_OR_RETURN(Ref out, ReadSingleEndpoint(c["output_layers"], model.name, "output_layers"));
-    if (!index.count(in.layer) || !entries[index[in.layer]].is_input || in.node != 0 || in.tensor != 0) {
-      return model.Error("its input " + in.layer + " is not one of its InputLayers");
+    std::vector<Ref> ins, outs;
+    if (depth == 0) {
+      RT_ASSIGN_OR_RETURN(ins, ReadEndpoints(c["input_layers"], model.name, "input_layers"));
+      RT_ASSIGN_OR_RETURN(outs, ReadEndpoints(c["output_layers"], model.name, "output_layers"));
+    } else {
+      RT_ASSIGN_OR_RETURN(Ref in, ReadSingleEndpoint(c["input_layers"], model.name, "input_layers"));
+      RT_ASSIGN_OR_RETURN(Ref out, ReadSingleEndpoint(c["output_layers"], model.name, "output_layers"));
+      ins = {in};
+      outs = {out};
+    }
+    if (ins.size() != feeds.size()) return model.Error("is called on " + std::to_string(feeds.size()) + " tensors");
+    std::vector<size_t> in_index;  // the InputLayer entries, in input_layers' order
+    for (const Ref& in : ins) {
+      if (!index.count(in.layer) || !entries[index[in.layer]].is_input || in.node != 0 || in.tensor != 0) {
+        return model.Error("its input " + in.layer + " is not one of its InputLayers");
+      }
+      if (std::find(in_index.begin(), in_index.end(), index[in.layer]) != in_index.end()) {
+        return model.Error("lists its input " + in.layer + " twice");
+      }
+      in_index.push_back(index[in.layer]);
     }
     // Each layer's inputs, checked against the layers they name.
     std::vector<std::vector<size_t>> deps(entries.size());
@@ -273,17 +320,25 @@ class Translator {
         deps[i].push_back(d);
       }
     }
-    RT_ASSIGN_OR_RETURN(size_t out_index, resolve(out, "model '" + model.name + "': the output "));
-    RT_ASSIGN_OR_RETURN(std::vector<size_t> order, Order(model, entries, deps, out_index, index[in.layer]));
+    std::vector<size_t> out_index;
+    for (const Ref& out : outs) {
+      RT_ASSIGN_OR_RETURN(size_t o, resolve(out, "model '" + model.name + "': the output "));
+      if (entries[o].is_input) return model.Error("gives its input '" + entries[o].name + "' as an output");
+      if (std::find(out_index.begin(), out_index.end(), o) != out_index.end()) {
+        return model.Error("lists its output " + entries[o].name + " twice");
+      }
+      out_index.push_back(o);
+    }
+    RT_ASSIGN_OR_RETURN(std::vector<size_t> order, Order(model, entries, deps, out_index, in_index));
 
     std::map<size_t, std::string> compact;  // entry -> the compact name that holds its output
     for (size_t i : order) {
       const Entry& e = entries[i];
       if (e.is_input) {
         RT_RETURN_IF_ERROR(keras_json::InputLayerBatchShape(e).status());
-        compact[i] = feed;
+        compact[i] = feeds[static_cast<size_t>(std::find(in_index.begin(), in_index.end(), i) - in_index.begin())];
       } else if (e.is_model) {
-        RT_ASSIGN_OR_RETURN(compact[i], Model(e, compact[deps[i][0]], frozen, depth + 1));
+        RT_ASSIGN_OR_RETURN(compact[i], Nested(e, compact[deps[i][0]], frozen, depth + 1));
       } else {
         std::vector<std::string> inputs;
         for (size_t d : deps[i]) inputs.push_back(compact[d]);
@@ -295,17 +350,19 @@ class Translator {
         compact[i] = e.name;
       }
     }
-    if (entries[out_index].is_input) return model.Error("has no layers: its output is its input");
-    return compact[out_index];
+    std::vector<std::string> result;
+    for (size_t o : out_index) result.push_back(compact[o]);
+    return result;
   }
 
-  // The layers the output depends on, in a topological order that keeps Keras' order
-  // where it can (the output comes last: every other one is its ancestor).
+  // The layers the outputs depend on, in a topological order that keeps Keras' order
+  // where it can (one output comes last: every other one is its ancestor).
   static StatusOr<std::vector<size_t>> Order(const Entry& model, const std::vector<Entry>& entries,
-                                             const std::vector<std::vector<size_t>>& deps, size_t out, size_t in) {
+                                             const std::vector<std::vector<size_t>>& deps,
+                                             const std::vector<size_t>& outs, const std::vector<size_t>& ins) {
     std::vector<bool> needed(entries.size(), false);
-    std::vector<size_t> stack = {out};
-    needed[out] = true;
+    std::vector<size_t> stack = outs;
+    for (size_t o : outs) needed[o] = true;
     while (!stack.empty()) {
       const size_t i = stack.back();
       stack.pop_back();
@@ -314,12 +371,14 @@ class Translator {
       }
     }
     for (size_t i = 0; i < entries.size(); ++i) {
-      if (needed[i] && entries[i].is_input && i != in) {
-        return model.Error("its output depends on a second input '" + entries[i].name +
-                           "'; ringtrain models have exactly one input");
+      if (needed[i] && entries[i].is_input && std::find(ins.begin(), ins.end(), i) == ins.end()) {
+        return model.Error("its output depends on the InputLayer '" + entries[i].name +
+                           "', which is not one of its input_layers");
       }
     }
-    if (!needed[in]) return model.Error("its output does not depend on its input '" + entries[in].name + "'");
+    for (size_t in : ins) {
+      if (!needed[in]) return model.Error("its outputs do not depend on its input '" + entries[in].name + "'");
+    }
     std::vector<size_t> missing(entries.size(), 0);  // unmet dependencies
     std::vector<std::vector<size_t>> users(entries.size());
     std::set<size_t> ready;
@@ -344,7 +403,27 @@ class Translator {
   }
 };
 
-// The top model's input: its InputLayer's name (or "input") and its shape.
+// A Functional model's inputs: each InputLayer's name and shape, in input_layers' order.
+Status FunctionalInputs(const Entry& model, std::vector<std::pair<std::string, json>>* inputs) {
+  const json& c = *model.config;
+  RT_ASSIGN_OR_RETURN(std::vector<Ref> ins, ReadEndpoints(c["input_layers"], model.name, "input_layers"));
+  for (const Ref& in : ins) {
+    bool found = false;
+    for (size_t i = 0; i < c["layers"].size() && !found; ++i) {
+      RT_ASSIGN_OR_RETURN(Entry e, keras_json::ReadEntry(c["layers"][i], i));
+      if (e.name != in.layer) continue;
+      if (!e.is_input) return model.Error("its input '" + e.name + "' is not an InputLayer");
+      RT_ASSIGN_OR_RETURN(json batch, keras_json::InputLayerBatchShape(e));
+      RT_ASSIGN_OR_RETURN(json shape, keras_json::InputShapeFromBatchShape(batch, "layer '" + e.name + "' (InputLayer)"));
+      inputs->push_back({e.name, std::move(shape)});
+      found = true;
+    }
+    if (!found) return model.Error("its input '" + in.layer + "' is not one of its layers");
+  }
+  return Status::Ok();
+}
+
+// A model's one input: its InputLayer's name (or "input") and its shape.
 Status TopInput(const Entry& model, std::string* name, json* shape) {
   const json& c = *model.config;
   if (model.cls == "Sequential") {
@@ -381,17 +460,27 @@ Status TopInput(const Entry& model, std::string* name, json* shape) {
     return model.Error("has no 'layers' list and 'input_layers' (a subclassed model's JSON has no layer graph: save "
                        "it as a Functional or Sequential model)");
   }
-  RT_ASSIGN_OR_RETURN(Ref in, ReadSingleEndpoint(c["input_layers"], model.name, "input_layers"));
-  for (size_t i = 0; i < c["layers"].size(); ++i) {
-    RT_ASSIGN_OR_RETURN(Entry e, keras_json::ReadEntry(c["layers"][i], i));
-    if (e.name != in.layer) continue;
-    if (!e.is_input) return model.Error("its input '" + e.name + "' is not an InputLayer");
-    *name = e.name;
-    RT_ASSIGN_OR_RETURN(json batch, keras_json::InputLayerBatchShape(e));
-    RT_ASSIGN_OR_RETURN(*shape, keras_json::InputShapeFromBatchShape(batch, "layer '" + e.name + "' (InputLayer)"));
-    return Status::Ok();
+  std::vector<std::pair<std::string, json>> inputs;
+  RT_RETURN_IF_ERROR(FunctionalInputs(model, &inputs));
+  if (inputs.size() != 1) return model.Error("(nested in another) has " + std::to_string(inputs.size()) + " inputs; "
+                                             "ringtrain nests models of exactly one input");
+  *name = inputs[0].first;
+  *shape = inputs[0].second;
+  return Status::Ok();
+}
+
+// The top model's inputs: each InputLayer's name (or "input") and its shape.
+Status TopInputs(const Entry& model, std::vector<std::pair<std::string, json>>* inputs) {
+  const json& c = *model.config;
+  if (model.cls == "Sequential") {
+    inputs->push_back({"input", json()});
+    return TopInput(model, &inputs->back().first, &inputs->back().second);
   }
-  return model.Error("its input '" + in.layer + "' is not one of its layers");
+  if (!c.is_object() || !c.contains("input_layers") || !c.contains("layers") || !c["layers"].is_array()) {
+    return model.Error("has no 'layers' list and 'input_layers' (a subclassed model's JSON has no layer graph: save "
+                       "it as a Functional or Sequential model)");
+  }
+  return FunctionalInputs(model, inputs);
 }
 
 // The layers list of a model entry's config (a legacy Sequential's config is the list).
@@ -501,11 +590,25 @@ StatusOr<json> KerasJsonToCompact(const json& keras_model) {
   RT_ASSIGN_OR_RETURN(Entry model, keras_json::ReadEntry(entry, 0));
 
   Translator t;
-  json shape;
-  RT_RETURN_IF_ERROR(TopInput(model, &t.input_name, &shape));
-  RT_RETURN_IF_ERROR(t.Model(model, t.input_name, /*frozen=*/false, /*depth=*/0).status());
-  json out = {{"name", model.name}, {"input_shape", std::move(shape)}, {"layers", std::move(t.layers)}};
-  if (t.input_referenced) out["input_name"] = t.input_name;
+  std::vector<std::pair<std::string, json>> inputs;
+  RT_RETURN_IF_ERROR(TopInputs(model, &inputs));
+  std::vector<std::string> feeds;
+  for (const auto& in : inputs) feeds.push_back(in.first);
+  t.input_name = feeds[0];
+  t.Reserve(feeds);
+  RT_ASSIGN_OR_RETURN(std::vector<std::string> outputs, t.Model(model, feeds, /*frozen=*/false, /*depth=*/0));
+  json out = {{"name", model.name}};
+  if (inputs.size() == 1) {
+    out["input_shape"] = std::move(inputs[0].second);
+    if (t.input_referenced) out["input_name"] = t.input_name;
+  } else {
+    out["inputs"] = json::array();
+    for (auto& [name, shape] : inputs) out["inputs"].push_back({{"name", name}, {"shape", std::move(shape)}});
+  }
+  out["layers"] = std::move(t.layers);
+  if (outputs.size() > 1 || (!out["layers"].empty() && out["layers"].back().value("name", "") != outputs[0])) {
+    out["outputs"] = outputs;
+  }
   return out;
 }
 
