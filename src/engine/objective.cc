@@ -45,21 +45,23 @@ class RenamedMetric final : public nn::Metric {
   std::string name_;
 };
 
-// One output's unweighted loss as a metric ("digit_loss"): its examples' loss sum and
-// their count, over the output's gathered rows.
+// One output's loss times its weight as a metric ("digit_loss"), as Keras 3's CompileLoss
+// records it: its examples' weighted loss sum and their count, over the output's gathered rows.
 class OutputLossMetric final : public nn::Metric {
  public:
-  OutputLossMetric(const Objective* output, std::string name) : output_(output), name_(std::move(name)) {}
+  OutputLossMetric(const Objective* output, double weight, std::string name)
+      : output_(output), weight_(weight), name_(std::move(name)) {}
   std::string name() const override { return name_; }
   int num_sums() const override { return 2; }
   void Accumulate(const float* outputs, const int32_t* labels, int batch, double* sums) const override {
-    sums[0] += output_->LossSum(outputs, labels, batch, 0.0f, nullptr);
+    sums[0] += weight_ * output_->LossSum(outputs, labels, batch, 0.0f, nullptr);
     sums[1] += batch;
   }
   double Result(const double* sums) const override { return sums[1] > 0 ? sums[0] / sums[1] : 0.0; }
 
  private:
   const Objective* output_;
+  double weight_;
   std::string name_;
 };
 
@@ -129,7 +131,7 @@ StatusOr<Objective> Objective::ForOutputs(const nlohmann::json& loss, const nloh
     head.objective = std::make_unique<Objective>(std::move(made).value());
     head.weight = w.get<double>();
     head.first_metric = o.metrics_.size();
-    o.metrics_.push_back(std::make_unique<OutputLossMetric>(head.objective.get(), out.name + "_loss"));
+    o.metrics_.push_back(std::make_unique<OutputLossMetric>(head.objective.get(), head.weight, out.name + "_loss"));
     o.argmax_.push_back(false);
     for (size_t i = 0; i < head.objective->metrics_.size(); ++i) {
       o.metrics_.push_back(

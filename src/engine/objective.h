@@ -46,7 +46,8 @@ class Objective {
   // null (each 1), a list or an object (an output it does not name weighs 1); `metrics` a
   // list for every output, a list of lists, or an object of lists by output name. The loss
   // is the weighted sum of the outputs' losses. metrics() then holds, per output,
-  // "<name>_loss" (its unweighted loss) and "<name>_<metric>" for each of its metrics.
+  // "<name>_loss" (its loss times its weight, as Keras 3 logs it) and "<name>_<metric>" for
+  // each of its metrics.
   // INVALID_ARGUMENT about Subject::kConfig naming the output and field.
   static StatusOr<Objective> ForOutputs(const nlohmann::json& loss, const nlohmann::json& loss_weights,
                                         const nlohmann::json& metrics, const std::vector<OutputLayout>& outputs);

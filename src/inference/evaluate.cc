@@ -12,8 +12,16 @@ namespace ringtrain::inference {
 namespace {
 
 // evaluate and predict read one label or class per example: a model whose output is a
-// map of positions (segmentation) is trained and evaluated by its job instead.
+// map of positions (segmentation), or with several inputs or outputs, is trained and
+// evaluated by its job instead.
 Status CheckVectorOutput(const nn::Model& model, const char* command) {
+  if (model.inputs().size() > 1 || model.outputs().size() > 1) {
+    return InvalidArgumentError(std::string(command) + " takes a model with one input and one output; this model has " +
+                                std::to_string(model.inputs().size()) + " input(s) and " +
+                                std::to_string(model.outputs().size()) + " output(s): evaluate it with its job's "
+                                "data.eval (ringtrain launch), which names an array per input and output")
+        .About(Subject::kConfig);
+  }
   if (model.output_positions() == 1) return Status::Ok();
   return InvalidArgumentError(std::string(command) + " takes a model with one output vector per example; this "
                               "model's output is " + nn::ShapeWithBatch(model.output_shape()) +

@@ -69,15 +69,31 @@ json KerasTensor(const std::string& layer) {
 }  // namespace
 
 StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
+  const bool several_inputs = compact.is_object() && compact.contains("inputs") && compact["inputs"].is_array();
   if (!compact.is_object() || !compact.contains("layers") || !compact["layers"].is_array() ||
-      compact["layers"].empty() || !compact.contains("input_shape") || !compact["input_shape"].is_array()) {
+      compact["layers"].empty() ||
+      (!several_inputs && (!compact.contains("input_shape") || !compact["input_shape"].is_array()))) {
     return InvalidArgumentError("the model to write as a Keras config has no \"input_shape\" or \"layers\"");
   }
   const json& layers = compact["layers"];
-  const std::string input_name = compact.value("input_name", std::string("input"));
+  // Each input's name and per-example shape (the compact form's "inputs", or its one input).
+  std::vector<std::pair<std::string, json>> model_inputs;
+  if (several_inputs) {
+    for (const json& in : compact["inputs"]) {
+      if (!in.is_object() || !in.contains("name") || !in["name"].is_string() || !in.contains("shape")) {
+        return InvalidArgumentError("the model to write as a Keras config has a malformed \"inputs\" entry");
+      }
+      model_inputs.emplace_back(in["name"].get<std::string>(), in["shape"]);
+    }
+  } else {
+    model_inputs.emplace_back(compact.value("input_name", std::string("input")), compact["input_shape"]);
+  }
+  const std::string input_name = model_inputs.at(0).first;  // what the first layer takes by default
+  std::set<std::string> input_names;
+  for (const auto& in : model_inputs) input_names.insert(in.first);
   // The class of each layer, then the names the model builder gives (nn/model_build.cc).
   std::vector<std::string> classes, names(layers.size());
-  std::set<std::string> taken = {input_name};
+  std::set<std::string> taken = input_names;
   for (size_t i = 0; i < layers.size(); ++i) {
     const json& l = layers[i];
     const std::string type = l.is_object() ? l.value("type", std::string()) : std::string();
@@ -110,16 +126,18 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
     names[i] = candidate;
   }
 
-  json batch_shape = json::array({nullptr});
-  for (const json& d : compact["input_shape"]) batch_shape.push_back(d);
   json out_layers = json::array();
-  out_layers.push_back({{"module", "keras.layers"},
-                        {"class_name", "InputLayer"},
-                        {"config", {{"batch_shape", batch_shape}, {"dtype", "float32"}, {"sparse", false},
-                                    {"name", input_name}}},
-                        {"registered_name", nullptr},
-                        {"name", input_name},
-                        {"inbound_nodes", json::array()}});
+  for (const auto& [name, shape] : model_inputs) {
+    json batch_shape = json::array({nullptr});
+    for (const json& d : shape) batch_shape.push_back(d);
+    out_layers.push_back({{"module", "keras.layers"},
+                          {"class_name", "InputLayer"},
+                          {"config", {{"batch_shape", batch_shape}, {"dtype", "float32"}, {"sparse", false},
+                                      {"name", name}}},
+                          {"registered_name", nullptr},
+                          {"name", name},
+                          {"inbound_nodes", json::array()}});
+  }
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < layers.size(); ++i) {
     const json& l = layers[i];
@@ -132,7 +150,7 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
     if (l.contains("inputs") && l["inputs"].is_array()) {
       for (const json& in : l["inputs"]) {
         const std::string name = in.is_string() ? in.get<std::string>() : std::string();
-        if (name != input_name && index.count(name) == 0) {
+        if (input_names.count(name) == 0 && index.count(name) == 0) {
           return InvalidArgumentError("model.layers[" + std::to_string(i) + "]: 'inputs' names '" + name +
                                       "', which is no earlier layer");
         }
@@ -159,6 +177,17 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
     index[names[i]] = i;
   }
   const std::string model_name = compact.value("name", std::string("functional"));
+  // One reference for one input (output), a list of them for several, as Keras 3 writes them.
+  json input_layers = json::array({input_name, 0, 0});
+  if (model_inputs.size() > 1) {
+    input_layers = json::array();
+    for (const auto& in : model_inputs) input_layers.push_back(json::array({in.first, 0, 0}));
+  }
+  json output_layers = json::array({names.back(), 0, 0});
+  if (compact.contains("outputs") && compact["outputs"].is_array() && compact["outputs"].size() > 1) {
+    output_layers = json::array();
+    for (const json& o : compact["outputs"]) output_layers.push_back(json::array({o, 0, 0}));
+  }
   return json{{"module", "keras"},
               {"class_name", "Functional"},
               {"registered_name", "Functional"},
@@ -166,8 +195,8 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
                {{"name", model_name},
                 {"trainable", true},
                 {"layers", out_layers},
-                {"input_layers", {input_name, 0, 0}},
-                {"output_layers", {names.back(), 0, 0}}}}};
+                {"input_layers", input_layers},
+                {"output_layers", output_layers}}}};
 }
 
 }  // namespace ringtrain::modelfiles

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "keras_json_test_util.h"
+#include "nn/model.h"
 #include "testing/source_dir.h"
 
 namespace ringtrain::nn {
@@ -232,23 +233,50 @@ TEST(KerasJsonTest, RefusesASequentialWithoutInputShape) {
                         "the first layer) before calling to_json()");
 }
 
-TEST(KerasJsonTest, RefusesSeveralInputsOrOutputs) {
+// Several inputs and outputs translate into the compact form's "inputs" and "outputs", and
+// the model builds; an InputLayer the outputs read but input_layers does not list is refused.
+TEST(KerasJsonTest, TranslatesSeveralInputsAndOutputs) {
   json two_in = Residual();
-  two_in["config"]["input_layers"].push_back({"input", 0, 0});
-  EXPECT_EQ(Refusal(two_in),
-            "model.keras_json: model 'residual' has 2 inputs; ringtrain models have exactly one input");
+  json aux = two_in["config"]["layers"][0];
+  aux["name"] = aux["config"]["name"] = "aux";
+  two_in["config"]["layers"].push_back(aux);
+  two_in["config"]["layers"][5]["inbound_nodes"] = json::parse(R"([[["aux", 0, 0, {}]]])");
+  two_in["config"]["input_layers"].push_back({"aux", 0, 0});
+  const json c = Translate(two_in);
+  ASSERT_TRUE(c.contains("inputs")) << c.dump();
+  EXPECT_EQ(c["inputs"].size(), 2u);
+  EXPECT_EQ(c["inputs"][0]["name"], "input");
+  EXPECT_EQ(c["inputs"][1]["name"], "aux");
+  EXPECT_FALSE(c.contains("input_shape"));
+  EXPECT_FALSE(c.contains("outputs")) << "one output, the last layer";
+  auto m = Model::FromJson(c, 1);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ((*m)->inputs().size(), 2u);
+  // The input row holds the inputs in the order of their names: aux first.
+  EXPECT_EQ((*m)->inputs()[1].name, "aux");
+  EXPECT_EQ((*m)->inputs()[1].offset, 0u);
+  EXPECT_EQ((*m)->inputs()[0].offset, (*m)->inputs()[1].size);
+
   json two_out = Residual3();
   two_out["config"]["output_layers"] = {{"logits", 0, 0}, {"gap", 0, 0}};
-  EXPECT_EQ(Refusal(two_out),
-            "model.keras_json: model 'residual' has 2 outputs; ringtrain models have exactly one output");
-  // A second InputLayer the output depends on.
+  const json c3 = Translate(two_out);
+  EXPECT_EQ(c3["outputs"], json::array({"logits", "gap"})) << c3.dump();
+  auto m3 = Model::FromJson(c3, 1);
+  ASSERT_TRUE(m3.ok()) << m3.status().ToString();
+  ASSERT_EQ((*m3)->outputs().size(), 2u);
+  EXPECT_EQ((*m3)->outputs()[1].name, "gap");
+  EXPECT_EQ((*m3)->outputs()[1].offset, (*m3)->outputs()[0].size);
+  EXPECT_EQ((*m3)->output_size(), (*m3)->outputs()[0].size + (*m3)->outputs()[1].size);
+
+  // An InputLayer the output depends on that input_layers does not list.
   json second = Residual();
-  json extra = second["config"]["layers"][0];
-  extra["name"] = extra["config"]["name"] = "aux";
-  second["config"]["layers"].push_back(extra);
+  second["config"]["layers"].push_back(aux);
   second["config"]["layers"][5]["inbound_nodes"] = json::parse(R"([[["aux", 0, 0, {}]]])");
-  EXPECT_EQ(Refusal(second), "model.keras_json: model 'residual' (Model): its output depends on a second input 'aux'; "
-                             "ringtrain models have exactly one input");
+  EXPECT_EQ(Refusal(second), "model.keras_json: model 'residual' (Model): its output depends on the InputLayer 'aux', "
+                             "which is not one of its input_layers");
+  json twice = Residual();
+  twice["config"]["input_layers"].push_back({"input", 0, 0});
+  EXPECT_EQ(Refusal(twice), "model.keras_json: model 'residual' (Model): lists its input input twice");
 }
 
 TEST(KerasJsonTest, RefusesSharedLayersAndOtherCallsOrOutputs) {
