@@ -160,7 +160,9 @@ StatusOr<std::vector<std::string>> AssignNames(const nlohmann::json& layers, con
     names[i] = it->get<std::string>();
     if (!taken.insert(names[i]).second) {
       return InvalidArgumentError(ctx + ": 'name' \"" + names[i] + "\" is used by an earlier layer" +
-                                  (inputs.count(names[i]) ? " (or is a model input's name)" : "") +
+                                  (inputs.count(names[i]) ? inputs.size() == 1 ? " (or is the model input's name)"
+                                                                                : " (or is a model input's name)"
+                                                          : "") +
                                   "; names must be unique");
     }
   }

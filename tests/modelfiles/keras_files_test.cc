@@ -19,6 +19,7 @@
 #include "modelfiles/keras_archive.h"
 #include "modelfiles/weights_file.h"
 #include "modelfiles/zip_file.h"
+#include "nn/keras/keras_json.h"
 #include "test_model.h"
 #include "testing/temp_dir.h"
 
@@ -429,6 +430,38 @@ TEST(Keras3ConfigTest, AutoNamesAndMergeInputsAreTheModels) {
   ASSERT_EQ(add["inbound_nodes"][0]["args"].size(), 1u) << "a merge layer takes one list";
   EXPECT_EQ(add["inbound_nodes"][0]["args"][0].size(), 2u);
   EXPECT_EQ(add["inbound_nodes"][0]["args"][0][1]["config"]["keras_history"][0], "dense_1_x");
+}
+
+// A model with two inputs and two outputs: one InputLayer per input and lists of references
+// in input_layers and output_layers, as Keras 3 writes them; ringtrain's own reader takes
+// the config back to the same inputs, outputs and weights.
+TEST(Keras3ConfigTest, SeveralInputsAndOutputsRoundTrip) {
+  const auto compact = nlohmann::json::parse(R"({"inputs": [{"name": "pixels", "shape": [4, 4, 1]},
+      {"name": "extra", "shape": [3]}], "outputs": ["a", "b"], "layers": [
+      {"type": "flatten", "name": "flat", "inputs": ["pixels"]},
+      {"type": "concatenate", "name": "joined", "inputs": ["flat", "extra"]},
+      {"type": "dense", "name": "a", "units": 2},
+      {"type": "dense", "name": "b", "units": 1, "inputs": ["joined"]}]})");
+  auto config = Keras3ConfigFromCompact(compact);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const auto& c = (*config)["config"];
+  EXPECT_EQ(c["layers"][0]["class_name"], "InputLayer");
+  EXPECT_EQ(c["layers"][1]["name"], "extra");
+  EXPECT_EQ(c["layers"][1]["config"]["batch_shape"], nlohmann::json({nullptr, 3}));
+  EXPECT_EQ(c["input_layers"], nlohmann::json::parse(R"([["pixels", 0, 0], ["extra", 0, 0]])"));
+  EXPECT_EQ(c["output_layers"], nlohmann::json::parse(R"([["a", 0, 0], ["b", 0, 0]])"));
+  auto back = nn::KerasJsonToCompact(*config);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)["inputs"], compact["inputs"]);
+  EXPECT_EQ((*back)["outputs"], compact["outputs"]);
+  auto original = nn::Model::FromJson(compact, 1);
+  auto read = nn::Model::FromJson(*back, 1);
+  ASSERT_TRUE(original.ok() && read.ok()) << read.status().ToString();
+  ASSERT_EQ((*original)->param_infos().size(), (*read)->param_infos().size());
+  for (size_t i = 0; i < (*read)->param_infos().size(); ++i) {
+    EXPECT_EQ((*original)->param_infos()[i].name, (*read)->param_infos()[i].name);
+    EXPECT_EQ((*original)->param_infos()[i].shape, (*read)->param_infos()[i].shape);
+  }
 }
 
 }  // namespace
