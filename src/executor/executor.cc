@@ -30,7 +30,32 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(ops::Graph graph, backends:
   e->dout_.assign(n, nullptr);
   e->pending_.assign(n, 0);
   e->dsum_.resize(n);
+  e->shared_grads_.resize(n);
+  e->calls_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const ops::Node& node = e->graph_.nodes[i];
+    if (node.shares < 0) continue;
+    if (static_cast<size_t>(node.shares) >= i || e->graph_.nodes[static_cast<size_t>(node.shares)].shares >= 0) {
+      return InternalError(node.Label() + " shares the weights of a node that is not an earlier first call");
+    }
+    size_t floats = 0;
+    for (const ops::ParamRef& p : node.params) floats += p.trainable ? p.count : 0;
+    if (floats > 0) {
+      RT_ASSIGN_OR_RETURN(e->shared_grads_[i],
+                          backend->Allocate(floats * sizeof(float), "the weight gradients of " + node.Label()));
+    }
+    e->calls_[static_cast<size_t>(node.shares)].push_back(i);
+  }
   return e;
+}
+
+backends::KernelArgs Executor::ArgsFor(const backends::KernelArgs& args, size_t l) const {
+  const ops::Node& node = graph_.nodes[l];
+  if (node.shares < 0) return args;
+  backends::KernelArgs a = args;
+  a.params = args.params + node.shared_params;
+  a.grads = shared_grads_[l].floats();
+  return a;
 }
 
 Executor::~Executor() = default;
@@ -51,7 +76,7 @@ StatusOr<const float*> Executor::Forward(const backends::KernelArgs& args, const
   for (size_t l = 0; l < nodes.size(); ++l) {
     in_.clear();
     for (int k : nodes[l].inputs) in_.push_back(k == ops::kModelInput ? x : outputs_[static_cast<size_t>(k)]);
-    RT_ASSIGN_OR_RETURN(outputs_[l], kernels_[l]->Forward(args, in_, batch, training));
+    RT_ASSIGN_OR_RETURN(outputs_[l], kernels_[l]->Forward(ArgsFor(args, l), in_, batch, training));
   }
   if (training) batch_ = batch;
   ready_for_backward_ = training;
@@ -70,7 +95,14 @@ Status Executor::Backward(const backends::KernelArgs& args, const float* dy,
     if (!node.run_backward) continue;  // no trainable weight at or before this node
     const std::vector<int>& from = node.inputs;
     din_.assign(from.size(), nullptr);
-    RT_RETURN_IF_ERROR(kernels_[i]->Backward(args, dout_[i], node.need_input_grad, &din_));
+    RT_RETURN_IF_ERROR(kernels_[i]->Backward(ArgsFor(args, i), dout_[i], node.need_input_grad, &din_));
+    // The later calls of this node's layer ran before it (back to front): their weight
+    // gradients join its own, in graph order.
+    for (size_t call : calls_[i]) {
+      if (!nodes[call].run_backward || shared_grads_[call].bytes() == 0) continue;
+      float* own = args.grads + node.params.at(0).offset;
+      RT_RETURN_IF_ERROR(backend_->Accumulate(own, shared_grads_[call].floats(), shared_grads_[call].bytes() / sizeof(float)));
+    }
     // Hand each input gradient to the node that produced that input. An output that
     // feeds several nodes gets the sum of their gradients, added in this fixed (reverse
     // graph) order.

@@ -4,6 +4,8 @@
 //     backward pass, and no node computes an input gradient nobody needs;
 //   - gradient sums for outputs that feed several nodes (residual connections), added
 //     on the backend in a fixed order;
+//   - shared layers: a later call of a layer reads its weights and writes its gradients
+//     to a buffer of its own, added into the layer's after the first call's backward pass;
 //   - ready offsets: after each node's backward pass, on_ready(offset) says that the
 //     gradient buffer from `offset` on is final, so its all-reduce can start while the
 //     backward pass goes on;
@@ -73,6 +75,14 @@ class Executor {
   std::vector<const float*> dout_;     // per node: the gradient of its output
   std::vector<int> pending_;           // gradient contributions still to come per node
   std::vector<backends::Buffer> dsum_;  // sums for outputs that feed several nodes
+  // Calls of shared layers (ops::Node::shares): each one's weight gradients, and per node
+  // the later calls of its layer, whose gradients are added into its own after its
+  // backward pass.
+  std::vector<backends::Buffer> shared_grads_;
+  std::vector<std::vector<size_t>> calls_;
+  // The arguments node l's kernel runs with: a shared layer's call reads its layer's
+  // weights and writes its gradients to shared_grads_[l].
+  backends::KernelArgs ArgsFor(const backends::KernelArgs& args, size_t l) const;
   std::vector<const float*> in_, din_;
   std::vector<bool> need_;
   int batch_ = 0;  // of the last training Forward

@@ -94,9 +94,11 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
 
   // Two passes over the weights: the trainable ones first, in layer order, then the
   // rest, so the all-reduced gradient buffer is one prefix of the weights'.
+  // A call of a shared layer (LayerGraph::shares) has no weights of its own.
   std::vector<std::vector<ParamSpec>> specs(nl);
   std::vector<std::vector<bool>> trains(nl);
   for (size_t l = 0; l < nl; ++l) {
+    if (m.graph.shares[l] >= 0) continue;
     specs[l] = layers[l]->ParamSpecs();
     for (const ParamSpec& s : specs[l]) trains[l].push_back(layers[l]->trainable() && s.trainable);
   }
@@ -161,6 +163,22 @@ StatusOr<std::unique_ptr<Model>> Model::FromJson(const nlohmann::json& model_jso
     for (size_t k = 0; k < specs[l].size(); ++k) {
       const ParamInfo& info = m.infos[m.layer_first_info[l] + k];
       node.params.push_back({info.name, info.shape, info.offset, info.count, info.trainable});
+    }
+    if (const int root = m.graph.shares[l]; root >= 0) {
+      // The root's weights (contiguous: all trainable, checked when the graph was built),
+      // at offsets relative to the first.
+      node.shares = root;
+      const std::vector<ops::ParamRef>& refs = graph.nodes[static_cast<size_t>(root)].params;
+      node.shared_params = refs.empty() ? 0 : refs[0].offset;
+      size_t at = 0;
+      for (ops::ParamRef p : refs) {
+        if (p.offset != node.shared_params + at) {
+          return InternalError("model: the weights of shared layer '" + layer.name() + "' are not contiguous");
+        }
+        p.offset = at;
+        at += p.count;
+        node.params.push_back(std::move(p));
+      }
     }
     node.first_trainable = m.first_trainable[l];
     node.first_stat = m.first_stat[l];

@@ -245,6 +245,27 @@ Status BuildInputSlices(LayerGraph* g, std::map<std::string, int>* index) {
   return Status::Ok();
 }
 
+// A second call of `root`'s layer, built as `call`: its weights must be the same tensors
+// (the same shapes), and the layer must keep no state besides its trainable weights (a
+// BatchNormalization's moving statistics are per layer, not per call).
+Status CheckSharedCall(const Layer& root, const Layer& call, const std::string& ctx) {
+  const std::vector<ParamSpec> a = root.ParamSpecs(), b = call.ParamSpecs();
+  bool same = a.size() == b.size();
+  for (size_t k = 0; same && k < a.size(); ++k) same = a[k].shape == b[k].shape;
+  if (!same) {
+    return InvalidArgumentError(ctx + ": calls layer '" + root.name() + "' again on an input of shape " +
+                                ShapeWithBatch(call.input_shapes().at(0)) + ", but its weights were made for " +
+                                ShapeWithBatch(root.input_shapes().at(0)) + "; a shared layer takes inputs of one shape");
+  }
+  bool frozen_state = root.ReducedStatsSize() > 0;
+  for (const ParamSpec& s : a) frozen_state = frozen_state || !s.trainable;
+  if (frozen_state) {
+    return InvalidArgumentError(ctx + ": calls layer '" + root.name() + "' (" + root.class_name() +
+                                ") again; a layer with moving statistics cannot be shared yet (give each call its own)");
+  }
+  return Status::Ok();
+}
+
 // "outputs": the layers whose outputs the model gives, in order (default: the last
 // layer). Two or more are laid side by side by a last internal Concatenate over their
 // values (each seen flat).
@@ -354,10 +375,23 @@ Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
   }
   const nlohmann::json& layers = *it;
   std::vector<const LayerType*> types;
+  std::vector<int> shared(layers.size(), -1);  // the JSON index of the layer a call shares
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::string ctx = "model.layers[" + std::to_string(i) + "]";
     const nlohmann::json& l = layers[i];
     if (!l.is_object()) return InvalidArgumentError(ctx + ": must be a JSON object, got " + BriefDump(l));
+    if (auto sh = l.find("shares"); sh != l.end()) {
+      RT_RETURN_IF_ERROR(CheckKnownFields(l, {"shares", "name", "inputs"}, ctx));
+      for (size_t j = 0; j < i && sh->is_string(); ++j) {
+        if (layers[j].value("name", nlohmann::json()) == *sh) shared[i] = shared[j] >= 0 ? shared[j] : static_cast<int>(j);
+      }
+      if (shared[i] < 0) {
+        return InvalidArgumentError(ctx + ": 'shares' must name an earlier layer (by its \"name\") to call again, got " +
+                                    BriefDump(*sh));
+      }
+      types.push_back(types[static_cast<size_t>(shared[i])]);
+      continue;
+    }
     auto t = l.find("type");
     const LayerType* lt = (t != l.end() && t->is_string()) ? FindLayerType(t->get<std::string>()) : nullptr;
     if (lt == nullptr) {
@@ -390,7 +424,13 @@ Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
       trainable = tr->get<bool>();
     }
     // The graph's own keys are read here; the layer's factory sees its arguments only.
-    nlohmann::json args = layers[i];
+    // A call of a shared layer is built from that layer's arguments.
+    const int root = shared[i];
+    nlohmann::json args = root >= 0 ? layers[static_cast<size_t>(root)] : layers[i];
+    if (root >= 0) {
+      args.erase("name");
+      if (auto tr = args.find("trainable"); tr != args.end() && tr->is_boolean()) trainable = tr->get<bool>();
+    }
     args.erase("inputs");
     args.erase("trainable");
     std::vector<Shape> in_shapes;
@@ -409,14 +449,23 @@ Status BuildLayers(const nlohmann::json& model_json, LayerGraph* g) {
                                   " is too large per example");
     }
     layer->set_trainable(trainable);
+    int shares = -1;
+    if (root >= 0) {
+      shares = base + root;
+      RT_RETURN_IF_ERROR(CheckSharedCall(*g->layers[static_cast<size_t>(shares)], *layer, ctx));
+      g->sequential = false;
+    }
     if (inputs != std::vector<int>{node - 1}) g->sequential = false;
     index[names[i]] = node;
     shapes.push_back(layer->output_shape());
     g->layers.push_back(std::move(layer));
     g->inputs.push_back(std::move(inputs));
     g->internal.push_back(false);
+    g->shares.push_back(shares);
   }
+  g->shares.insert(g->shares.begin(), static_cast<size_t>(base), -1);
   RT_RETURN_IF_ERROR(BuildOutputs(model_json, index, g));
+  g->shares.resize(g->layers.size(), -1);
   g->consumers.assign(g->layers.size(), 0);
   for (const auto& in : g->inputs) {
     for (int k : in) {

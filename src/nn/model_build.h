@@ -7,6 +7,8 @@
 // "inputs" (earlier layers, or the model input by "input_name", default "input");
 // without "inputs" a layer takes the previous layer's output (the model input for the
 // first), which makes a plain list a Sequential model. The last layer is the output.
+// {"shares": "name", "inputs": [...]} calls an earlier layer again (Keras' shared layer):
+// the same type, arguments and weights, on other inputs of the same shape.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +40,9 @@ struct LayerGraph {
   // model with one input (one output).
   std::vector<ModelIo> model_inputs, model_outputs;  // in the model's order
   std::vector<bool> internal;  // per layer: made for several inputs or outputs, not in the JSON
+  // Per layer: the earlier layer it calls again ({"shares": "name"}: the same weights, its
+  // gradients summed into that layer's), or -1.
+  std::vector<int> shares;
   std::vector<std::unique_ptr<Layer>> layers;  // in a topological order; the last is the output
   std::vector<std::vector<int>> inputs;        // per layer: earlier layers' indices or kModelInput
   std::vector<int> consumers;                  // per layer: how many inputs of later layers it feeds

@@ -72,8 +72,10 @@ StatusOr<ModelFootprint> ModelFootprint::FromJson(const nlohmann::json& model_js
   uint64_t largest = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = *layers[i];
-    uint64_t params = 0;
-    for (const ParamSpec& s : l.ParamSpecs()) params = SatAdd(params, Product(s.shape));
+    uint64_t params = 0;  // a call of a shared layer has none of its own
+    if (graph.shares[i] < 0) {
+      for (const ParamSpec& s : l.ParamSpecs()) params = SatAdd(params, Product(s.shape));
+    }
     f.num_params_ = SatAdd(f.num_params_, params);
     if (params > largest) {
       largest = params;

@@ -59,9 +59,19 @@ ModelSummary Summarize(const Model& model, const std::string& name) {
   s.inputs = model.inputs();
   for (const ModelIo& out : model.outputs()) s.outputs.push_back(out.name);
   const ops::Graph& graph = model.graph();
+  std::vector<size_t> row_of(graph.nodes.size(), 0);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ops::Node& node = graph.nodes[i];
     if (model.internal_node(i)) continue;  // the inputs' rows come first; the outputs' row is the model's
+    if (node.shares >= 0) {
+      // Another call of a shared layer: one row per layer, as Keras prints it, connected to
+      // what each call takes.
+      SummaryRow& root = s.layers[row_of[static_cast<size_t>(node.shares)]];
+      for (int k : node.inputs) root.connected_to.push_back(k == ops::kModelInput ? s.input_name : graph.nodes[static_cast<size_t>(k)].name);
+      row_of[i] = row_of[static_cast<size_t>(node.shares)];
+      continue;
+    }
+    row_of[i] = s.layers.size();
     SummaryRow row;
     row.name = node.name;
     row.class_name = node.class_name;

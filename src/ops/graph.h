@@ -49,6 +49,12 @@ struct Node {
   std::vector<bool> need_input_grad;
   bool run_backward = false;
   int consumers = 0;  // inputs of later nodes this node's output feeds
+  // Another call of node `shares`' layer (Keras' shared layer), or -1: its params' offsets
+  // are relative to `shared_params`, where that node's weights start in the parameter
+  // buffer, and the executor gives its weight gradients a buffer of its own, added into
+  // that node's after the node's backward pass (calls in graph order).
+  int shares = -1;
+  size_t shared_params = 0;
 
   int64_t output_size() const { return NumElements(output_shape); }
   // Some weight of the node is not trainable (a frozen layer, moving statistics).

@@ -87,6 +87,32 @@ TEST_F(MultiIoTest, TrainsWithALossPerOutputAndTheSameBitsInOneProcessOrTwo) {
   EXPECT_EQ(ReadFileOrEmpty(a + "/model.safetensors"), ReadFileOrEmpty(b + "/model.safetensors"));
 }
 
+// A shared layer in training: quadrant_features made square (4 -> 4) and called again on its
+// own output ({"shares": ...}); two workers, the same bits in one process or two, one set of
+// weights in the saved model.
+TEST_F(MultiIoTest, ASharedLayerTrainsWithTheSameBitsInOneProcessOrTwo) {
+  const std::string a = tmp_.path() + "/a", b = tmp_.path() + "/b";
+  json job = Job(a);
+  json& layers = job["model"]["layers"];
+  layers[3]["units"] = 4;
+  layers.insert(layers.begin() + 4, json{{"shares", "quadrant_features"}, {"name", "again"}, {"inputs", {"quadrant_features"}}});
+  layers[5]["inputs"] = {"flat", "again"};
+  ProcessResult r = Launch(job, "2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<json> h = ReadJsonLines(a + "/history.jsonl");
+  ASSERT_GE(h.size(), 2u) << r.output;
+  EXPECT_LT(h[1]["loss"].get<double>(), h[0]["loss"].get<double>());
+  json other = job;
+  other["save_model"] = b + "/model.safetensors";
+  other["history_file"] = b + "/history.jsonl";
+  r = Launch(other, "1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string saved = ReadFileOrEmpty(a + "/model.safetensors");
+  EXPECT_EQ(saved, ReadFileOrEmpty(b + "/model.safetensors"));
+  EXPECT_NE(saved.find("quadrant_features/kernel"), std::string::npos);
+  EXPECT_EQ(saved.find("again/kernel"), std::string::npos) << "a shared layer's weights are saved once";
+}
+
 TEST_F(MultiIoTest, DataAndLossesThatDoNotNameTheModelsInputsAndOutputsAreRefused) {
   const std::string out = tmp_.path() + "/out";
   json job = Job(out);

@@ -279,16 +279,40 @@ TEST(KerasJsonTest, TranslatesSeveralInputsAndOutputs) {
   EXPECT_EQ(Refusal(twice), "model.keras_json: model 'residual' (Model): lists its input input twice");
 }
 
-TEST(KerasJsonTest, RefusesSharedLayersAndOtherCallsOrOutputs) {
+// A layer called twice translates into its first call and {"shares": ...} for the second,
+// with one set of weights; a later call whose first call feeds nothing is refused, and so
+// is a call or output that does not exist.
+TEST(KerasJsonTest, SharedLayersAndOtherCallsOrOutputs) {
   json shared = Residual();
   auto& nodes = shared["config"]["layers"][5]["inbound_nodes"];
   nodes.push_back(nodes[0]);
-  EXPECT_EQ(Refusal(shared), "model.keras_json: layer 'shortcut' (Conv2D): is called 2 times (a shared layer); "
-                             "ringtrain needs each layer called once: give each call its own layer");
+  shared["config"]["layers"][7]["inbound_nodes"] =
+      json::parse(R"([[["shortcut", 0, 0, {}], ["shortcut", 1, 0, {}], ["bn_b", 0, 0, {}]]])");
+  const json c = Translate(shared);
+  bool found = false;
+  for (const json& l : c["layers"]) {
+    if (l.contains("shares")) {
+      EXPECT_EQ(l, json::parse(R"({"shares": "shortcut", "name": "shortcut_1", "inputs": ["input"]})"));
+      found = true;
+    }
+    if (l.value("name", "") == "add") EXPECT_EQ(l["inputs"], json::array({"shortcut", "shortcut_1", "bn_b"}));
+  }
+  EXPECT_TRUE(found) << c.dump();
+  auto once = Model::FromJson(Translate(Residual()), 1);
+  auto twice = Model::FromJson(c, 1);
+  ASSERT_TRUE(once.ok() && twice.ok()) << twice.status().ToString();
+  EXPECT_EQ((*twice)->num_params(), (*once)->num_params()) << "one set of weights for both calls";
+
+  json unused_first = Residual();
+  unused_first["config"]["layers"][5]["inbound_nodes"].push_back(unused_first["config"]["layers"][5]["inbound_nodes"][0]);
+  unused_first["config"]["layers"][7]["inbound_nodes"] = json::parse(R"([[["shortcut", 1, 0, {}], ["bn_b", 0, 0, {}]]])");
+  EXPECT_EQ(Refusal(unused_first), "model.keras_json: layer 'shortcut' (Conv2D): its first call feeds nothing the "
+                                   "model's outputs need, but a later call does; ringtrain keeps a shared layer's "
+                                   "weights with its first call (call it there first)");
   json node1 = Residual3();
   node1["config"]["layers"][2]["inbound_nodes"][0]["args"][0]["config"]["keras_history"] = {"conv_a", 1, 0};
   EXPECT_EQ(Refusal(node1), "model.keras_json: layer 'bn_a' (BatchNormalization) reads output 0 of call 1 of "
-                            "'conv_a'; ringtrain layers are called once and have one output");
+                            "'conv_a', which has 1 call(s); ringtrain layers have one output");
   json tensor1 = Residual();
   tensor1["config"]["layers"][2]["inbound_nodes"] = json::parse(R"([[["conv_a", 0, 1, {}]]])");
   EXPECT_NE(Refusal(tensor1).find("reads output 1 of call 0 of 'conv_a'"), std::string::npos);

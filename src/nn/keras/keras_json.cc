@@ -48,17 +48,9 @@ StatusOr<Ref> ReadKerasTensor(const json& t, const std::string& who) {
   return ReadHistory(t["config"]["keras_history"], who);
 }
 
-// The inputs of a layer's one call, from its "inbound_nodes" (tf.keras 2 / tfjs or Keras 3).
-StatusOr<std::vector<Ref>> ReadInbound(const Entry& e) {
+// The inputs of one call of a layer: an entry of its "inbound_nodes" (tf.keras 2 / tfjs or Keras 3).
+StatusOr<std::vector<Ref>> ReadCall(const Entry& e, const json& node) {
   const std::string who = "layer '" + e.name + "' (" + e.cls + "): ";
-  if (!e.inbound || !e.inbound->is_array()) return e.Error("'inbound_nodes' must be a list");
-  const json& nodes = *e.inbound;
-  if (nodes.empty()) return e.Error("has no inbound node: it is not called on anything (only an InputLayer may be)");
-  if (nodes.size() > 1) {
-    return e.Error("is called " + std::to_string(nodes.size()) +
-                   " times (a shared layer); ringtrain needs each layer called once: give each call its own layer");
-  }
-  const json& node = nodes[0];
   std::vector<Ref> refs;
   if (node.is_array()) {  // tf.keras 2: [[layer, node, tensor, kwargs], ...]
     for (const json& h : node) {
@@ -99,6 +91,20 @@ StatusOr<std::vector<Ref>> ReadInbound(const Entry& e) {
   }
   if (refs.empty()) return e.Error("is called on no tensor");
   return refs;
+}
+
+// The inputs of each call of a layer (a shared layer is called more than once).
+StatusOr<std::vector<std::vector<Ref>>> ReadCalls(const Entry& e) {
+  if (!e.inbound || !e.inbound->is_array()) return e.Error("'inbound_nodes' must be a list");
+  const json& nodes = *e.inbound;
+  if (nodes.empty()) return e.Error("has no inbound node: it is not called on anything (only an InputLayer may be)");
+  if (nodes.size() > 64) return e.Error("is called " + std::to_string(nodes.size()) + " times; ringtrain takes up to 64");
+  std::vector<std::vector<Ref>> calls;
+  for (const json& node : nodes) {
+    RT_ASSIGN_OR_RETURN(std::vector<Ref> refs, ReadCall(e, node));
+    calls.push_back(std::move(refs));
+  }
+  return calls;
 }
 
 // "input_layers" / "output_layers": one reference ([name, node, tensor]), a list of
@@ -186,14 +192,21 @@ class Translator {
   std::set<std::string> names_;  // compact layer names emitted so far
   std::set<std::string> inputs_;  // the model inputs' names
   std::string last_;             // the last compact layer emitted ("" before the first)
+  int later_call_ = 0;           // inside a later call of a nested model: every layer is called again
 
-  Status Emit(const Entry& e, const std::vector<std::string>& inputs, bool frozen) {
+  // Emits layer e's call number `call` (0: the first) on `inputs`; returns the compact name
+  // of its output. A later call (or any call inside a later call of a nested model) is
+  // {"shares": e's name}: the same layer, its weights shared.
+  StatusOr<std::string> Emit(const Entry& e, const std::vector<std::string>& inputs, bool frozen, size_t call) {
+    if (call > 0 || later_call_ > 0) return EmitCall(e, inputs);
     RT_ASSIGN_OR_RETURN(json layer, keras_json::CompactLayer(e, frozen));
     return EmitLayer(e, inputs, std::move(layer));
   }
 
   // A TFOpLambda as the layer it maps to (keras_json_tfop.h).
-  Status EmitOp(const Entry& e, const std::vector<std::string>& inputs, const keras_json::OpLayer& op, bool frozen) {
+  StatusOr<std::string> EmitOp(const Entry& e, const std::vector<std::string>& inputs, const keras_json::OpLayer& op,
+                               bool frozen, size_t call) {
+    if (call > 0 || later_call_ > 0) return EmitCall(e, inputs);
     if (e.config->contains("dtype")) {
       RT_RETURN_IF_ERROR(keras_json::CheckDtype((*e.config)["dtype"], "layer '" + e.name + "' (" + e.cls + "): "));
     }
@@ -203,7 +216,21 @@ class Translator {
     return EmitLayer(e, inputs, std::move(layer));
   }
 
-  Status EmitLayer(const Entry& e, const std::vector<std::string>& inputs, json layer) {
+  // A later call of the layer emitted as e.name, named e.name + "_<k>" (the first k free).
+  StatusOr<std::string> EmitCall(const Entry& e, const std::vector<std::string>& inputs) {
+    if (!names_.count(e.name)) return e.Error("is called again before its first call");
+    std::string name;
+    for (int k = 1; name.empty() || names_.count(name) || inputs_.count(name) || name == input_name; ++k) {
+      name = e.name + "_" + std::to_string(k);
+    }
+    names_.insert(name);
+    layers.push_back({{"shares", e.name}, {"name", name}, {"inputs", inputs}});
+    for (const std::string& in : inputs) input_referenced = input_referenced || in == input_name;
+    last_ = name;
+    return name;
+  }
+
+  StatusOr<std::string> EmitLayer(const Entry& e, const std::vector<std::string>& inputs, json layer) {
     if (e.name == input_name || inputs_.count(e.name)) {
       return e.Error("the model input has this name too; layer names must be unique (rename the layer)");
     }
@@ -218,7 +245,7 @@ class Translator {
     }
     layers.push_back(std::move(layer));
     last_ = e.name;
-    return Status::Ok();
+    return e.name;
   }
 
   StatusOr<std::string> SequentialModel(const Entry& model, const json& list, const std::string& feed, bool frozen,
@@ -239,8 +266,7 @@ class Translator {
       if (e.cls == "TFOpLambda" || keras_json::IsKeras3Op(e)) {
         return e.Error("an op called on Keras tensors inside Sequential model '" + model.name + "'");
       }
-      RT_RETURN_IF_ERROR(Emit(e, {prev}, frozen));
-      prev = e.name;
+      RT_ASSIGN_OR_RETURN(prev, Emit(e, {prev}, frozen, 0));
     }
     if (prev == feed) return model.Error("has no layers");
     return prev;
@@ -281,73 +307,111 @@ class Translator {
       }
       in_index.push_back(index[in.layer]);
     }
-    // Each layer's inputs, checked against the layers they name.
-    std::vector<std::vector<size_t>> deps(entries.size());
+    // Each call of each layer (Keras' nodes: a shared layer or nested model called more than
+    // once has several) is a node here, with the nodes its inputs come from.
+    std::vector<std::vector<std::vector<Ref>>> calls(entries.size());
     std::map<size_t, keras_json::OpLayer> ops;  // the TFOpLambda entries, as layers
-    auto resolve = [&](const Ref& r, const std::string& who) -> StatusOr<size_t> {
-      const auto it = index.find(r.layer);
-      if (it == index.end()) return Bad(who + "reads '" + r.layer + "', which is not a layer of model '" + model.name + "'");
-      const Entry& src = entries[it->second];
-      // Keras numbers the calls of a nested Functional model after the call that built
-      // it (node 1 is the first use; Keras 3's Sequential starts at 0): either is its
-      // one call here.
-      const bool node_ok = r.node == 0 || (src.is_model && r.node == 1);
-      if (!node_ok || r.tensor != 0) {
-        return Bad(who + "reads output " + std::to_string(r.tensor) + " of call " + std::to_string(r.node) + " of '" +
-                   r.layer + "'; ringtrain layers are called once and have one output");
-      }
-      return it->second;
-    };
     for (size_t i = 0; i < entries.size(); ++i) {
       const Entry& e = entries[i];
       if (e.is_input) {
         if (e.inbound && (!e.inbound->is_array() || !e.inbound->empty())) return e.Error("an InputLayer has no inbound nodes");
-        continue;
-      }
-      std::vector<Ref> refs;
-      if (e.cls == "TFOpLambda") {
+        calls[i] = {{}};
+      } else if (e.cls == "TFOpLambda") {
         RT_ASSIGN_OR_RETURN(ops[i], keras_json::TranslateTfOpLambda(e));
-        refs = ops[i].inputs;
+        calls[i] = {ops[i].inputs};
       } else if (keras_json::IsKeras3Op(e)) {
         RT_ASSIGN_OR_RETURN(ops[i], keras_json::TranslateKeras3Op(e));
-        refs = ops[i].inputs;
+        calls[i] = {ops[i].inputs};
       } else {
-        RT_ASSIGN_OR_RETURN(refs, ReadInbound(e));
+        RT_ASSIGN_OR_RETURN(calls[i], ReadCalls(e));
       }
-      if (e.is_model && refs.size() != 1) return e.Error("a nested model must be called on one tensor");
-      for (const Ref& r : refs) {
+      for (const auto& refs : calls[i]) {
+        if (e.is_model && refs.size() != 1) return e.Error("a nested model must be called on one tensor");
+      }
+    }
+    // Keras numbers the calls of a nested Functional model after the call that built it
+    // (node 1 is the first use; Keras 3's Sequential starts at 0): a model whose calls are
+    // read as 1..n counts from 1.
+    std::vector<int> first_call(entries.size(), 0);
+    for (const auto& entry_calls : calls) {
+      for (const auto& refs : entry_calls) {
+        for (const Ref& r : refs) {
+          const auto it = index.find(r.layer);
+          if (it != index.end() && entries[it->second].is_model &&
+              r.node == static_cast<int>(calls[it->second].size())) {
+            first_call[it->second] = 1;
+          }
+        }
+      }
+    }
+    for (const Ref& r : outs) {
+      const auto it = index.find(r.layer);
+      if (it != index.end() && entries[it->second].is_model && r.node == static_cast<int>(calls[it->second].size())) {
+        first_call[it->second] = 1;
+      }
+    }
+    std::vector<size_t> node_of(entries.size());  // node of entry i's first call; call c is node_of[i] + c
+    std::vector<std::pair<size_t, size_t>> call_of;  // node -> (entry, call)
+    for (size_t i = 0; i < entries.size(); ++i) {
+      node_of[i] = call_of.size();
+      for (size_t k = 0; k < calls[i].size(); ++k) call_of.emplace_back(i, k);
+    }
+    auto resolve = [&](const Ref& r, const std::string& who) -> StatusOr<size_t> {
+      const auto it = index.find(r.layer);
+      if (it == index.end()) return Bad(who + "reads '" + r.layer + "', which is not a layer of model '" + model.name + "'");
+      const int call = r.node - first_call[it->second];
+      if (call < 0 || call >= static_cast<int>(calls[it->second].size()) || r.tensor != 0) {
+        return Bad(who + "reads output " + std::to_string(r.tensor) + " of call " + std::to_string(r.node) + " of '" +
+                   r.layer + "', which has " + std::to_string(calls[it->second].size()) +
+                   " call(s); ringtrain layers have one output");
+      }
+      return node_of[it->second] + static_cast<size_t>(call);
+    };
+    std::vector<std::vector<size_t>> deps(call_of.size());
+    for (size_t n = 0; n < call_of.size(); ++n) {
+      const Entry& e = entries[call_of[n].first];
+      for (const Ref& r : calls[call_of[n].first][call_of[n].second]) {
         RT_ASSIGN_OR_RETURN(size_t d, resolve(r, "layer '" + e.name + "' (" + e.cls + ") "));
-        deps[i].push_back(d);
+        deps[n].push_back(d);
       }
     }
     std::vector<size_t> out_index;
     for (const Ref& out : outs) {
       RT_ASSIGN_OR_RETURN(size_t o, resolve(out, "model '" + model.name + "': the output "));
-      if (entries[o].is_input) return model.Error("gives its input '" + entries[o].name + "' as an output");
+      if (entries[call_of[o].first].is_input) {
+        return model.Error("gives its input '" + entries[call_of[o].first].name + "' as an output");
+      }
       if (std::find(out_index.begin(), out_index.end(), o) != out_index.end()) {
-        return model.Error("lists its output " + entries[o].name + " twice");
+        return model.Error("lists its output " + entries[call_of[o].first].name + " twice");
       }
       out_index.push_back(o);
     }
-    RT_ASSIGN_OR_RETURN(std::vector<size_t> order, Order(model, entries, deps, out_index, in_index));
+    std::vector<size_t> in_nodes;
+    for (size_t i : in_index) in_nodes.push_back(node_of[i]);
+    RT_ASSIGN_OR_RETURN(std::vector<size_t> order, Order(model, entries, call_of, deps, out_index, in_nodes));
 
-    std::map<size_t, std::string> compact;  // entry -> the compact name that holds its output
-    for (size_t i : order) {
+    std::map<size_t, std::string> compact;  // node -> the compact name that holds its output
+    for (size_t n : order) {
+      const auto [i, call] = call_of[n];
       const Entry& e = entries[i];
       if (e.is_input) {
         RT_RETURN_IF_ERROR(keras_json::InputLayerBatchShape(e).status());
-        compact[i] = feeds[static_cast<size_t>(std::find(in_index.begin(), in_index.end(), i) - in_index.begin())];
+        compact[n] = feeds[static_cast<size_t>(std::find(in_nodes.begin(), in_nodes.end(), n) - in_nodes.begin())];
       } else if (e.is_model) {
-        RT_ASSIGN_OR_RETURN(compact[i], Nested(e, compact[deps[i][0]], frozen, depth + 1));
+        // A later call of a nested model calls each of its layers again.
+        later_call_ += call > 0 ? 1 : 0;
+        auto out = Nested(e, compact[deps[n][0]], frozen, depth + 1);
+        later_call_ -= call > 0 ? 1 : 0;
+        if (!out.ok()) return out.status();
+        compact[n] = *out;
       } else {
         std::vector<std::string> inputs;
-        for (size_t d : deps[i]) inputs.push_back(compact[d]);
+        for (size_t d : deps[n]) inputs.push_back(compact[d]);
         if (ops.count(i)) {
-          RT_RETURN_IF_ERROR(EmitOp(e, inputs, ops[i], frozen));
+          RT_ASSIGN_OR_RETURN(compact[n], EmitOp(e, inputs, ops[i], frozen, call));
         } else {
-          RT_RETURN_IF_ERROR(Emit(e, inputs, frozen));
+          RT_ASSIGN_OR_RETURN(compact[n], Emit(e, inputs, frozen, call));
         }
-        compact[i] = e.name;
       }
     }
     std::vector<std::string> result;
@@ -355,14 +419,23 @@ class Translator {
     return result;
   }
 
-  // The layers the outputs depend on, in a topological order that keeps Keras' order
-  // where it can (one output comes last: every other one is its ancestor).
+  // The nodes (calls of layers) the outputs depend on, in a topological order that keeps
+  // Keras' order where it can (one output comes last: every other one is its ancestor).
   static StatusOr<std::vector<size_t>> Order(const Entry& model, const std::vector<Entry>& entries,
+                                             const std::vector<std::pair<size_t, size_t>>& call_of,
                                              const std::vector<std::vector<size_t>>& deps,
                                              const std::vector<size_t>& outs, const std::vector<size_t>& ins) {
-    std::vector<bool> needed(entries.size(), false);
+    const size_t count_nodes = call_of.size();
+    std::vector<bool> needed(count_nodes, false);
     std::vector<size_t> stack = outs;
     for (size_t o : outs) needed[o] = true;
+    // A layer's later call comes after its earlier ones (the first call defines the weights
+    // the later ones share): they count as dependencies for the order.
+    auto after = [&](size_t i) {
+      std::vector<size_t> d = deps[i];
+      if (call_of[i].second > 0) d.push_back(i - 1);
+      return d;
+    };
     while (!stack.empty()) {
       const size_t i = stack.back();
       stack.pop_back();
@@ -370,21 +443,31 @@ class Translator {
         if (!needed[d]) needed[d] = true, stack.push_back(d);
       }
     }
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (needed[i] && entries[i].is_input && std::find(ins.begin(), ins.end(), i) == ins.end()) {
-        return model.Error("its output depends on the InputLayer '" + entries[i].name +
-                           "', which is not one of its input_layers");
+    // The weights of a shared layer live with its first call, which must feed the outputs too.
+    for (size_t i = 0; i < count_nodes; ++i) {
+      if (!needed[i] || call_of[i].second == 0) continue;
+      const size_t first = i - call_of[i].second;
+      if (!needed[first]) {
+        const Entry& e = entries[call_of[i].first];
+        return e.Error("its first call feeds nothing the model's outputs need, but a later call does; ringtrain keeps "
+                       "a shared layer's weights with its first call (call it there first)");
+      }
+    }
+    for (size_t i = 0; i < count_nodes; ++i) {
+      const Entry& e = entries[call_of[i].first];
+      if (needed[i] && e.is_input && std::find(ins.begin(), ins.end(), i) == ins.end()) {
+        return model.Error("its output depends on the InputLayer '" + e.name + "', which is not one of its input_layers");
       }
     }
     for (size_t in : ins) {
-      if (!needed[in]) return model.Error("its outputs do not depend on its input '" + entries[in].name + "'");
+      if (!needed[in]) return model.Error("its outputs do not depend on its input '" + entries[call_of[in].first].name + "'");
     }
-    std::vector<size_t> missing(entries.size(), 0);  // unmet dependencies
-    std::vector<std::vector<size_t>> users(entries.size());
+    std::vector<size_t> missing(count_nodes, 0);  // unmet dependencies
+    std::vector<std::vector<size_t>> users(count_nodes);
     std::set<size_t> ready;
-    for (size_t i = 0; i < entries.size(); ++i) {
+    for (size_t i = 0; i < count_nodes; ++i) {
       if (!needed[i]) continue;
-      for (size_t d : deps[i]) ++missing[i], users[d].push_back(i);
+      for (size_t d : after(i)) ++missing[i], users[d].push_back(i);
       if (missing[i] == 0) ready.insert(i);
     }
     std::vector<size_t> order;
