@@ -59,11 +59,17 @@ const std::set<std::string>& Keras2Only() {
   return keys;
 }
 
-json KerasTensor(const std::string& layer) {
+// A layer's output in Keras 3's history form: [layer, call (node index), tensor].
+struct History {
+  std::string layer;
+  int call = 0;
+};
+
+json KerasTensor(const History& h) {
   // Keras replaces it by the named layer's output when it rebuilds the graph: only
   // keras_history matters, the shape is a placeholder of any rank.
   return {{"class_name", "__keras_tensor__"},
-          {"config", {{"shape", json::array({nullptr})}, {"dtype", "float32"}, {"keras_history", {layer, 0, 0}}}}};
+          {"config", {{"shape", json::array({nullptr})}, {"dtype", "float32"}, {"keras_history", {h.layer, h.call, 0}}}}};
 }
 
 }  // namespace
@@ -96,6 +102,16 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
   std::set<std::string> taken = input_names;
   for (size_t i = 0; i < layers.size(); ++i) {
     const json& l = layers[i];
+    if (l.is_object() && l.contains("shares")) {  // another call of an earlier layer: its class
+      for (size_t j = 0; j < i; ++j) {
+        if (layers[j].is_object() && layers[j].value("name", json()) == l["shares"]) classes.push_back(classes[j]);
+      }
+      if (classes.size() != i + 1) {
+        return InvalidArgumentError("model.layers[" + std::to_string(i) + "]: 'shares' names no earlier layer");
+      }
+      if (l.contains("name") && l["name"].is_string()) names[i] = l["name"].get<std::string>(), taken.insert(names[i]);
+      continue;
+    }
     const std::string type = l.is_object() ? l.value("type", std::string()) : std::string();
     std::string cls;
     if (auto it = KerasClasses().find(type); it != KerasClasses().end()) cls = it->second;
@@ -139,8 +155,14 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
                           {"inbound_nodes", json::array()}});
   }
   std::map<std::string, size_t> index;
+  // Each name's output as Keras 3 refers to it: a later call of a shared layer is another
+  // inbound node (call) of that layer, at out_layers[position].
+  std::map<std::string, History> history;
+  std::map<std::string, size_t> position;
+  for (const auto& in : model_inputs) history[in.first] = {in.first, 0};
   for (size_t i = 0; i < layers.size(); ++i) {
     const json& l = layers[i];
+    const bool again = l.contains("shares");
     json config = {{"name", names[i]}, {"trainable", l.value("trainable", true)}, {"dtype", "float32"}};
     for (const auto& [key, value] : l.items()) {
       if (key == "type" || key == "name" || key == "inputs" || key == "trainable" || Keras2Only().count(key)) continue;
@@ -163,18 +185,27 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
     const bool merge = classes[i] == "Add" || classes[i] == "Multiply" || classes[i] == "Concatenate";
     if (merge) {
       json list = json::array();
-      for (const std::string& in : inputs) list.push_back(KerasTensor(in));
+      for (const std::string& in : inputs) list.push_back(KerasTensor(history[in]));
       args.push_back(list);
     } else {
-      for (const std::string& in : inputs) args.push_back(KerasTensor(in));
+      for (const std::string& in : inputs) args.push_back(KerasTensor(history[in]));
     }
+    index[names[i]] = i;
+    if (again) {
+      const History& root = history[l["shares"].get<std::string>()];
+      json& nodes = out_layers[position.at(root.layer)]["inbound_nodes"];
+      history[names[i]] = {root.layer, static_cast<int>(nodes.size())};
+      nodes.push_back({{"args", args}, {"kwargs", json::object()}});
+      continue;
+    }
+    history[names[i]] = {names[i], 0};
+    position[names[i]] = out_layers.size();
     out_layers.push_back({{"module", "keras.layers"},
                           {"class_name", classes[i]},
                           {"config", config},
                           {"registered_name", nullptr},
                           {"name", names[i]},
                           {"inbound_nodes", json::array({{{"args", args}, {"kwargs", json::object()}}})}});
-    index[names[i]] = i;
   }
   const std::string model_name = compact.value("name", std::string("functional"));
   // One reference for one input (output), a list of them for several, as Keras 3 writes them.
@@ -183,10 +214,14 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
     input_layers = json::array();
     for (const auto& in : model_inputs) input_layers.push_back(json::array({in.first, 0, 0}));
   }
-  json output_layers = json::array({names.back(), 0, 0});
+  const History& last = history[names.back()];
+  json output_layers = json::array({last.layer, last.call, 0});
   if (compact.contains("outputs") && compact["outputs"].is_array() && compact["outputs"].size() > 1) {
     output_layers = json::array();
-    for (const json& o : compact["outputs"]) output_layers.push_back(json::array({o, 0, 0}));
+    for (const json& o : compact["outputs"]) {
+      const History& h = history[o.is_string() ? o.get<std::string>() : std::string()];
+      output_layers.push_back(json::array({h.layer, h.call, 0}));
+    }
   }
   return json{{"module", "keras"},
               {"class_name", "Functional"},

@@ -155,6 +155,29 @@ TEST(SummaryCommandTest, ACompactModel) {
   EXPECT_NE(t.output.find("Total params: 15 (60.00 B)"), std::string::npos) << t.output;
 }
 
+// Several inputs (one InputLayer row each), several outputs, and a layer called twice (one
+// row, its weights counted once, connected to what each call takes).
+TEST(SummaryCommandTest, SeveralInputsOutputsAndASharedLayer) {
+  TempDir tmp;
+  WriteFile(tmp.path() + "/m.json", R"({"inputs": [{"name": "left", "shape": [4]}, {"name": "right", "shape": [4]}],
+      "outputs": ["a", "b"], "layers": [
+      {"type": "dense", "name": "enc", "units": 3, "inputs": ["left"]},
+      {"shares": "enc", "name": "enc_1", "inputs": ["right"]},
+      {"type": "concatenate", "name": "joined", "inputs": ["enc", "enc_1"]},
+      {"type": "dense", "name": "a", "units": 2},
+      {"type": "dense", "name": "b", "units": 1, "inputs": ["joined"]}]})");
+  nlohmann::json s = SummaryJson(tmp.path() + "/m.json");
+  EXPECT_EQ(s["inputs"].size(), 2u);
+  EXPECT_EQ(s["outputs"], nlohmann::json::array({"a", "b"}));
+  EXPECT_EQ(s["total_params"], 15 + 14 + 7);
+  ASSERT_EQ(s["layers"].size(), 4u) << s.dump();
+  EXPECT_EQ(s["layers"][0]["connected_to"], nlohmann::json::array({"left", "right"}));
+  ProcessResult t = Summary({tmp.path() + "/m.json"});
+  EXPECT_NE(t.output.find(" left (InputLayer)"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find(" right (InputLayer)"), std::string::npos) << t.output;
+  EXPECT_NE(t.output.find("left[0][0], right[0][0]"), std::string::npos) << t.output;
+}
+
 // One line, exit 2, for every bad file.
 TEST(SummaryCommandTest, BadFilesGiveOneLineAndExit2) {
   TempDir tmp;

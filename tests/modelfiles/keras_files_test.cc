@@ -464,6 +464,32 @@ TEST(Keras3ConfigTest, SeveralInputsAndOutputsRoundTrip) {
   }
 }
 
+// A layer called twice is one layer with two inbound nodes, the second call referred to as
+// [layer, 1, 0], as Keras 3 writes a shared layer; it reads back to one set of weights.
+TEST(Keras3ConfigTest, ASharedLayerIsOneLayerWithTwoCalls) {
+  const auto compact = nlohmann::json::parse(R"({"inputs": [{"name": "left", "shape": [4]},
+      {"name": "right", "shape": [4]}], "layers": [
+      {"type": "dense", "name": "enc", "units": 3, "inputs": ["left"]},
+      {"shares": "enc", "name": "enc_again", "inputs": ["right"]},
+      {"type": "concatenate", "name": "joined", "inputs": ["enc", "enc_again"]},
+      {"type": "dense", "name": "out", "units": 1}]})");
+  auto config = Keras3ConfigFromCompact(compact);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  const auto& layers = (*config)["config"]["layers"];
+  ASSERT_EQ(layers.size(), 5u) << layers.dump();  // left, right, enc, joined, out
+  EXPECT_EQ(layers[2]["name"], "enc");
+  ASSERT_EQ(layers[2]["inbound_nodes"].size(), 2u);
+  EXPECT_EQ(layers[2]["inbound_nodes"][1]["args"][0]["config"]["keras_history"], nlohmann::json({"right", 0, 0}));
+  EXPECT_EQ(layers[3]["inbound_nodes"][0]["args"][0][1]["config"]["keras_history"], nlohmann::json({"enc", 1, 0}));
+  auto back = nn::KerasJsonToCompact(*config);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  auto original = nn::Model::FromJson(compact, 1);
+  auto read = nn::Model::FromJson(*back, 1);
+  ASSERT_TRUE(original.ok() && read.ok()) << read.status().ToString() << " " << back->dump();
+  EXPECT_EQ((*read)->num_params(), (*original)->num_params());
+  EXPECT_EQ((*read)->param_infos().size(), 4u);
+}
+
 }  // namespace
 }  // namespace ringtrain::modelfiles
 
