@@ -147,17 +147,20 @@ StatusOr<std::vector<int>> ExampleShape(const NpyArray& x) {
 }
 
 // y's n examples' labels, checked, into `labels`; returns their per-example shape and
-// sets *max_label.
+// sets *max_label. A float y gives float targets (*is_float): each label word holds the
+// float32 value's bits.
 StatusOr<std::vector<int>> ReadLabels(const NpyArray& y, int64_t n, const ArrayOptions& options,
-                                      std::vector<int32_t>* labels, int64_t* max_label) {
+                                      std::vector<int32_t>* labels, int64_t* max_label, bool* is_float) {
   const auto& ys = y.shape();
   if (ys.empty()) {
     return BadData(y.name() + " is a scalar; y must hold the N examples' labels: shape (N,) for a class index each, "
                    "(N, ...) for several integer labels each (per pixel, multi-hot)");
   }
-  if (!numpy::IsInteger(y.dtype()) || y.dtype() == DType::kBool) {
+  *is_float = y.dtype() == DType::kFloat32 || y.dtype() == DType::kFloat64;
+  if (!*is_float && (!numpy::IsInteger(y.dtype()) || y.dtype() == DType::kBool)) {
     return BadData(y.name() + " has dtype " + numpy::DTypeName(y.dtype()) +
-                   "; labels must be integers (uint8, int32 or int64): y.astype(np.int64)");
+                   "; labels must be integers (uint8, int32 or int64: class indices) or floats (float32, float64: "
+                   "targets), e.g. y.astype(np.int64)");
   }
   if (ys[0] != static_cast<uint64_t>(n)) {
     return BadData("the examples are " + std::to_string(n) + " but " + y.name() + " holds " + std::to_string(ys[0]) +
@@ -174,6 +177,17 @@ StatusOr<std::vector<int>> ReadLabels(const NpyArray& y, int64_t n, const ArrayO
   }
   labels->resize(static_cast<size_t>(n) * per_example);
   *max_label = 0;
+  if (*is_float) {
+    for (size_t i = 0; i < static_cast<size_t>(n) * per_example; ++i) {
+      const float v = static_cast<float>(y.AsDouble(i));
+      if (!std::isfinite(v)) {
+        return BadData(y.name() + "[" + std::to_string(i) + "] is " + std::to_string(y.AsDouble(i)) +
+                       "; float targets must be finite float32 values");
+      }
+      std::memcpy(&(*labels)[i], &v, sizeof(v));
+    }
+    return shape;
+  }
   for (size_t i = 0; i < static_cast<size_t>(n) * per_example; ++i) {
     const int64_t v = y.AsInt64(i);
     if (v < 0) {
@@ -210,8 +224,9 @@ StatusOr<std::unique_ptr<Source>> MakeArraySource(NpyArray x, const NpyArray& y,
   }
   std::vector<int32_t> labels;
   int64_t max_label = 0;
-  RT_ASSIGN_OR_RETURN(spec.label_shape, ReadLabels(y, static_cast<int64_t>(x.shape()[0]), options, &labels, &max_label));
-  spec.num_classes = options.num_classes.value_or(static_cast<int>(max_label) + 1);
+  RT_ASSIGN_OR_RETURN(spec.label_shape, ReadLabels(y, static_cast<int64_t>(x.shape()[0]), options, &labels, &max_label,
+                                                   &spec.float_targets));
+  spec.num_classes = spec.float_targets ? 0 : options.num_classes.value_or(static_cast<int>(max_label) + 1);
   spec.categorical = options.categorical;
   std::vector<NpyArray> xs;
   xs.push_back(std::move(x));
@@ -255,10 +270,11 @@ StatusOr<std::unique_ptr<Source>> MakeNamedArraySource(NamedArrays xs, const Nam
     int64_t max_label = 0;
     ExampleSpec::Part part;
     part.name = name;
-    RT_ASSIGN_OR_RETURN(part.shape, ReadLabels(y, static_cast<int64_t>(n), options, &mine, &max_label));
+    RT_ASSIGN_OR_RETURN(part.shape,
+                        ReadLabels(y, static_cast<int64_t>(n), options, &mine, &max_label, &part.float_targets));
     part.offset = offset;
     part.size = Product(part.shape);
-    part.num_classes = options.num_classes.value_or(static_cast<int>(max_label) + 1);
+    part.num_classes = part.float_targets ? 0 : options.num_classes.value_or(static_cast<int>(max_label) + 1);
     for (uint64_t i = 0; i < n; ++i) {
       std::copy(mine.begin() + static_cast<std::ptrdiff_t>(i * part.size),
                 mine.begin() + static_cast<std::ptrdiff_t>((i + 1) * part.size),
@@ -277,6 +293,8 @@ StatusOr<std::unique_ptr<Source>> MakeNamedArraySource(NamedArrays xs, const Nam
   }
   if (spec.targets.size() == 1 && spec.targets[0].name.empty()) {
     spec.label_shape = spec.targets[0].shape;
+    spec.float_targets = spec.targets[0].float_targets;
+    spec.num_classes = spec.targets[0].num_classes;
     spec.targets.clear();
   }
   return std::unique_ptr<Source>(

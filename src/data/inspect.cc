@@ -78,6 +78,11 @@ Status CheckOptions(const InspectOptions& o) {
 Status CountClasses(const Shard& all, Inspection* in) {
   const ExampleSpec& spec = all.spec();
   in->num_classes = spec.num_classes;
+  // Float targets are values, not classes: nothing to count.
+  if (spec.float_targets) return Status::Ok();
+  for (const ExampleSpec::Part& t : spec.targets) {
+    if (t.float_targets) return Status::Ok();
+  }
   std::vector<int64_t> counts(static_cast<size_t>(std::max(spec.num_classes, 0)), 0);
   // Several labels per example (masks, multi-hot): every label counts, so the example is read.
   const size_t per_example = spec.label_size();

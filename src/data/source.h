@@ -31,6 +31,9 @@ struct ExampleSpec {
   // Labels per example: empty for one class index per example; {h, w} for a mask of one
   // class index per pixel (an image folder with "masks").
   std::vector<int> label_shape;
+  // The labels are float targets (npz/npy "y" of a float dtype: regression, soft
+  // targets), each label word holding a float32's bits; num_classes is then 0.
+  bool float_targets = false;
   // A source that names its arrays for a model's several inputs or outputs (npz/npy "x"
   // and "y" as objects): each named part's per-example shape and where it sits in the
   // example's row (inputs: in `shape`'s floats; targets: in the labels), in the order of
@@ -41,6 +44,7 @@ struct ExampleSpec {
     size_t offset = 0;
     size_t size = 0;
     int num_classes = 0;  // a target's: its largest label + 1 (or the source's num_classes)
+    bool float_targets = false;  // a target's labels are float targets (below)
   };
   std::vector<Part> inputs, targets;
   size_t size() const {  // floats per example

@@ -125,7 +125,8 @@ StatusOr<Objective> Objective::ForOutputs(const nlohmann::json& loss, const nloh
       return InvalidArgumentError("loss_weights: the weight of " + ctx + " must be a number >= 0, got " + JsonBrief(w))
           .About(Subject::kConfig);
     }
-    auto made = out.per_value ? FromJson(l, m, 1, out.size) : FromJson(l, m, out.num_classes, out.positions());
+    auto made = out.per_value ? FromJson(l, m, 1, out.size, out.float_targets)
+                              : FromJson(l, m, out.num_classes, out.positions());
     if (!made.ok()) return Status(made.status().code(), ctx + ": " + made.status().message(), Subject::kConfig);
     Head head;
     head.objective = std::make_unique<Objective>(std::move(made).value());
@@ -180,13 +181,19 @@ void Objective::Gather(size_t h, const float* outputs, const int32_t* labels, in
 }
 
 StatusOr<Objective> Objective::FromJson(const nlohmann::json& loss, const nlohmann::json& metrics, int num_outputs,
-                                        size_t positions) {
+                                        size_t positions, bool float_targets) {
   Objective o;
   o.positions_ = positions == 0 ? 1 : positions;
   auto l = nn::Loss::FromJson(loss, num_outputs);
   if (!l.ok()) return l.status().About(Subject::kConfig);
+  if (float_targets) {
+    nn::LossConfig config = (*l)->config();
+    config.float_targets = true;
+    l = nn::Loss::Create(config);
+    if (!l.ok()) return l.status().About(Subject::kConfig);
+  }
   o.loss_ = std::move(l).value();
-  auto m = nn::MetricsFromJson(metrics, loss, num_outputs);
+  auto m = nn::MetricsFromJson(metrics, loss, num_outputs, float_targets);
   if (!m.ok()) return m.status().About(Subject::kConfig);
   o.metrics_ = std::move(m).value();
   if (metrics.is_array()) {

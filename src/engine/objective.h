@@ -28,6 +28,7 @@ struct OutputLayout {
   int num_classes = 1;      // its last axis
   size_t label_offset = 0;  // labels before its own in an example's label row
   bool per_value = false;   // a target per output value, not a class index per position
+  bool float_targets = false;  // those targets are floats (per_value only)
   size_t positions() const { return size / static_cast<size_t>(num_classes); }
   size_t label_size() const { return per_value ? size : positions(); }
 };
@@ -39,8 +40,9 @@ class Objective {
   // holds (1 for a vector, h * w for a segmentation map: nn::Model::output_positions).
   // An example then has `positions` labels, one per row, and the loss and the metrics
   // see batch * positions rows, as Keras reduces a loss over every axis but the last.
+  // float_targets: the labels are float targets (nn::LossConfig::float_targets).
   static StatusOr<Objective> FromJson(const nlohmann::json& loss, const nlohmann::json& metrics, int num_outputs,
-                                      size_t positions = 1);
+                                      size_t positions = 1, bool float_targets = false);
   // A model with several outputs, as Keras' compile takes them: `loss` one for every
   // output, a list in the outputs' order, or an object by output name; `loss_weights`
   // null (each 1), a list or an object (an output it does not name weighs 1); `metrics` a

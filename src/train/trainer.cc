@@ -169,7 +169,19 @@ Status Trainer::FitObjectiveToLabels(const config::JobConfig& job, const Status&
   // The labels' layout: a class index per position of the output (one per example for a
   // vector), or a target per output value (multi-hot, integer regression targets).
   const size_t labels = d.label_size();
-  *per_value = labels != positions && labels == model_->output_size();
+  // Float targets are always a target per value (regression, soft targets).
+  *per_value = (labels != positions || d.float_targets) && labels == model_->output_size();
+  if (d.float_targets && !*per_value) {
+    return InvalidArgumentError("data.train's labels are float targets, " + std::to_string(labels) +
+                                " per example, but the model's output " + nn::ShapeWithBatch(model_->output_shape()) +
+                                " holds " + std::to_string(model_->output_size()) +
+                                " values; float targets need one per output value");
+  }
+  if (has_eval_ && eval_.spec().float_targets != d.float_targets) {
+    return InvalidArgumentError(std::string("data.eval's labels are ") +
+                                (eval_.spec().float_targets ? "floats" : "integers") + " but data.train's are " +
+                                (d.float_targets ? "floats" : "integers") + "; give both the same dtype");
+  }
   const std::string out_shape = nn::ShapeWithBatch(model_->output_shape());
   for (const auto& [shard, field] : {std::pair<const data::Shard*, const char*>{&train_, "data.train"},
                                      {has_eval_ ? &eval_ : nullptr, "data.eval"}}) {
@@ -190,16 +202,18 @@ Status Trainer::FitObjectiveToLabels(const config::JobConfig& job, const Status&
   if (*per_value) {
     // Keras' element-wise losses (binary cross-entropy, MSE, MAE) and metrics over every
     // value: as one-output rows, one per value, averaged per example.
-    auto objective = engine::Objective::FromJson(job.loss, job.metrics, 1, model_->output_size());
+    auto objective = engine::Objective::FromJson(job.loss, job.metrics, 1, model_->output_size(), d.float_targets);
     if (!objective.ok()) {
-      return InvalidArgumentError("data.train gives a target per output value " + out_shape + ", which takes an "
-                                  "element-wise loss and metrics (binary_crossentropy, mse, mae; binary_accuracy, "
-                                  "auc): " + objective.status().message())
+      return InvalidArgumentError("data.train gives a " + std::string(d.float_targets ? "float " : "") +
+                                  "target per output value " + out_shape + ", which takes an element-wise loss and "
+                                  "metrics (binary_crossentropy, mse, mae; binary_accuracy" +
+                                  (d.float_targets ? "" : ", auc") + "): " + objective.status().message())
           .About(Subject::kConfig);
     }
     objective_ = std::make_unique<engine::Objective>(std::move(objective).value());
     RT_RETURN_IF_ERROR(engine_->SetObjective(objective_.get()));
-    RT_LOG(INFO) << "data.train: " << labels << " targets per example, one per output value " << out_shape;
+    RT_LOG(INFO) << "data.train: " << labels << (d.float_targets ? " float" : "") << " targets per example, one per "
+                 << "output value " << out_shape;
     return Status::Ok();
   }
   return class_objective;

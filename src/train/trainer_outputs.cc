@@ -90,7 +90,14 @@ Status Trainer::FitOutputs(const config::JobConfig& job) {
       l.label_offset = part->offset;
       // A class index per position of the output, or a target per value (multi-hot,
       // integer regression), as for a model with one output.
-      if (part->size != l.positions() && part->size == l.size) l.per_value = true;
+      if ((part->size != l.positions() || part->float_targets) && part->size == l.size) l.per_value = true;
+      l.float_targets = part->float_targets;
+      if (l.float_targets && !l.per_value) {
+        return InvalidArgumentError(std::string(field) + ": the labels for output \"" + out.name + "\" are float " +
+                                    "targets, " + std::to_string(part->size) + " per example, but the output " +
+                                    nn::ShapeWithBatch(out.shape) + " holds " + std::to_string(l.size) +
+                                    " values; float targets need one per output value");
+      }
       if (part->size != l.label_size()) {
         return InvalidArgumentError(std::string(field) + ": the labels for output \"" + out.name + "\" are " +
                                     nn::ShapeWithBatch(part->shape) + " per example but the output " +
@@ -110,7 +117,8 @@ Status Trainer::FitOutputs(const config::JobConfig& job) {
       continue;
     }
     for (size_t k = 0; k < mine.size(); ++k) {
-      if (mine[k].per_value != layouts[k].per_value || mine[k].label_offset != layouts[k].label_offset) {
+      if (mine[k].per_value != layouts[k].per_value || mine[k].label_offset != layouts[k].label_offset ||
+          mine[k].float_targets != layouts[k].float_targets) {
         return InvalidArgumentError(std::string(field) + "'s labels for output \"" + mine[k].name +
                                     "\" are not laid out as data.train's; give both the same arrays' shapes");
       }
@@ -122,7 +130,8 @@ Status Trainer::FitOutputs(const config::JobConfig& job) {
   RT_RETURN_IF_ERROR(engine_->SetObjective(objective_.get()));
   std::string described;
   for (const engine::OutputLayout& l : layouts) {
-    described += (described.empty() ? "" : ", ") + l.name + " (" + (l.per_value ? "a target per value" : "class indices") + ")";
+    described += (described.empty() ? "" : ", ") + l.name + " (" +
+                 (l.float_targets ? "a float target per value" : l.per_value ? "a target per value" : "class indices") + ")";
   }
   RT_LOG(INFO) << "outputs: " << described;
   return Status::Ok();

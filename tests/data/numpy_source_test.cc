@@ -126,11 +126,31 @@ np.savez('d.npz', x=np.zeros((3, 2), np.float32), y=np.array([[0, 1, 1], [1, 0, 
   EXPECT_EQ(labels, (std::vector<int32_t>{0, 0, 1}));
 }
 
+// A float y holds float targets: the label words are the float32 bits, and there are no classes.
+TEST(NumpySourceTest, AFloatYHoldsFloatTargets) {
+  TempDir dir;
+  ASSERT_TRUE(RunPython(dir.path(), R"(
+np.savez('d.npz', x=np.zeros((3, 2), np.uint8), y=np.array([[0.5, -2], [1.25, 3], [0, 1e6]], np.float64))
+)"));
+  auto s = OpenEntry(json{{"format", "npz"}, {"path", "d.npz"}, {"x", "x"}, {"y", "y"}}, dir.path());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_TRUE((*s)->spec().float_targets);
+  EXPECT_EQ((*s)->spec().num_classes, 0);
+  EXPECT_EQ((*s)->spec().label_shape, std::vector<int>{2});
+  std::vector<float> x(2);
+  std::vector<int32_t> labels(2);
+  ASSERT_TRUE((*s)->Read(1, x.data(), labels.data()).ok());
+  float t[2];
+  std::memcpy(t, labels.data(), sizeof(t));
+  EXPECT_EQ(t[0], 1.25f);
+  EXPECT_EQ(t[1], 3.0f);
+}
+
 TEST(NumpySourceTest, DtypeShapeAndLabelErrors) {
   TempDir dir;
   ASSERT_TRUE(RunPython(dir.path(), R"(
 x = np.zeros((4, 3), np.uint8)
-np.savez('d.npz', x=x, y=np.array([0, 1, 2, 3], np.uint8), yf=np.zeros(4, np.float32), y2=np.zeros((4, 1), np.int64),
+np.savez('d.npz', x=x, y=np.array([0, 1, 2, 3], np.uint8), yf=np.array([0, 1, np.nan, 3], np.float32), y2=np.zeros((4, 1), np.int64),
          yshort=np.zeros(3, np.int64), yneg=np.array([0, 1, -5, 2], np.int64), x1=np.zeros(4, np.uint8),
          x0=np.zeros((0, 3), np.uint8), y0=np.zeros(0, np.int64), xz=np.zeros((4, 0), np.uint8),
          xbig=np.zeros((4, 3), '>f4'), yb=np.zeros(4, bool), ys=np.array(5, np.int64))
@@ -145,7 +165,8 @@ np.save('y.npy', np.array([0, 1, 2, 3], np.uint8))
     return json{{"format", "npz"}, {"path", "d.npz"}, {"x", x}, {"y", y}};
   };
   const std::vector<Case> cases = {
-      {Npz("x", "yf"), "has dtype float32; labels must be integers"},
+      {Npz("x", "yf"), "array 'yf'[2] is nan; float targets must be finite float32 values"},
+      {Npz("x", "yb"), "has dtype bool; labels must be integers (uint8, int32 or int64: class indices) or floats"},
       {Npz("x", "yb"), "has dtype bool; labels must be integers"},
       {Npz("x", "ys"), "array 'ys' is a scalar; y must hold the N examples' labels"},
       {Npz("x", "yshort"), "array 'yshort' holds 3 labels; they must be the same length"},

@@ -3,8 +3,11 @@
 //   - multi-hot labels with binary cross-entropy, binary accuracy and AUC (Keras reduces
 //     the last axis by its mean; AUC counts every value, as multi_label=False does);
 //   - integer targets per value with mean squared error;
-//   - targets shaped like neither the output's positions nor its values, and multi-hot
-//     targets above 1, are refused with one line and exit code 2.
+//   - float targets (y of a float dtype): regression with MSE, soft targets with binary
+//     cross-entropy;
+//   - targets shaped like neither the output's positions nor its values, multi-hot
+//     targets above 1, and float targets for a class loss are refused with one line and
+//     exit code 2; a float target that is not finite with exit code 3.
 // The data is written with /usr/bin/python3's numpy (skipped without it).
 #include <gtest/gtest.h>
 
@@ -20,11 +23,11 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// x: 512 x 8 uniform; y: `targets` (numpy on x, e.g. the first 4 inputs above 0.5).
-bool WriteData(const std::string& path, const std::string& targets) {
+// x: 512 x 8 uniform; y: `targets` (numpy on x, e.g. the first 4 inputs above 0.5) as `dtype`.
+bool WriteData(const std::string& path, const std::string& targets, const std::string& dtype = "np.int64") {
   const std::string cmd = "/usr/bin/python3 -c \"import numpy as np; r = np.random.default_rng(1); "
                           "x = r.random((512, 8)).astype(np.float32); "
-                          "np.savez('" + path + "', x=x, y=(" + targets + ").astype(np.int64))\"";
+                          "np.savez('" + path + "', x=x, y=(" + targets + ").astype(" + dtype + "))\"";
   return std::system(cmd.c_str()) == 0;
 }
 
@@ -98,6 +101,48 @@ TEST_F(TargetsTest, TargetsOfAnotherShapeOrAboveOneForBinaryCrossentropyAreRefus
                           "takes multi-hot targets, 0 and 1"),
             std::string::npos)
       << r.output;
+}
+
+// Float targets: y of a float dtype is a target per output value, as Keras' y_true.
+TEST_F(TargetsTest, FloatTargetsTrainWithMeanSquaredErrorAndSoftTargetsWithBinaryCrossentropy) {
+  const std::string d = tmp_.path();
+  ASSERT_TRUE(WriteData(d + "/data.npz", "2.5 * x[:, :4] - 1.0", "np.float32"));
+  ProcessResult r = Launch(d, Job(d, "mse", json::array(), "linear"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("4 float targets per example, one per output value (None, 4)"), std::string::npos) << r.output;
+  std::vector<json> h = ReadJsonLines(d + "/history.jsonl");
+  ASSERT_EQ(h.size(), 4u) << r.output;
+  EXPECT_LT(h[3]["loss"].get<double>(), 0.5 * h[0]["loss"].get<double>());
+
+  ASSERT_TRUE(WriteData(d + "/data.npz", "x[:, :4]", "np.float64"));  // soft targets in [0, 1)
+  r = Launch(d, Job(d, "binary_crossentropy", json::array({"accuracy"}), "sigmoid"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  h = ReadJsonLines(d + "/history.jsonl");
+  ASSERT_EQ(h.size(), 4u) << r.output;
+  EXPECT_LT(h[3]["loss"].get<double>(), h[0]["loss"].get<double>());
+  EXPECT_TRUE(h[3].contains("accuracy")) << h[3].dump();
+}
+
+TEST_F(TargetsTest, FloatTargetsForAClassLossOrOfAnotherShapeOrNotFiniteAreRefused) {
+  const std::string d = tmp_.path();
+  ASSERT_TRUE(WriteData(d + "/data.npz", "x[:, :4]", "np.float32"));
+  ProcessResult r = Launch(d, Job(d, "sparse_categorical_crossentropy", json::array(), "softmax"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("data.train gives a float target per output value (None, 4), which takes an element-wise "
+                          "loss"),
+            std::string::npos)
+      << r.output;
+  ASSERT_TRUE(WriteData(d + "/data.npz", "x[:, 0]", "np.float32"));  // one target for 4 outputs
+  r = Launch(d, Job(d, "mse", json::array(), "linear"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("data.train's labels are float targets, 1 per example, but the model's output (None, 4) "
+                          "holds 4 values; float targets need one per output value"),
+            std::string::npos)
+      << r.output;
+  ASSERT_TRUE(WriteData(d + "/data.npz", "np.where(x[:, :4] > 0.9, np.nan, x[:, :4])", "np.float32"));
+  r = Launch(d, Job(d, "mse", json::array(), "linear"));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("float targets must be finite float32 values"), std::string::npos) << r.output;
 }
 
 }  // namespace

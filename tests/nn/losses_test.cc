@@ -346,5 +346,44 @@ TEST(LossesTest, BadFieldsAreRefusedNamingThem) {
   }
 }
 
+// Float targets travel as the float32 bits of the label words: MSE and MAE read any finite
+// value, binary cross-entropy a soft target in [0, 1]; anything else makes the loss NaN.
+TEST(LossesTest, FloatTargetsAreTheLabelWordsBits) {
+  auto word = [](float t) {
+    int32_t w;
+    std::memcpy(&w, &t, sizeof(w));
+    return w;
+  };
+  LossConfig c;
+  c.kind = LossKind::kMeanSquaredError;
+  c.num_outputs = 1;
+  c.float_targets = true;
+  auto mse = Loss::Create(c);
+  ASSERT_TRUE(mse.ok()) << mse.status().ToString();
+  const std::vector<float> out = {1.5f, -2.0f};
+  const std::vector<int32_t> labels = {word(0.5f), word(1.0f)};
+  std::vector<float> grad(2);
+  EXPECT_DOUBLE_EQ((*mse)->Compute(out.data(), labels.data(), 2, 0.5f, grad.data()), 1.0 + 9.0);
+  EXPECT_FLOAT_EQ(grad[0], 2.0f * 1.0f * 0.5f);
+  EXPECT_FLOAT_EQ(grad[1], 2.0f * -3.0f * 0.5f);
+  const std::vector<int32_t> nan = {word(std::nanf("")), word(1.0f)};
+  EXPECT_TRUE(std::isnan((*mse)->Compute(out.data(), nan.data(), 2, 0.5f, grad.data())));
+
+  c.kind = LossKind::kBinaryCrossentropy;
+  auto bce = Loss::Create(c);
+  ASSERT_TRUE(bce.ok()) << bce.status().ToString();
+  const std::vector<float> p = {0.25f};
+  const std::vector<int32_t> soft = {word(0.75f)};
+  const double r = static_cast<double>(0.25f);
+  EXPECT_NEAR((*bce)->Compute(p.data(), soft.data(), 1, 1.0f, nullptr),
+              -(0.75 * std::log(r) + 0.25 * std::log(1.0 - r)), 1e-12);
+  const std::vector<int32_t> above = {word(1.5f)};
+  EXPECT_TRUE(std::isnan((*bce)->Compute(p.data(), above.data(), 1, 1.0f, nullptr)));
+
+  c.kind = LossKind::kSparseCategoricalCrossentropy;
+  c.num_outputs = 3;
+  EXPECT_FALSE(Loss::Create(c).ok()) << "a class loss takes no float targets";
+}
+
 }  // namespace
 }  // namespace ringtrain::nn

@@ -120,6 +120,12 @@ StatusOr<std::unique_ptr<Loss>> Loss::Create(const LossConfig& c) {
   }
   const bool regression = c.kind == LossKind::kMeanSquaredError || c.kind == LossKind::kMeanAbsoluteError;
   if (c.from_logits && regression) return bad("'from_logits' applies to the cross-entropies only");
+  if (c.float_targets && !regression && c.kind != LossKind::kBinaryCrossentropy) {
+    return bad("float targets take an element-wise loss (mse, mae, binary_crossentropy), not the class loss " +
+               std::string(c.kind == LossKind::kCategoricalCrossentropy ? "categorical_crossentropy"
+                                                                        : "sparse_categorical_crossentropy") +
+               "; give integer class labels, or change the loss");
+  }
   switch (c.kind) {
     case LossKind::kSparseCategoricalCrossentropy: return NewSparseCategoricalCrossentropy(c);
     case LossKind::kCategoricalCrossentropy: return NewCategoricalCrossentropy(c);

@@ -61,6 +61,10 @@ struct LossConfig {
   bool from_logits = false;      // Keras' default: the outputs are probabilities
   double label_smoothing = 0;    // categorical and binary cross-entropy only
   int num_outputs = 0;           // the model's last layer's units
+  // The labels are float targets, one per output value, passed as their float32 bits in
+  // the int32 label words (data/source.h): MSE, MAE and binary cross-entropy (soft
+  // targets in [0, 1]) with one output per row only.
+  bool float_targets = false;
 };
 
 class Loss {

@@ -167,7 +167,7 @@ class BinaryCrossentropy : public Loss {
       const float* x = outputs + static_cast<size_t>(i) * n;
       double row = 0;
       for (int o = 0; o < n; ++o) {
-        const double t = Target(y, o, n) * (1.0 - smoothing) + 0.5 * smoothing;
+        const double t = Target(config(), y, o, n) * (1.0 - smoothing) + 0.5 * smoothing;
         double d = 0;
         row += logits ? FromLogit(x[o], t, &d) : FromProbability(x[o], t, &d);
         if (grad != nullptr) grad[static_cast<size_t>(i) * n + o] = static_cast<float>(d / n * grad_scale);

@@ -2,16 +2,30 @@
 // label rules they share with Loss::CheckLabels. Not for other libraries.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include "nn/losses/loss.h"
 
 namespace ringtrain::nn::loss_internal {
 
+// A float target's value from its label word (LossConfig::float_targets).
+inline float FloatTarget(int32_t label) {
+  float t;
+  std::memcpy(&t, &label, sizeof(t));
+  return t;
+}
+
 // Whether `label` is one this loss can take (loss.h's header comment).
 inline bool LabelValid(const LossConfig& c, int32_t label) {
   const bool one_output = c.num_outputs == 1;
+  if (c.float_targets) {
+    const float t = FloatTarget(label);
+    if (!one_output || !std::isfinite(t)) return false;
+    return c.kind != LossKind::kBinaryCrossentropy || (t >= 0.0f && t <= 1.0f);
+  }
   switch (c.kind) {
     case LossKind::kMeanSquaredError:
     case LossKind::kMeanAbsoluteError:
@@ -24,8 +38,9 @@ inline bool LabelValid(const LossConfig& c, int32_t label) {
 }
 
 // The target of output `o` for a valid `label` before label smoothing: the one-hot
-// of the label, or with one output the label itself.
-inline double Target(int32_t label, int o, int num_outputs) {
+// of the label, or with one output the label itself (a float target's value).
+inline double Target(const LossConfig& c, int32_t label, int o, int num_outputs) {
+  if (c.float_targets) return static_cast<double>(FloatTarget(label));
   if (num_outputs == 1) return static_cast<double>(label);
   return o == label ? 1.0 : 0.0;
 }

@@ -28,7 +28,7 @@ class MeanError : public Loss {
       double row = 0;
       for (int o = 0; o < n; ++o) {
         const size_t at = static_cast<size_t>(i) * n + o;
-        const double e = static_cast<double>(outputs[at]) - Target(y, o, n);
+        const double e = static_cast<double>(outputs[at]) - Target(config(), y, o, n);
         // d|e|/de is sign(e), 0 at 0 as TF's Abs gradient.
         const double d = kSquared ? 2.0 * e : static_cast<double>((e > 0) - (e < 0));
         row += kSquared ? e * e : std::abs(e);

@@ -1,6 +1,7 @@
 #include "nn/metrics/metrics.h"
 
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "nn/keras/json_fields.h"
@@ -50,8 +51,11 @@ class MeanOverExamples : public Metric {
 // A 0/1 match per example (for several binary outputs, the mean over them).
 class Accuracy : public MeanOverExamples {
  public:
-  Accuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold)
-      : MeanOverExamples(std::move(name), num_outputs), kind_(kind), threshold_(threshold) {}
+  bool binary() const { return kind_ == AccuracyKind::kBinary; }
+  double threshold() const { return threshold_; }
+  Accuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold, bool float_targets)
+      : MeanOverExamples(std::move(name), num_outputs), kind_(kind), threshold_(threshold),
+        float_targets_(float_targets) {}
 
  protected:
   double Score(const float* x, int32_t y) const override {
@@ -62,7 +66,12 @@ class Accuracy : public MeanOverExamples {
     }
     int right = 0;
     for (int o = 0; o < n_; ++o) {
-      const double target = n_ == 1 ? static_cast<double>(y) : (o == y ? 1.0 : 0.0);
+      double target = n_ == 1 ? static_cast<double>(y) : (o == y ? 1.0 : 0.0);
+      if (float_targets_) {  // the label word holds the float target's bits
+        float t;
+        std::memcpy(&t, &y, sizeof(t));
+        target = t;
+      }
       const double predicted = x[o] > threshold_ ? 1.0 : 0.0;
       right += predicted == target ? 1 : 0;
     }
@@ -72,6 +81,7 @@ class Accuracy : public MeanOverExamples {
  private:
   AccuracyKind kind_;
   double threshold_;
+  bool float_targets_;
 };
 
 // tf.math.in_top_k: the label is in the top k when fewer than k outputs are strictly
@@ -230,8 +240,9 @@ StatusOr<std::unique_ptr<Metric>> OneMetric(const nlohmann::json& entry, const L
 
 }  // namespace
 
-std::unique_ptr<Metric> NewAccuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold) {
-  return std::make_unique<Accuracy>(kind, std::move(name), num_outputs, threshold);
+std::unique_ptr<Metric> NewAccuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold,
+                                    bool float_targets) {
+  return std::make_unique<Accuracy>(kind, std::move(name), num_outputs, threshold, float_targets);
 }
 
 std::unique_ptr<Metric> NewTopKAccuracy(std::string name, int num_outputs, int k) {
@@ -239,7 +250,8 @@ std::unique_ptr<Metric> NewTopKAccuracy(std::string name, int num_outputs, int k
 }
 
 StatusOr<std::vector<std::unique_ptr<Metric>>> MetricsFromJson(const nlohmann::json& metrics,
-                                                               const nlohmann::json& loss, int num_outputs) {
+                                                               const nlohmann::json& loss, int num_outputs,
+                                                               bool float_targets) {
   RT_ASSIGN_OR_RETURN(std::unique_ptr<Loss> parsed_loss, Loss::FromJson(loss, num_outputs));
   std::vector<std::unique_ptr<Metric>> out;
   if (metrics.is_null()) return out;
@@ -252,6 +264,16 @@ StatusOr<std::vector<std::unique_ptr<Metric>>> MetricsFromJson(const nlohmann::j
     const std::string ctx = "metrics[" + std::to_string(i) + "]";
     auto m = OneMetric(metrics[i], *parsed_loss, num_outputs, ctx);
     if (!m.ok()) return m.status().About(Subject::kConfig);
+    if (float_targets) {
+      // Only the binary accuracy reads a float target; the others count class indices.
+      auto* accuracy = dynamic_cast<const Accuracy*>(m->get());
+      if (accuracy == nullptr || !accuracy->binary()) {
+        return Status(InvalidArgumentError(ctx + " (" + (*m)->name() + "): counts class labels; with float targets "
+                                           "use binary_accuracy (\"accuracy\" with one output per value) or no metric"))
+            .About(Subject::kConfig);
+      }
+      *m = NewAccuracy(AccuracyKind::kBinary, (*m)->name(), num_outputs, accuracy->threshold(), true);
+    }
     if (!names.insert((*m)->name()).second) {
       return Status(InvalidArgumentError(ctx + ": a second metric named \"" + (*m)->name() +
                                          "\" (the history key); give one a different \"name\""))

@@ -60,12 +60,16 @@ class Metric {
 // `metrics`: the job's "metrics" (a list, or null / absent for none); `loss`: the job's
 // "loss" (for "accuracy"; its errors are returned as Loss::FromJson's); num_outputs:
 // the model's last layer's units.
+// float_targets: the labels are float targets (nn::LossConfig::float_targets): only
+// "accuracy" / binary_accuracy take them (Keras' equal(y_true, y_pred > threshold)).
 StatusOr<std::vector<std::unique_ptr<Metric>>> MetricsFromJson(const nlohmann::json& metrics,
-                                                               const nlohmann::json& loss, int num_outputs);
+                                                               const nlohmann::json& loss, int num_outputs,
+                                                               bool float_targets = false);
 
 // The accuracies on their own (tests, the engine's defaults).
 enum class AccuracyKind { kSparseCategorical, kCategorical, kBinary };
-std::unique_ptr<Metric> NewAccuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold = 0.5);
+std::unique_ptr<Metric> NewAccuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold = 0.5,
+                                    bool float_targets = false);
 std::unique_ptr<Metric> NewTopKAccuracy(std::string name, int num_outputs, int k);
 
 }  // namespace ringtrain::nn
