@@ -2,6 +2,7 @@
 // indices, read with one pread, its CRC checked, parsed as a tf.train.Example, and its
 // image and label features decoded into floats.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "data/tfrecord_source.h"
@@ -22,6 +23,8 @@ class TfRecordSource : public Source {
  public:
   explicit TfRecordSource(const TfRecordSpec& spec) : s_(spec), keys_{spec.image_key, spec.label_key} {
     spec_.categorical = spec.categorical;
+    spec_.label_shape = spec.label_shape;
+    spec_.float_targets = spec.label_float;
   }
 
   const ExampleSpec& spec() const override { return spec_; }
@@ -52,6 +55,10 @@ class TfRecordSource : public Source {
   }
   StatusOr<int64_t> CheckLabel(int64_t v) const;
   StatusOr<int64_t> LabelOf(const tensorflow::Example& ex) const;
+  // features.label with a shape: its label_size() values into out (float targets as their
+  // float32 bits); the largest integer label into *max (when not null).
+  bool shaped() const { return !s_.label_shape.empty(); }
+  Status LabelsOf(const tensorflow::Example& ex, int32_t* out, int64_t* max) const;
   // The image from one bytes value (raw_uint8 or encoded), or from `count` little-endian
   // floats at `floats` (which need not be aligned).
   Status FillBytes(std::string_view bytes, float* x) const;
@@ -89,6 +96,46 @@ StatusOr<int64_t> TfRecordSource::LabelOf(const tensorflow::Example& ex) const {
   }
   if (feat->int64_list().value_size() == 0) return DataLossError("feature \"" + s_.label_key + "\" has no value");
   return CheckLabel(feat->int64_list().value(0));
+}
+
+Status TfRecordSource::LabelsOf(const tensorflow::Example& ex, int32_t* out, int64_t* max) const {
+  RT_ASSIGN_OR_RETURN(const tensorflow::Feature* feat, tfrecord::FindFeature(ex, s_.label_key));
+  const size_t n = spec_.label_size();
+  const std::string& key = s_.label_key;
+  if (s_.label_float) {
+    if (!feat->has_float_list()) {
+      return DataLossError("feature \"" + key + "\" is " + tfrecord::FeatureKind(*feat) +
+                           "; features.label.dtype \"float32\" needs a float_list");
+    }
+    const auto& v = feat->float_list().value();
+    if (static_cast<size_t>(v.size()) != n) {
+      return DataLossError("feature \"" + key + "\" has " + std::to_string(v.size()) + " floats but features.label.shape "
+                           "needs " + std::to_string(n));
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (!std::isfinite(v[static_cast<int>(k)])) {
+        return DataLossError("feature \"" + key + "\" value " + std::to_string(k) + " is not finite; float targets "
+                             "must be finite");
+      }
+      std::memcpy(&out[k], &v[static_cast<int>(k)], sizeof(float));
+    }
+    return Status::Ok();
+  }
+  if (!feat->has_int64_list()) {
+    return DataLossError("feature \"" + key + "\" is " + tfrecord::FeatureKind(*feat) +
+                         "; features.label.dtype \"int64\" needs an int64_list");
+  }
+  const auto& v = feat->int64_list().value();
+  if (static_cast<size_t>(v.size()) != n) {
+    return DataLossError("feature \"" + key + "\" has " + std::to_string(v.size()) + " values but features.label.shape "
+                         "needs " + std::to_string(n));
+  }
+  for (size_t k = 0; k < n; ++k) {
+    RT_ASSIGN_OR_RETURN(const int64_t label, CheckLabel(v[static_cast<int>(k)]));
+    out[k] = static_cast<int32_t>(label);
+    if (max != nullptr) *max = std::max(*max, label);
+  }
+  return Status::Ok();
 }
 
 StatusOr<int64_t> TfRecordSource::CheckLabel(int64_t v) const {
@@ -217,10 +264,14 @@ Status TfRecordSource::Read(int64_t i, float* x, int32_t* label) const {
   const auto [f, r] = Locate(i);
   RT_ASSIGN_OR_RETURN(const std::string_view record, f->Read(r));
   Status st;
-  if (FastRead(record, x, label, &st)) return st.ok() ? st : At(*f, r, st);
+  if (!shaped() && FastRead(record, x, label, &st)) return st.ok() ? st : At(*f, r, st);
   RT_ASSIGN_OR_RETURN(const tensorflow::Example* ex, ParseRecord(*f, r));
   st = FillImage(*ex, x);
   if (!st.ok()) return At(*f, r, st);
+  if (shaped()) {
+    st = LabelsOf(*ex, label, nullptr);
+    return st.ok() ? st : At(*f, r, st);
+  }
   auto v = LabelOf(*ex);
   if (!v.ok()) return At(*f, r, v.status());
   *label = static_cast<int32_t>(*v);
@@ -230,8 +281,14 @@ Status TfRecordSource::Read(int64_t i, float* x, int32_t* label) const {
 StatusOr<int32_t> TfRecordSource::LabelAt(const RecordFile& f, int64_t r) const {
   RT_ASSIGN_OR_RETURN(const std::string_view record, f.Read(r));
   int64_t fast;
-  if (FastLabel(record, &fast)) return static_cast<int32_t>(fast);
+  if (!shaped() && FastLabel(record, &fast)) return static_cast<int32_t>(fast);
   RT_ASSIGN_OR_RETURN(const tensorflow::Example* ex, ParseRecord(f, r));
+  if (shaped()) {  // the first of the example's labels
+    std::vector<int32_t> labels(spec_.label_size());
+    const Status st = LabelsOf(*ex, labels.data(), nullptr);
+    if (!st.ok()) return At(f, r, st);
+    return labels[0];
+  }
   auto v = LabelOf(*ex);
   if (!v.ok()) return At(f, r, v.status());
   return static_cast<int32_t>(*v);
@@ -261,6 +318,26 @@ Status TfRecordSource::OpenFiles(const std::vector<int64_t>& files) {
 Status TfRecordSource::SettleClasses(const std::vector<int64_t>& files) {
   if (s_.num_classes) {
     spec_.num_classes = *s_.num_classes;
+    return Status::Ok();
+  }
+  if (s_.label_float) return Status::Ok();  // targets, not classes
+  if (shaped()) {
+    // The largest of every example's labels, over all the source's files.
+    int64_t max_label = -1;
+    std::vector<int32_t> labels(spec_.label_size());
+    for (int64_t j = 0; j < static_cast<int64_t>(s_.paths.size()); ++j) {
+      RT_ASSIGN_OR_RETURN(auto f, RecordFile::Open(s_.paths[j], s_.names[j], {s_.compression}));
+      for (int64_t r = 0; r < f->size(); ++r) {
+        RT_ASSIGN_OR_RETURN(const tensorflow::Example* ex, ParseRecord(*f, r));
+        const Status st = LabelsOf(*ex, labels.data(), &max_label);
+        if (!st.ok()) return At(*f, r, st);
+      }
+    }
+    if (max_label < 0) {
+      return DataLossError(s_.field + ": the files hold no records, so num_classes cannot be inferred")
+          .About(Subject::kData);
+    }
+    spec_.num_classes = static_cast<int>(max_label + 1);
     return Status::Ok();
   }
   int64_t max_label = -1;

@@ -122,9 +122,36 @@ Status ParseImageFeature(const json& j, const std::string& f, TfRecordSpec* spec
 
 Status ParseLabelFeature(const json& j, const std::string& f, TfRecordSpec* spec) {
   if (!j.is_object()) return Invalid(f, "must be an object like {\"key\": \"image/class/label\"}");
-  RT_RETURN_IF_ERROR(CheckKeys(j, f, {"key", "num_classes"}, "features.label"));
+  RT_RETURN_IF_ERROR(CheckKeys(j, f, {"key", "num_classes", "shape", "dtype"}, "features.label"));
   if (j.contains("key")) {
     RT_ASSIGN_OR_RETURN(spec->label_key, GetString(j["key"], f + ".key"));
+  }
+  if (j.contains("shape")) {
+    const json& sh = j["shape"];
+    int64_t total = 1;
+    bool ok = sh.is_array() && !sh.empty() && sh.size() <= 8;
+    for (size_t k = 0; ok && k < sh.size(); ++k) {
+      const auto d = JsonInt(sh[k], 1, 1 << 24);
+      ok = d.has_value();
+      if (ok) total *= *d, spec->label_shape.push_back(static_cast<int>(*d));
+      ok = ok && total <= (1 << 24);
+    }
+    if (!ok) {
+      return Invalid(f + ".shape", "must be a non-empty list of positive integers (the labels' per-example shape, as "
+                                   "tf.io.FixedLenFeature's), got " + JsonBrief(sh));
+    }
+  }
+  if (j.contains("dtype")) {
+    const json& d = j["dtype"];
+    if (!d.is_string() || (d != "int64" && d != "float32")) {
+      return Invalid(f + ".dtype", "must be \"int64\" (class indices, integer targets) or \"float32\" (float "
+                                   "targets), got " + JsonBrief(d));
+    }
+    spec->label_float = d == "float32";
+    if (spec->label_float && spec->label_shape.empty()) spec->label_shape = {1};
+  }
+  if (spec->label_float && j.contains("num_classes")) {
+    return Invalid(f + ".num_classes", "float32 labels are targets, not classes: leave num_classes out");
   }
   if (j.contains("num_classes")) {
     const auto n = JsonInt(j["num_classes"], 1, kMaxNumClasses);

@@ -17,7 +17,9 @@
 // of `shape`, or of the first record of the first file. "raw_uint8": a bytes feature of
 // h*w*c bytes, scaled x / 255.f; "float": a float_list of h*w*c values, taken as they
 // are; both need "shape". "rescale" multiplies every value by r instead. Labels: the
-// first value of an int64_list. Without num_classes it is the largest label + 1 over
+// first value of an int64_list; with features.label "shape" (and "dtype": "int64" or
+// "float32") exactly that many values of an int64_list or float_list per example, as
+// tf.io.FixedLenFeature reads them (a target per output value, float targets). Without num_classes it is the largest label + 1 over
 // ALL the source's files (every worker must build the same model, so a worker that
 // reads a few files under FILE sharding still scans all labels once at Open; give
 // num_classes to skip the scan).
@@ -53,6 +55,11 @@ struct TfRecordSpec {
 
   std::string label_key = "image/class/label";
   std::optional<int> num_classes;
+  // features.label.shape / dtype, as tf.io.FixedLenFeature(shape, dtype): several labels
+  // per example (an int64_list of exactly that many class indices or integer targets), or
+  // float targets (a float_list, dtype "float32"). Empty shape: one int64 class index.
+  std::vector<int> label_shape;
+  bool label_float = false;
   bool categorical = false;
   std::optional<float> rescale;
 

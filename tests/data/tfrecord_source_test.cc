@@ -231,6 +231,65 @@ TEST(TfRecordSourceTest, GzipAndFloatFeatures) {
   EXPECT_EQ(label, 3);
 }
 
+// features.label with a shape, as tf.io.FixedLenFeature: an int64_list of exactly that many
+// labels (num_classes the largest + 1 over them all), or float targets from a float_list;
+// a count or kind other than the shape's, a non-finite target, and num_classes for float
+// labels are refused.
+TEST(TfRecordSourceTest, LabelsOfAShapeAsInt64OrFloat32) {
+  TempDir dir;
+  std::vector<std::string> records;
+  for (int i = 0; i < 3; ++i) {
+    records.push_back(ExampleBuilder()
+                          .Floats("x", {i * 1.0f})
+                          .Int64("multi", {i, 0, 2 * i})
+                          .Floats("target", {i * 0.25f, -1.5f})
+                          .Serialize());
+  }
+  WriteTfRecord(dir.path() + "/f.tfrecord", records);
+  auto entry = [](const json& label) {
+    return json{{"format", "tfrecord"}, {"files", "f.tfrecord"},
+                {"features", {{"image", {{"key", "x"}, {"encoding", "float"}, {"shape", {1}}}}, {"label", label}}}};
+  };
+  auto multi = OpenAll(entry({{"key", "multi"}, {"shape", {3}}}), dir.path());
+  ASSERT_TRUE(multi);
+  EXPECT_EQ(multi->spec().label_size(), 3u);
+  EXPECT_EQ(multi->spec().num_classes, 5);
+  EXPECT_FALSE(multi->spec().float_targets);
+  float x;
+  int32_t labels[3];
+  ASSERT_TRUE(multi->Read(2, &x, labels).ok());
+  EXPECT_EQ(std::vector<int32_t>(labels, labels + 3), (std::vector<int32_t>{2, 0, 4}));
+  EXPECT_EQ(*multi->Label(2), 2);
+
+  auto target = OpenAll(entry({{"key", "target"}, {"shape", {2}}, {"dtype", "float32"}}), dir.path());
+  ASSERT_TRUE(target);
+  EXPECT_TRUE(target->spec().float_targets);
+  EXPECT_EQ(target->spec().num_classes, 0);
+  ASSERT_TRUE(target->Read(1, &x, labels).ok());
+  float t[2];
+  std::memcpy(t, labels, sizeof(t));
+  EXPECT_EQ(t[0], 0.25f);
+  EXPECT_EQ(t[1], -1.5f);
+
+  auto wrong_count = ParseTfRecord(entry({{"key", "multi"}, {"shape", {2}}, {"num_classes", 5}}), dir.path(), "data.train");
+  ASSERT_TRUE(wrong_count.ok());
+  auto opened = (*wrong_count)->Open({0});
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ExpectDataError((*opened)->Read(0, &x, labels), "feature \"multi\" has 3 values but features.label.shape needs 2");
+  auto wrong_kind = ParseTfRecord(entry({{"key", "multi"}, {"shape", {3}}, {"dtype", "float32"}}), dir.path(), "data.train");
+  ASSERT_TRUE(wrong_kind.ok());
+  opened = (*wrong_kind)->Open({0});
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  ExpectDataError((*opened)->Read(0, &x, labels), "features.label.dtype \"float32\" needs a float_list");
+  auto float_classes = ParseTfRecord(entry({{"key", "target"}, {"dtype", "float32"}, {"num_classes", 3}}), dir.path(),
+                                     "data.train");
+  ASSERT_FALSE(float_classes.ok());
+  EXPECT_NE(float_classes.status().message().find("float32 labels are targets, not classes"), std::string::npos);
+  auto bad_dtype = ParseTfRecord(entry({{"key", "target"}, {"dtype", "float64"}}), dir.path(), "data.train");
+  ASSERT_FALSE(bad_dtype.ok());
+  EXPECT_NE(bad_dtype.status().message().find("must be \"int64\""), std::string::npos);
+}
+
 TEST(TfRecordSourceTest, BadRecordsGiveOneLineWithFileAndOffset) {
   TempDir dir;
   std::vector<std::string> records = {
