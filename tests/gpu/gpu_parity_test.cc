@@ -390,34 +390,56 @@ void OneStep(const nlohmann::json& job, bool gpu, std::vector<float>* params, en
   params->assign(model->params(), model->params() + model->num_params());
 }
 
+// One SGD step of `job` (at rate 1) on the GPU against the CPU, within 4x the CPU's own
+// spread between its kernel sets.
+void CheckOneStep(const std::string& name, nlohmann::json job) {
+  SCOPED_TRACE(name);
+  ASSERT_TRUE(job.is_object() && job.contains("model"));
+  job["optimizer"] = {{"type", "sgd"}, {"learning_rate", 1.0}};
+  std::vector<float> before, cpu, portable, gpu;
+  engine::BatchStats cpu_stats, portable_stats, gpu_stats;
+  {
+    auto model = nn::Model::FromJson(job["model"], /*seed=*/3);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    before.assign((*model)->params(), (*model)->params() + (*model)->num_params());
+  }
+  ASSERT_NO_FATAL_FAILURE(OneStep(job, false, &cpu, &cpu_stats));
+  kernels::SetForcePortable(true);
+  OneStep(job, false, &portable, &portable_stats);
+  kernels::SetForcePortable(false);
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  ASSERT_NO_FATAL_FAILURE(OneStep(job, true, &gpu, &gpu_stats));
+  const double spread = UpdateRelErr(portable, cpu, before);
+  const double err = UpdateRelErr(gpu, cpu, before);
+  std::printf("%s: the update's relative difference, GPU against CPU %.3e, the CPU's portable kernels against its "
+              "AVX-512 ones %.3e\n", name.c_str(), err, spread);
+  EXPECT_LE(err, std::max(kTolerance, 4 * spread)) << "the update (the gradient) of one step";
+  ExpectStatsNear(gpu_stats, cpu_stats, "the step's loss and metrics");
+}
+
 TEST(GpuParityTest, OneStepOfEachShippedJobMatchesCpu) {
   SKIP_WITHOUT_GPU();
   for (const char* name : {"mnist_w1", "mnist_w2", "mnist_w3", "mnist_residual", "resnet20_cifar_shape", "vgg16_bench",
                            "vgg16_transfer", "mobilenetv2_transfer"}) {
-    SCOPED_TRACE(name);
-    nlohmann::json job = Job(name);
-    ASSERT_TRUE(job.is_object() && job.contains("model"));
-    job["optimizer"] = {{"type", "sgd"}, {"learning_rate", 1.0}};
-    std::vector<float> before, cpu, portable, gpu;
-    engine::BatchStats cpu_stats, portable_stats, gpu_stats;
-    {
-      auto model = nn::Model::FromJson(job["model"], /*seed=*/3);
-      ASSERT_TRUE(model.ok()) << model.status().ToString();
-      before.assign((*model)->params(), (*model)->params() + (*model)->num_params());
-    }
-    ASSERT_NO_FATAL_FAILURE(OneStep(job, false, &cpu, &cpu_stats));
-    kernels::SetForcePortable(true);
-    OneStep(job, false, &portable, &portable_stats);
-    kernels::SetForcePortable(false);
-    ASSERT_FALSE(HasFatalFailure());
-    ASSERT_NO_FATAL_FAILURE(OneStep(job, true, &gpu, &gpu_stats));
-    const double spread = UpdateRelErr(portable, cpu, before);
-    const double err = UpdateRelErr(gpu, cpu, before);
-    std::printf("%s: the update's relative difference, GPU against CPU %.3e, the CPU's portable kernels against its "
-                "AVX-512 ones %.3e\n", name, err, spread);
-    EXPECT_LE(err, std::max(kTolerance, 4 * spread)) << "the update (the gradient) of one step";
-    ExpectStatsNear(gpu_stats, cpu_stats, "the step's loss and metrics");
+    CheckOneStep(name, Job(name));
   }
+}
+
+// A model with two inputs (each a crop of the input row) and a Conv2D called on both (its
+// second call's gradients summed into the first's), as a Siamese network.
+TEST(GpuParityTest, OneStepOfTwoInputsAndASharedLayerMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  const nlohmann::json job = nlohmann::json::parse(R"({"model": {
+      "inputs": [{"name": "left", "shape": [8, 8, 1]}, {"name": "right", "shape": [8, 8, 1]}],
+      "layers": [
+        {"type": "conv2d", "name": "enc", "filters": 4, "kernel_size": 3, "activation": "relu", "inputs": ["left"]},
+        {"shares": "enc", "name": "enc_1", "inputs": ["right"]},
+        {"type": "concatenate", "name": "joined", "inputs": ["enc", "enc_1"]},
+        {"type": "flatten", "name": "flat"},
+        {"type": "dense", "name": "logits", "units": 10}]},
+      "loss": {"type": "sparse_categorical_crossentropy", "from_logits": true}, "metrics": ["accuracy"],
+      "batch_size_per_worker": 8})");
+  CheckOneStep("siamese", job);
 }
 
 // The step protocol's misuse is refused, not run on stale buffers.
