@@ -261,7 +261,8 @@ Status CheckSharedCall(const Layer& root, const Layer& call, const std::string& 
   for (const ParamSpec& s : a) frozen_state = frozen_state || !s.trainable;
   if (frozen_state) {
     return InvalidArgumentError(ctx + ": calls layer '" + root.name() + "' (" + root.class_name() +
-                                ") again; a layer with moving statistics cannot be shared yet (give each call its own)");
+                                ") again; a frozen layer, or one with moving statistics, cannot be shared yet (give "
+                                "each call its own)");
   }
   return Status::Ok();
 }

@@ -91,6 +91,41 @@ TEST(ModelGraphTest, InputsNameEarlierLayersOrTheModelInput) {
   EXPECT_EQ(m->graph().nodes[0].inputs, std::vector<int>{-1});
 }
 
+// Several inputs and outputs, and shared layers, refused naming what is wrong.
+TEST(ModelGraphTest, BadInputsOutputsAndSharesAreRefused) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"inputs": [{"name": "a", "shape": [4]}], "layers": [{"type": "dense", "units": 2}]})",
+       "model: 'inputs' must be an array of two or more"},
+      {R"({"inputs": [{"name": "a", "shape": [4]}, {"name": "a", "shape": [2]}], "layers": [{"type": "dense", "units": 2}]})",
+       "model.inputs[1]: the name \"a\" is taken twice"},
+      {R"({"inputs": [{"name": "a", "shape": [4]}, {"name": "b", "shape": [0]}], "layers": [{"type": "dense", "units": 2}]})",
+       "model.inputs[1]: 'shape' must be a non-empty array of positive integers"},
+      {R"({"input_shape": [4], "inputs": [{"name": "a", "shape": [4]}, {"name": "b", "shape": [2]}], "layers": []})",
+       "model: give either 'inputs' or 'input_shape', not both"},
+      {R"({"inputs": [{"name": "a", "shape": [4]}, {"name": "b", "shape": [2]}], "layers": [{"type": "dense", "units": 2}]})",
+       "model: the input \"b\" is not used by any layer"},
+      {R"({"input_shape": [4], "outputs": ["nope"], "layers": [{"type": "dense", "units": 2}]})",
+       "model: 'outputs' names \"nope\", which is not a layer of the model"},
+      {R"({"input_shape": [4], "outputs": ["a", "a"], "layers": [{"type": "dense", "units": 2, "name": "a"}]})",
+       "model: 'outputs' names \"a\" twice"},
+      {R"({"input_shape": [4], "outputs": ["a"], "layers": [{"type": "dense", "units": 2, "name": "a"},
+          {"type": "dense", "units": 2}]})",
+       "model: 'outputs' names one layer, \"a\", which is not the last"},
+      {R"({"input_shape": [4], "layers": [{"type": "dense", "units": 4, "name": "a"}, {"shares": "b"}]})",
+       "model.layers[1]: 'shares' must name an earlier layer"},
+      {R"({"input_shape": [4], "layers": [{"type": "dense", "units": 3, "name": "a"}, {"shares": "a", "units": 2}]})",
+       "model.layers[1]: unknown field 'units'"},
+      {R"({"input_shape": [4], "layers": [{"type": "dense", "units": 3, "name": "a"}, {"shares": "a"}]})",
+       "calls layer 'a' again on an input of shape (None, 3), but its weights were made for (None, 4)"},
+      {R"({"input_shape": [2, 2, 4], "layers": [{"type": "batch_normalization", "name": "bn"}, {"shares": "bn"}]})",
+       "calls layer 'bn' (BatchNormalization) again; a frozen layer, or one with moving statistics, cannot be shared"},
+  };
+  for (const auto& [model, want] : cases) {
+    const std::string got = Error(model);
+    EXPECT_NE(got.find(want), std::string::npos) << model << "\n got: " << got;
+  }
+}
+
 TEST(ModelGraphTest, BadGraphsAreRefusedNamingTheLayer) {
   EXPECT_NE(Error(R"({"input_shape": [4], "layers": [{"type": "dense", "units": 3, "inputs": ["later"]},
       {"type": "dense", "units": 2, "name": "later"}]})").find("model.layers[0] (dense): 'inputs' names \"later\", which is no earlier layer"),
