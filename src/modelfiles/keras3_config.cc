@@ -48,6 +48,16 @@ const std::map<std::string, std::string>& KerasClasses() {
       {"permute", "Permute"},
       {"resizing", "Resizing"},
       {"center_crop", "CenterCrop"},
+      {"subtract", "Subtract"},
+      {"average", "Average"},
+      {"maximum", "Maximum"},
+      {"minimum", "Minimum"},
+      {"normalization", "Normalization"},
+      {"spatial_dropout2d", "SpatialDropout2D"},
+      {"gaussian_noise", "GaussianNoise"},
+      {"random_brightness", "RandomBrightness"},
+      {"random_contrast", "RandomContrast"},
+      {"random_zoom", "RandomZoom"},
   };
   return classes;
 }
@@ -182,7 +192,9 @@ StatusOr<json> Keras3ConfigFromCompact(const json& compact) {
       inputs.push_back(i == 0 ? input_name : names[i - 1]);
     }
     json args = json::array();
-    const bool merge = classes[i] == "Add" || classes[i] == "Multiply" || classes[i] == "Concatenate";
+    static const std::set<std::string> kMerge = {"Add", "Multiply", "Concatenate", "Subtract",
+                                                 "Average", "Maximum", "Minimum"};
+    const bool merge = kMerge.count(classes[i]) > 0;
     if (merge) {
       json list = json::array();
       for (const std::string& in : inputs) list.push_back(KerasTensor(history[in]));

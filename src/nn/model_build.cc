@@ -36,6 +36,7 @@
 #include "nn/layers/noise_layers.h"
 #include "nn/layers/image_adjust_layers.h"
 #include "nn/layers/random_zoom.h"
+#include "nn/layers/reduce.h"
 
 namespace ringtrain::nn::internal {
 
@@ -97,6 +98,7 @@ const LayerType kLayerTypes[] = {
     {"random_brightness", "RandomBrightness", &ImageAdjust::CreateBrightness},
     {"random_contrast", "RandomContrast", &ImageAdjust::CreateContrast},
     {"random_zoom", "RandomZoom", &RandomZoom::Create},
+    {"reduce", "Reduce", &Reduce::Create},
 };
 
 std::string Lower(std::string t) {

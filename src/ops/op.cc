@@ -42,6 +42,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kRandomBrightness: return "RandomBrightness";
     case OpKind::kRandomContrast: return "RandomContrast";
     case OpKind::kRandomZoom: return "RandomZoom";
+    case OpKind::kReduce: return "Reduce";
   }
   return "?";
 }
@@ -70,6 +71,7 @@ const std::vector<OpKind>& AllOpKinds() {
       OpKind::kRandomBrightness,
       OpKind::kRandomContrast,
       OpKind::kRandomZoom,
+      OpKind::kReduce,
   };
   return kinds;
 }
@@ -129,6 +131,12 @@ std::string Describe(const Op& op) {
     case OpKind::kMinimum:
       add(std::to_string(op.num_inputs) + " inputs");
       break;
+    case OpKind::kReduce: {
+      std::string axes;
+      for (int a : op.reduce_axes) axes += (axes.empty() ? "" : ", ") + std::to_string(a);
+      add(std::string(op.reduce_mean ? "mean" : "sum") + " over [" + axes + "]");
+      break;
+    }
     default:
       break;
   }

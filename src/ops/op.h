@@ -57,6 +57,8 @@ enum class OpKind {
   kRandomBrightness,  // training: y = clip(x + U(factor) * (hi - lo), lo, hi), one draw per example
   kRandomContrast,    // training: y = clip((x - mean) * U(factor) + mean, lo, hi), mean per example and channel
   kRandomZoom,        // training: the projective sampling of RandomTranslation through Keras' zoom matrix
+  kReduce,            // the sum or mean over some per-example axes (tf.math.reduce_sum / reduce_mean), summed in
+                      //   row-major order of the reduced axes; a mean divides the sum by their count
 };
 
 struct Op {
@@ -130,6 +132,10 @@ struct Op {
   // RandomZoom: the zoom ranges are 1 + height_factor_lo/hi and 1 + width_factor_lo/hi;
   // without Keras' width_factor the width's zoom is the height's (zoom_same_aspect).
   bool zoom_same_aspect = false;
+  // Reduce: the per-example axes (0-based, ascending) summed over, and whether it is their
+  // mean. The output keeps the other axes (or holds one value when none is kept).
+  std::vector<int> reduce_axes;
+  bool reduce_mean = false;
 };
 
 // "Conv2D", "BatchNorm": the op's name in messages and docs/reference/devices.md.

@@ -16,6 +16,7 @@
 #include "env/file_util.h"
 #include "env/storage_error.h"
 #include "inference/weights_by_name.h"
+#include "modelfiles/keras3_config.h"
 #include "modelfiles/keras_archive.h"
 #include "nn/losses/loss.h"
 #include "nn/layer.h"
@@ -44,6 +45,15 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   // Before the model, the batches or the data are allocated: a job that cannot fit is refused up front.
   RT_RETURN_IF_ERROR(CheckTrainingMemory(job, options.rank, options.num_workers, options.memory_bound));
   RT_ASSIGN_OR_RETURN(t->model_, nn::Model::FromJson(job.model, job.seed));
+  if (job.save_model.size() > 6 && job.save_model.compare(job.save_model.size() - 6, 6, ".keras") == 0) {
+    // Checked now, not when training is over: a model the archive cannot describe.
+    auto config = modelfiles::Keras3ConfigFromCompact(job.model);
+    if (!config.ok()) {
+      return InvalidArgumentError("save_model: the model cannot be written as a .keras archive (" +
+                                  config.status().message() + "); save it as .safetensors instead")
+          .About(Subject::kConfig);
+    }
+  }
   if (!job.initial_weights.empty()) {
     // A pretrained file may hold more than this model uses (the pretrained model's own
     // top): up to 4x the model's weights and 1 GiB more are read.

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -183,6 +184,62 @@ TEST(VisionMathPermute, BothDirectionsBitIdentical) {
     const float* want_dx = one.run->Backward(dy.data(), true);
     for (int64_t i = 0; i < static_cast<int64_t>(dy.size()); ++i) {
       dx[(i / p.size) * p.size + vision::PermuteSource(p, i % p.size)] = dy[i];
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSameBits(dx.data(), want_dx, dx.size(), "input gradient"));
+  }
+}
+
+// Reduce's per-output sums and cell gradients, as the CUDA kernels compute them, against
+// the CPU kernel: the same bits (the same float summation order).
+TEST(VisionMathReduce, BothDirectionsBitIdentical) {
+  const std::vector<Case> cases = {
+      {{{"type", "reduce"}, {"op", "sum"}, {"axis", {1, 2}}}, {4, 5, 3}},
+      {{{"type", "reduce"}, {"op", "mean"}, {"axis", -1}, {"keepdims", true}}, {4, 5, 3}},
+      {{{"type", "reduce"}, {"op", "mean"}, {"axis", {1, 3}}}, {3, 4, 5}},
+      {{{"type", "reduce"}, {"op", "sum"}, {"axis", 2}}, {6, 7}},
+      {{{"type", "reduce"}, {"op", "sum"}, {"axis", {1, 2, 3}}}, {2, 3, 4}},
+  };
+  constexpr int kBatch = 3;
+  uint32_t seed = 700;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.layer.dump());
+    OneLayer one;
+    ASSERT_NO_FATAL_FAILURE(Build(c.layer, c.shape, &one));
+    const ops::Op op = one.layer->op();
+    const nn::Shape& in = one.layer->input_shape();
+    const int rank = static_cast<int>(in.size());
+    std::vector<int64_t> stride(rank, 1);
+    for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * in[d + 1];
+    vision::ReduceGeometry g;
+    g.in_size = one.layer->input_size();
+    g.out_size = 1;
+    g.count = 1;
+    g.mean = op.reduce_mean;
+    for (int d = 0; d < rank; ++d) {
+      const bool reduced = std::find(op.reduce_axes.begin(), op.reduce_axes.end(), d) != op.reduce_axes.end();
+      if (reduced) {
+        g.red_dim[g.reduced] = in[d];
+        g.red_stride[g.reduced++] = stride[d];
+        g.count *= in[d];
+      } else {
+        g.kept_dim[g.kept] = in[d];
+        g.kept_stride[g.kept++] = stride[d];
+        g.out_size *= in[d];
+      }
+    }
+    ASSERT_EQ(g.out_size, one.layer->output_size());
+    const std::vector<float> x = WideRandom(static_cast<size_t>(kBatch * g.in_size), seed++);
+    const std::vector<float> dy = WideRandom(static_cast<size_t>(kBatch * g.out_size), seed++);
+    const float* want_y = one.run->Forward(x.data(), kBatch, true);
+    std::vector<float> y(dy.size()), dx(x.size());
+    for (int64_t i = 0; i < static_cast<int64_t>(y.size()); ++i) {
+      y[i] = vision::ReduceValue(g, x.data() + (i / g.out_size) * g.in_size, i % g.out_size);
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSameBits(y.data(), want_y, y.size(), "forward"));
+    const float* want_dx = one.run->Backward(dy.data(), true);
+    for (int64_t i = 0; i < static_cast<int64_t>(dy.size()); ++i) {
+      float* cell = dx.data() + (i / g.out_size) * g.in_size + vision::ReduceBase(g, i % g.out_size);
+      for (int64_t k = 0; k < g.count; ++k) cell[vision::ReduceOffset(g, k)] = vision::ReduceGradient(g, dy[i]);
     }
     ASSERT_NO_FATAL_FAILURE(ExpectSameBits(dx.data(), want_dx, dx.size(), "input gradient"));
   }

@@ -1,5 +1,5 @@
 // The op parity suite for the vision ops (tests/gpu/op_parity.h): Cropping2D,
-// UpSampling2D, Conv2DTranspose, Permute, Resizing and CenterCrop, each case on every
+// UpSampling2D, Conv2DTranspose, Permute, Reduce, Resizing and CenterCrop, each case on every
 // device against the CPU kernel. The cuda cases skip, saying why, without a GPU.
 #include <vector>
 
@@ -64,6 +64,16 @@ TEST_P(VisionParity, Permute) {
       {"(3, 1, 2)", One({{"type", "permute"}, {"dims", {3, 1, 2}}}, {4, 5, 3})},
       {"(2, 1)", One({{"type", "permute"}, {"dims", {2, 1}}}, {6, 7})},
       {"(2, 3, 1) batch 7", One({{"type", "permute"}, {"dims", {2, 3, 1}}}, {3, 4, 5}), 7},
+  };
+  for (const OpCase& c : cases) CheckOp(GetParam(), c);
+}
+
+TEST_P(VisionParity, Reduce) {
+  SKIP_IF_DEVICE_UNAVAILABLE(GetParam());
+  const std::vector<OpCase> cases = {
+      {"sum over (1, 2)", One({{"type", "reduce"}, {"op", "sum"}, {"axis", {1, 2}}}, {4, 5, 3})},
+      {"mean over -1 keepdims", One({{"type", "reduce"}, {"op", "mean"}, {"axis", -1}, {"keepdims", true}}, {4, 5, 6})},
+      {"mean over (1, 3) batch 5", One({{"type", "reduce"}, {"op", "mean"}, {"axis", {1, 3}}}, {3, 4, 5}), 5},
   };
   for (const OpCase& c : cases) CheckOp(GetParam(), c);
 }

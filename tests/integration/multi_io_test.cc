@@ -113,6 +113,26 @@ TEST_F(MultiIoTest, ASharedLayerTrainsWithTheSameBitsInOneProcessOrTwo) {
   EXPECT_EQ(saved.find("again/kernel"), std::string::npos) << "a shared layer's weights are saved once";
 }
 
+// The reduce layer (tf.math.reduce_mean over the channels) in training on two workers; a
+// .keras save_model, which cannot describe it, is refused when the job starts.
+TEST_F(MultiIoTest, AReduceLayerTrainsAndAKerasArchiveOfItIsRefusedAtTheStart) {
+  const std::string out = tmp_.path() + "/out";
+  json job = Job(out);
+  json& layers = job["model"]["layers"];
+  layers.insert(layers.begin() + 2, json{{"type", "reduce"}, {"op", "mean"}, {"axis", -1}, {"keepdims", true},
+                                         {"name", "channel_mean"}, {"inputs", {"pool"}}});
+  ProcessResult r = Launch(job);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::vector<json> h = ReadJsonLines(out + "/history.jsonl");
+  ASSERT_GE(h.size(), 2u) << r.output;
+  EXPECT_LT(h[1]["loss"].get<double>(), h[0]["loss"].get<double>());
+  job["save_model"] = out + "/model.keras";
+  r = Launch(job);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("save_model: the model cannot be written as a .keras archive"), std::string::npos) << r.output;
+  EXPECT_EQ(Count(r.output, "Epoch 1/"), 0u) << "refused before training";
+}
+
 TEST_F(MultiIoTest, DataAndLossesThatDoNotNameTheModelsInputsAndOutputsAreRefused) {
   const std::string out = tmp_.path() + "/out";
   json job = Job(out);

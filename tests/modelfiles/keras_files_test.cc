@@ -464,6 +464,27 @@ TEST(Keras3ConfigTest, SeveralInputsAndOutputsRoundTrip) {
   }
 }
 
+// Every layer type of the compact form has its Keras class in the archive's config: the
+// merge layers beyond Add, Multiply and Concatenate take their inputs as one list too.
+TEST(Keras3ConfigTest, EveryMergeLayerRoundTrips) {
+  for (const char* type : {"subtract", "average", "maximum", "minimum"}) {
+    SCOPED_TRACE(type);
+    nlohmann::json compact = nlohmann::json::parse(R"({"inputs": [{"name": "a", "shape": [3]}, {"name": "b", "shape": [3]}],
+        "layers": [{"type": "dense", "name": "da", "units": 2, "inputs": ["a"]},
+                   {"type": "dense", "name": "db", "units": 2, "inputs": ["b"]},
+                   {"name": "merged", "inputs": ["da", "db"]},
+                   {"type": "dense", "name": "out", "units": 1}]})");
+    compact["layers"][2]["type"] = type;
+    auto config = Keras3ConfigFromCompact(compact);
+    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    EXPECT_EQ((*config)["config"]["layers"][4]["inbound_nodes"][0]["args"].size(), 1u) << "one list of tensors";
+    auto back = nn::KerasJsonToCompact(*config);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    auto model = nn::Model::FromJson(*back, 1);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+  }
+}
+
 // A layer called twice is one layer with two inbound nodes, the second call referred to as
 // [layer, 1, 0], as Keras 3 writes a shared layer; it reads back to one set of weights.
 TEST(Keras3ConfigTest, ASharedLayerIsOneLayerWithTwoCalls) {

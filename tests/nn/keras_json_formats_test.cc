@@ -255,19 +255,43 @@ TEST(KerasJsonFormatsTest, TfOpLambdaWithANumberAndSpatialMeanMapToLayers) {
   }
 }
 
+// reduce_sum and reduce_mean over other axes than the height and width: the reduce layer.
+TEST(KerasJsonFormatsTest, TfOpLambdaReductionsMapToTheReduceLayer) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"math.reduce_mean", R"({"axis": -1, "keepdims": true})"},
+      {"math.reduce_sum", R"({"axis": [1, 2]})"},
+      {"math.reduce_sum", R"({"axis": 3, "keepdims": false})"},
+  };
+  for (const auto& [function, kwargs] : cases) {
+    SCOPED_TRACE(std::string(function) + " " + kwargs);
+    json m = Fixture("tfkeras2_tfop.json");
+    Layers(m)[4]["config"]["function"] = function;
+    Layers(m)[4]["inbound_nodes"] = json{json::array({"bn", 0, 0, json::parse(kwargs)})};
+    const json t = Translate(m);
+    const json layer = LayerNamed(t, "tf.__operators__.add");
+    ASSERT_TRUE(layer.is_object()) << t.dump();
+    EXPECT_EQ(layer["type"], "reduce");
+    EXPECT_EQ(layer["op"], std::string(function) == "math.reduce_sum" ? "sum" : "mean");
+    const json args = json::parse(kwargs);
+    EXPECT_EQ(layer["keepdims"], args.value("keepdims", false));
+    EXPECT_EQ(layer["axis"], args["axis"].is_array() ? args["axis"] : json::array({args["axis"]}));
+  }
+}
+
 TEST(KerasJsonFormatsTest, TfOpLambdaRefusals) {
   // Ops without a layer yet, and others, named.
   json sum = Fixture("tfkeras2_tfop.json");
   Layers(sum)[4]["config"]["function"] = "math.reduce_sum";
-  EXPECT_HAS(Refusal(sum), "(TFOpLambda): tf.math.reduce_sum is not mapped to a ringtrain layer yet");
+  Layers(sum)[4]["inbound_nodes"] = json::parse(R"([["bn", 0, 0, {}]])");
+  EXPECT_HAS(Refusal(sum), "(TFOpLambda): tf.math.reduce_sum over every axis (axis=None) reduces the batch too");
+  json over_batch = Fixture("tfkeras2_tfop.json");
+  Layers(over_batch)[4]["config"]["function"] = "math.reduce_mean";
+  Layers(over_batch)[4]["inbound_nodes"] = json::parse(R"([["bn", 0, 0, {"axis": [0, 1]}]])");
+  EXPECT_HAS(Refusal(over_batch), "tf.math.reduce_mean over axis=[0,1]: ringtrain reduces axes other than the batch");
   json divide = Fixture("tfkeras2_tfop.json");
   Layers(divide)[4]["config"]["function"] = "math.truediv";
   EXPECT_HAS(Refusal(divide), "(TFOpLambda): tf.math.truediv of two tensors has no ringtrain layer (a division by a "
                               "number maps to Rescaling)");
-  json channel_mean = Fixture("tfkeras2_tfop.json");
-  Layers(channel_mean)[4]["config"]["function"] = "math.reduce_mean";
-  Layers(channel_mean)[4]["inbound_nodes"] = json::parse(R"([["bn", 0, 0, {"axis": -1}]])");
-  EXPECT_HAS(Refusal(channel_mean), "tf.math.reduce_mean over axis=-1 has no ringtrain layer (over [1, 2]");
   json other = Fixture("tfkeras2_tfop.json");
   Layers(other)[4]["config"]["function"] = "nn.softmax";
   EXPECT_HAS(Refusal(other), "layer 'tf.__operators__.add' (TFOpLambda): tf.nn.softmax has no ringtrain layer");
@@ -363,10 +387,11 @@ TEST(KerasJsonFormatsTest, Keras3OpRefusals) {
   json divide = Fixture("keras3_ops.json");
   Layers(divide)[3]["class_name"] = "Divide";
   EXPECT_HAS(Refusal(divide), "layer 'add' (Divide): keras.ops.divide of two tensors has no ringtrain layer");
-  json sum = Fixture("keras3_ops.json");
+  json sum = Keras3Mean(json(), false);
   Layers(sum)[3]["class_name"] = "Sum";
-  EXPECT_HAS(Refusal(sum), "layer 'add' (Sum): keras.ops.sum is not mapped to a ringtrain layer yet");
-  EXPECT_HAS(Refusal(Keras3Mean(-1, false)), "layer 'add' (Mean): keras.ops.mean over axis=-1 has no ringtrain layer");
+  EXPECT_HAS(Refusal(sum), "layer 'add' (Sum): keras.ops.sum over every axis (axis=None) reduces the batch too");
+  const json channel_mean = Translate(Keras3Mean(-1, false));
+  EXPECT_EQ(LayerNamed(channel_mean, "add")["type"], "reduce") << channel_mean.dump();
   json other = Fixture("keras3_ops.json");
   Layers(other)[3]["class_name"] = "Log";
   EXPECT_HAS(Refusal(other), "layer 'add' (Log): keras.ops.log has no ringtrain layer");

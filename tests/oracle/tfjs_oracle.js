@@ -401,6 +401,24 @@ async function runTrain(req) {
   return res;
 }
 
+// "reduce": tf.sum / tf.mean over axes (the batch being axis 0), what tf.math.reduce_sum and
+// reduce_mean compute in a model.
+//   {"kind": "reduce", "op": "sum" | "mean", "axis": [1, 2], "keepdims": false, "input": tensor, "dy": tensor}
+//   -> {"output": tensor, "input_grad": tensor}  (d sum(output * dy) / d input)
+async function runReduce(req) {
+  const x = toTensor(req.input, '"input"');
+  const f = req.op === 'mean' ? tf.mean : req.op === 'sum' ? tf.sum : fail('"op": must be "sum" or "mean"');
+  const keep = !!req.keepdims;
+  const y = f(x, req.axis, keep);
+  const res = {output: fromTensor(y)};
+  if (req.dy != null) {
+    const dy = toTensor(req.dy, '"dy"');
+    const g = tf.grad(v => tf.sum(tf.mul(f(v, req.axis, keep), dy)))(x);
+    res.input_grad = fromTensor(g);
+  }
+  return res;
+}
+
 async function runVersion() {
   const check = Array.from(tf.add(tf.tensor1d([1]), tf.tensor1d([3])).dataSync());
   return {tfjs: tf.version.tfjs, backend: tf.getBackend(), check};
@@ -417,7 +435,8 @@ async function main() {
     await tf.setBackend('cpu');
     await tf.ready();
     const req = JSON.parse(fs.readFileSync(reqPath, 'utf8'));
-    const kinds = {version: runVersion, layer: runLayer, model: runModel, build: runBuild, train: runTrain};
+    const kinds = {version: runVersion, layer: runLayer, model: runModel, build: runBuild, train: runTrain,
+                   reduce: runReduce};
     const run = kinds[req.kind];
     if (run == null) fail(`"kind": must be one of ${Object.keys(kinds).join(', ')}, got ${JSON.stringify(req.kind)}`);
     res = Object.assign({ok: true}, await run(req));

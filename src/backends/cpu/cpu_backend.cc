@@ -54,6 +54,7 @@ std::unique_ptr<cpu::CpuKernel> NewCpuKernel(const ops::Node& node) {
     case ops::OpKind::kRandomBrightness: return cpu::NewImageAdjustKernel(node);
     case ops::OpKind::kRandomContrast: return cpu::NewImageAdjustKernel(node);
     case ops::OpKind::kRandomZoom: return cpu::NewRandomZoomKernel(node);
+    case ops::OpKind::kReduce: return cpu::NewReduceKernel(node);
   }
   return nullptr;
 }

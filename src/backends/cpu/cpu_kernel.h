@@ -119,6 +119,7 @@ std::unique_ptr<CpuKernel> NewRandomAffineKernel(const ops::Node& node);  // kRa
 // resample_kernels.cc: kCropping2D, kUpSampling2D, kResizing, kCenterCrop
 std::unique_ptr<CpuKernel> NewResampleKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewPermuteKernel(const ops::Node& node);   // permute_kernel.cc
+std::unique_ptr<CpuKernel> NewReduceKernel(const ops::Node& node);    // reduce_kernel.cc
 std::unique_ptr<CpuKernel> NewConvTransposeKernel(const ops::Node& node);  // conv_transpose_kernel.cc: kConv2DTranspose
 std::unique_ptr<CpuKernel> NewNormalizationKernel(const ops::Node& node);
 std::unique_ptr<CpuKernel> NewSpatialDropout2DKernel(const ops::Node& node);

@@ -115,6 +115,8 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewCudaKernel(const ops::Node& node,
       return NewImageAdjustKernel(node, gpu);
     case ops::OpKind::kRandomZoom:
       return NewRandomZoomKernel(node, gpu);
+    case ops::OpKind::kReduce:
+      return NewReduceKernel(node, gpu);
   }
   return UnimplementedError(node.Label() + ": no CUDA kernel for op " + ops::Describe(node.op));
 }

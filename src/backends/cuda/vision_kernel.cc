@@ -72,6 +72,7 @@ class OneInputKernel final : public backends::Kernel {
 
 using ResampleKernel = OneInputKernel<vision::ResampleGeometry, ResampleForward, ResampleBackward>;
 using PermuteKernel = OneInputKernel<vision::PermuteGeometry, PermuteForward, PermuteBackward>;
+using ReduceKernel = OneInputKernel<vision::ReduceGeometry, ReduceForward, ReduceBackward>;
 
 }  // namespace
 }  // namespace vision_kernels
@@ -148,6 +149,44 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewPermuteKernel(const ops::Node& no
     p.stride[d] = in_strides[perm[d]];
   }
   return std::unique_ptr<backends::Kernel>(new vision_kernels::PermuteKernel(node, gpu, p, "Permute"));
+}
+
+StatusOr<std::unique_ptr<backends::Kernel>> NewReduceKernel(const ops::Node& node, const GpuContext* gpu) {
+  if (node.op.kind != ops::OpKind::kReduce || node.input_shapes.size() != 1) {
+    return InvalidArgumentError(node.Label() + ": not a Reduce op (" + ops::Describe(node.op) + ")");
+  }
+  const ops::Shape& in = node.input_shapes[0];
+  const int rank = static_cast<int>(in.size());
+  if (rank < 1 || rank > vision::kMaxRank) {
+    return InvalidArgumentError(node.Label() + ": Reduce runs ranks 1 to " + std::to_string(vision::kMaxRank));
+  }
+  std::vector<int64_t> stride(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * in[d + 1];
+  std::vector<bool> reduced(rank, false);
+  for (int a : node.op.reduce_axes) {
+    if (a < 0 || a >= rank) return InvalidArgumentError(node.Label() + ": a reduced axis is not an axis of the input");
+    reduced[a] = true;
+  }
+  vision::ReduceGeometry g;
+  g.in_size = ops::NumElements(in);
+  g.out_size = 1;
+  g.count = 1;
+  g.mean = node.op.reduce_mean;
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      g.red_dim[g.reduced] = in[d];
+      g.red_stride[g.reduced++] = stride[d];
+      g.count *= in[d];
+    } else {
+      g.kept_dim[g.kept] = in[d];
+      g.kept_stride[g.kept++] = stride[d];
+      g.out_size *= in[d];
+    }
+  }
+  if (g.out_size != node.output_size()) {
+    return InvalidArgumentError(node.Label() + ": the reduced axes do not fit the node's shapes");
+  }
+  return std::unique_ptr<backends::Kernel>(new vision_kernels::ReduceKernel(node, gpu, g, "Reduce"));
 }
 
 }  // namespace ringtrain::gpu

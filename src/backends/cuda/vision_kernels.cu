@@ -1,4 +1,4 @@
-// The CUDA kernels behind backends/cuda/vision_launch.h: resampling and Permute. The
+// The CUDA kernels behind backends/cuda/vision_launch.h: resampling, Permute and Reduce. The
 // arithmetic of every element lives in backends/cuda/vision_math.h (tested on the host
 // against the CPU kernels); this file only maps threads onto elements.
 //
@@ -67,6 +67,24 @@ __global__ void PermuteBackwardKernel(vision::PermuteGeometry p, const float* dy
   }
 }
 
+// One thread per output value, its cells summed in order: no atomics, the same bits every run.
+__global__ void ReduceForwardKernel(vision::ReduceGeometry g, const float* x, int64_t n, float* y) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    const int64_t example = i / g.out_size;
+    y[i] = vision::ReduceValue(g, x + example * g.in_size, i % g.out_size);
+  }
+}
+
+// One thread per output value, writing its cells (each input cell belongs to one output).
+__global__ void ReduceBackwardKernel(vision::ReduceGeometry g, const float* dy, int64_t n, float* dx) {
+  for (int64_t i = GlobalThread(); i < n; i += GridStride()) {
+    const int64_t example = i / g.out_size;
+    float* cell = dx + example * g.in_size + vision::ReduceBase(g, i % g.out_size);
+    const float grad = vision::ReduceGradient(g, dy[i]);
+    for (int64_t k = 0; k < g.count; ++k) cell[vision::ReduceOffset(g, k)] = grad;
+  }
+}
+
 template <typename Kernel, typename... Args>
 cudaError_t Launch(int64_t n, cudaStream_t stream, Kernel kernel, Args... args) {
   if (n > 0) kernel<<<Blocks(n), kThreads, 0, stream>>>(args...);
@@ -98,6 +116,17 @@ cudaError_t PermuteBackward(const vision::PermuteGeometry& p, const float* dy, i
                             cudaStream_t stream) {
   const int64_t n = static_cast<int64_t>(batch) * p.size;
   return vision_cuda::Launch(n, stream, vision_cuda::PermuteBackwardKernel, p, dy, n, dx);
+}
+
+cudaError_t ReduceForward(const vision::ReduceGeometry& g, const float* x, int batch, float* y, cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(batch) * g.out_size;
+  return vision_cuda::Launch(n, stream, vision_cuda::ReduceForwardKernel, g, x, n, y);
+}
+
+cudaError_t ReduceBackward(const vision::ReduceGeometry& g, const float* dy, int batch, float* dx,
+                           cudaStream_t stream) {
+  const int64_t n = static_cast<int64_t>(batch) * g.out_size;
+  return vision_cuda::Launch(n, stream, vision_cuda::ReduceBackwardKernel, g, dy, n, dx);
 }
 
 }  // namespace ringtrain::gpu

@@ -23,5 +23,7 @@ namespace ringtrain::gpu {
 StatusOr<std::unique_ptr<backends::Kernel>> NewResampleKernel(const ops::Node& node, const GpuContext* gpu);
 // kPermute of any rank up to 8.
 StatusOr<std::unique_ptr<backends::Kernel>> NewPermuteKernel(const ops::Node& node, const GpuContext* gpu);
+// kReduce over up to 8 axes.
+StatusOr<std::unique_ptr<backends::Kernel>> NewReduceKernel(const ops::Node& node, const GpuContext* gpu);
 
 }  // namespace ringtrain::gpu

@@ -29,4 +29,10 @@ cudaError_t PermuteForward(const vision::PermuteGeometry& p, const float* x, int
 cudaError_t PermuteBackward(const vision::PermuteGeometry& p, const float* dy, int batch, float* dx,
                             cudaStream_t stream);
 
+// y[batch, out_size]: each output the sum (mean) of its cells; the backward writes every
+// input cell's gradient (overwrites dx).
+cudaError_t ReduceForward(const vision::ReduceGeometry& g, const float* x, int batch, float* y, cudaStream_t stream);
+cudaError_t ReduceBackward(const vision::ReduceGeometry& g, const float* dy, int batch, float* dx,
+                           cudaStream_t stream);
+
 }  // namespace ringtrain::gpu

@@ -151,4 +151,47 @@ RT_HD inline int64_t PermuteSource(const PermuteGeometry& p, int64_t o) {
   return src;
 }
 
+// ---------------------------------------------------------------- Reduce
+// An example's input as kept axes x reduced axes: output o's cells are at base(o) +
+// offset(k), k in row-major order of the reduced axes (backends/cpu/reduce_kernel.cc's
+// order). ReduceSize: an example's input floats.
+struct ReduceGeometry {
+  int kept = 0, reduced = 0;  // axes of each kind, in input order
+  int kept_dim[kMaxRank] = {}, red_dim[kMaxRank] = {};
+  int64_t kept_stride[kMaxRank] = {}, red_stride[kMaxRank] = {};
+  int64_t in_size = 0, out_size = 0, count = 0;  // floats per example in and out; cells per output
+  bool mean = false;
+};
+
+RT_HD inline int64_t ReduceBase(const ReduceGeometry& g, int64_t o) {
+  int64_t off = 0;
+  for (int d = g.kept - 1; d >= 0; --d) {
+    off += (o % g.kept_dim[d]) * g.kept_stride[d];
+    o /= g.kept_dim[d];
+  }
+  return off;
+}
+
+RT_HD inline int64_t ReduceOffset(const ReduceGeometry& g, int64_t k) {
+  int64_t off = 0;
+  for (int d = g.reduced - 1; d >= 0; --d) {
+    off += (k % g.red_dim[d]) * g.red_stride[d];
+    k /= g.red_dim[d];
+  }
+  return off;
+}
+
+// Output o of one example `x`: the float sum in k order, divided by count for a mean.
+RT_HD inline float ReduceValue(const ReduceGeometry& g, const float* x, int64_t o) {
+  const float* cell = x + ReduceBase(g, o);
+  float acc = 0.0f;
+  for (int64_t k = 0; k < g.count; ++k) acc += cell[ReduceOffset(g, k)];
+  return g.mean ? acc / static_cast<float>(g.count) : acc;
+}
+
+// The gradient of every cell of output o: dy, or dy / count for a mean.
+RT_HD inline float ReduceGradient(const ReduceGeometry& g, float dy) {
+  return g.mean ? dy / static_cast<float>(g.count) : dy;
+}
+
 }  // namespace ringtrain::gpu::vision

@@ -79,6 +79,27 @@ bool IsSpatialAxes(const json& axis) {
   return a && b && ((*a == 1 && *b == 2) || (*a == -3 && *b == -2));
 }
 
+// tf.math.reduce_sum / reduce_mean, keras.ops.sum / mean over `axis` (the batch being axis
+// 0) as a layer: GlobalAveragePooling2D for a mean over the height and width (its bits),
+// else the "reduce" layer (nn/layers/reduce.h).
+StatusOr<json> ReductionLayer(const Entry& e, const std::string& op, bool mean, const json& axis, const json& keepdims) {
+  if (!keepdims.is_boolean()) return e.Error(op + " keepdims must be true or false, got " + JsonBrief(keepdims));
+  if (axis.is_null()) {
+    return e.Error(op + " over every axis (axis=None) reduces the batch too, which no ringtrain layer does; name the "
+                   "axes, e.g. axis=[1, 2]");
+  }
+  const json list = axis.is_array() ? axis : json::array({axis});
+  for (const json& a : list) {
+    if (!JsonInt(a, -64, 64) || *JsonInt(a, -64, 64) == 0) {
+      return e.Error(op + " over axis=" + JsonBrief(axis) + ": ringtrain reduces axes other than the batch (1, 2, "
+                     "... or -1, -2, ...)");
+    }
+  }
+  if (list.empty()) return e.Error(op + " over axis=[] reduces nothing; leave it out of the model");
+  if (mean && IsSpatialAxes(axis)) return json{{"type", "GlobalAveragePooling2D"}, {"keepdims", keepdims.get<bool>()}};
+  return json{{"type", "reduce"}, {"op", mean ? "mean" : "sum"}, {"axis", list}, {"keepdims", keepdims.get<bool>()}};
+}
+
 // "math.add" -> "add", ...: the elementwise ops ScalarRescaling takes; "" for the others.
 std::string ScalarKind(const std::string& function) {
   if (function == "math.add" || function == "__operators__.add") return "add";
@@ -148,18 +169,16 @@ class OpCall {
     if (function_ == "math.minimum") return Binary("Minimum");
     if (function_ == "concat") return Concat();
     if (function_ == "reshape") return Reshape();
-    if (function_ == "math.reduce_mean") return SpatialMean();
+    if (function_ == "math.reduce_mean") return Reduction(true);
+    if (function_ == "math.reduce_sum") return Reduction(false);
     if (ScalarKind(function_) == "divide") {
       return e_.Error(op_ + " of two tensors has no ringtrain layer (a division by a number maps to Rescaling): "
                       "write it with Keras layers and save the model again");
     }
-    if (function_ == "math.reduce_sum") {
-      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (reduce_mean over the spatial axes is, as "
-                      "GlobalAveragePooling2D): write it with Keras layers and save the model again");
-    }
     return e_.Error(op_ + " has no ringtrain layer (TensorFlow ops map for add, subtract, multiply and divide by a "
                     "number, add, subtract, multiply, maximum and minimum of tensors, concat, reshape, and "
-                    "reduce_mean over the spatial axes): write it with Keras layers and save the model again");
+                    "reduce_sum and reduce_mean over axes other than the batch): write it with Keras layers and save "
+                    "the model again");
   }
 
  private:
@@ -221,25 +240,17 @@ class OpCall {
     return out;
   }
 
-  // tf.math.reduce_mean over the height and width of an NHWC tensor: GlobalAveragePooling2D.
-  StatusOr<OpLayer> SpatialMean() {
+  // tf.math.reduce_sum / reduce_mean over axes other than the batch (ReductionLayer).
+  StatusOr<OpLayer> Reduction(bool mean) {
     if (first_.size() != 1) return e_.Error(op_ + " takes one tensor as its first argument 'input_tensor'");
     RT_RETURN_IF_ERROR(OnlyKwargs({"axis", "keepdims"}));
     RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(first_[0], "input_tensor"));
     const auto axis = known_.find("axis");
-    if (axis == known_.end() || !IsSpatialAxes(*axis->second)) {
-      return e_.Error(op_ + " over axis=" + (axis == known_.end() ? std::string("None") : JsonBrief(*axis->second)) +
-                      " has no ringtrain layer (over [1, 2], the height and width of an image tensor, it maps to "
-                      "GlobalAveragePooling2D)");
-    }
-    bool keepdims = false;
-    if (const auto k = known_.find("keepdims"); k != known_.end()) {
-      if (!k->second->is_boolean()) return e_.Error(op_ + " keepdims must be true or false");
-      keepdims = k->second->get<bool>();
-    }
+    const auto keepdims = known_.find("keepdims");
     OpLayer out;
     out.inputs = {x};
-    out.layer = {{"type", "GlobalAveragePooling2D"}, {"keepdims", keepdims}};
+    RT_ASSIGN_OR_RETURN(out.layer, ReductionLayer(e_, op_, mean, axis == known_.end() ? json() : *axis->second,
+                                                  keepdims == known_.end() ? json(false) : *keepdims->second));
     return out;
   }
 
@@ -349,13 +360,10 @@ class Keras3Call {
       return e_.Error(op_ + " of two tensors has no ringtrain layer (a division by a number maps to Rescaling): "
                       "write it with Keras layers and save the model again");
     }
-    if (e_.cls == "Mean") return SpatialMean();
-    if (e_.cls == "Sum") {
-      return e_.Error(op_ + " is not mapped to a ringtrain layer yet (keras.ops.mean over the spatial axes is, as "
-                      "GlobalAveragePooling2D): write it with Keras layers and save the model again");
-    }
+    if (e_.cls == "Mean") return Reduction(true);
+    if (e_.cls == "Sum") return Reduction(false);
     return e_.Error(op_ + " has no ringtrain layer (Keras ops map only for add, subtract, multiply, maximum, minimum, "
-                    "concatenate and reshape): write it with Keras layers and save the model again");
+                    "concatenate, reshape, sum and mean): write it with Keras layers and save the model again");
   }
 
  private:
@@ -434,21 +442,15 @@ class Keras3Call {
     return out;
   }
 
-  // keras.ops.mean over the height and width of an NHWC tensor: GlobalAveragePooling2D.
-  StatusOr<OpLayer> SpatialMean() {
+  // keras.ops.sum / mean over axes other than the batch (ReductionLayer).
+  StatusOr<OpLayer> Reduction(bool mean) {
     RT_RETURN_IF_ERROR(OnlyConfig({"axis", "keepdims"}));
     if (args_.size() != 1) return e_.Error(op_ + " must be called on one tensor, got " + JsonBrief(args_));
     OpLayer out;
     RT_ASSIGN_OR_RETURN(TensorRef x, Tensor(args_[0], "x"));
-    const json axis = e_.config->value("axis", json());
-    if (!IsSpatialAxes(axis)) {
-      return e_.Error(op_ + " over axis=" + JsonBrief(axis) + " has no ringtrain layer (over [1, 2], the height and "
-                      "width of an image tensor, it maps to GlobalAveragePooling2D)");
-    }
-    const json keepdims = e_.config->value("keepdims", json(false));
-    if (!keepdims.is_boolean()) return e_.Error(op_ + " keepdims must be true or false");
     out.inputs = {x};
-    out.layer = {{"type", "GlobalAveragePooling2D"}, {"keepdims", keepdims.get<bool>()}};
+    RT_ASSIGN_OR_RETURN(out.layer, ReductionLayer(e_, op_, mean, e_.config->value("axis", json()),
+                                                  e_.config->value("keepdims", json(false))));
     return out;
   }
 
