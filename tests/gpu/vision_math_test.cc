@@ -207,26 +207,9 @@ TEST(VisionMathReduce, BothDirectionsBitIdentical) {
     ASSERT_NO_FATAL_FAILURE(Build(c.layer, c.shape, &one));
     const ops::Op op = one.layer->op();
     const nn::Shape& in = one.layer->input_shape();
-    const int rank = static_cast<int>(in.size());
-    std::vector<int64_t> stride(rank, 1);
-    for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * in[d + 1];
-    vision::ReduceGeometry g;
-    g.in_size = one.layer->input_size();
-    g.out_size = 1;
-    g.count = 1;
-    g.mean = op.reduce_mean;
-    for (int d = 0; d < rank; ++d) {
-      const bool reduced = std::find(op.reduce_axes.begin(), op.reduce_axes.end(), d) != op.reduce_axes.end();
-      if (reduced) {
-        g.red_dim[g.reduced] = in[d];
-        g.red_stride[g.reduced++] = stride[d];
-        g.count *= in[d];
-      } else {
-        g.kept_dim[g.kept] = in[d];
-        g.kept_stride[g.kept++] = stride[d];
-        g.out_size *= in[d];
-      }
-    }
+    const vision::ReduceGeometry g = vision::ReduceGeometryOf(in.data(), static_cast<int>(in.size()),
+                                                              op.reduce_axes.data(),
+                                                              static_cast<int>(op.reduce_axes.size()), op.reduce_mean);
     ASSERT_EQ(g.out_size, one.layer->output_size());
     const std::vector<float> x = WideRandom(static_cast<size_t>(kBatch * g.in_size), seed++);
     const std::vector<float> dy = WideRandom(static_cast<size_t>(kBatch * g.out_size), seed++);

@@ -160,29 +160,12 @@ StatusOr<std::unique_ptr<backends::Kernel>> NewReduceKernel(const ops::Node& nod
   if (rank < 1 || rank > vision::kMaxRank) {
     return InvalidArgumentError(node.Label() + ": Reduce runs ranks 1 to " + std::to_string(vision::kMaxRank));
   }
-  std::vector<int64_t> stride(rank, 1);
-  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * in[d + 1];
-  std::vector<bool> reduced(rank, false);
-  for (int a : node.op.reduce_axes) {
+  const std::vector<int>& axes = node.op.reduce_axes;
+  for (int a : axes) {
     if (a < 0 || a >= rank) return InvalidArgumentError(node.Label() + ": a reduced axis is not an axis of the input");
-    reduced[a] = true;
   }
-  vision::ReduceGeometry g;
-  g.in_size = ops::NumElements(in);
-  g.out_size = 1;
-  g.count = 1;
-  g.mean = node.op.reduce_mean;
-  for (int d = 0; d < rank; ++d) {
-    if (reduced[d]) {
-      g.red_dim[g.reduced] = in[d];
-      g.red_stride[g.reduced++] = stride[d];
-      g.count *= in[d];
-    } else {
-      g.kept_dim[g.kept] = in[d];
-      g.kept_stride[g.kept++] = stride[d];
-      g.out_size *= in[d];
-    }
-  }
+  const vision::ReduceGeometry g = vision::ReduceGeometryOf(in.data(), rank, axes.data(), static_cast<int>(axes.size()),
+                                                            node.op.reduce_mean);
   if (g.out_size != node.output_size()) {
     return InvalidArgumentError(node.Label() + ": the reduced axes do not fit the node's shapes");
   }

@@ -163,22 +163,49 @@ struct ReduceGeometry {
   bool mean = false;
 };
 
-RT_HD inline int64_t ReduceBase(const ReduceGeometry& g, int64_t o) {
+// Index i of a row-major grid of `rank` axes (dim), as an offset through `stride`.
+RT_HD inline int64_t GridOffset(int rank, const int* dim, const int64_t* stride, int64_t i) {
   int64_t off = 0;
-  for (int d = g.kept - 1; d >= 0; --d) {
-    off += (o % g.kept_dim[d]) * g.kept_stride[d];
-    o /= g.kept_dim[d];
+  for (int d = rank - 1; d >= 0; --d) {
+    off += (i % dim[d]) * stride[d];
+    i /= dim[d];
   }
   return off;
 }
 
+RT_HD inline int64_t ReduceBase(const ReduceGeometry& g, int64_t o) {
+  return GridOffset(g.kept, g.kept_dim, g.kept_stride, o);
+}
+
 RT_HD inline int64_t ReduceOffset(const ReduceGeometry& g, int64_t k) {
-  int64_t off = 0;
-  for (int d = g.reduced - 1; d >= 0; --d) {
-    off += (k % g.red_dim[d]) * g.red_stride[d];
-    k /= g.red_dim[d];
+  return GridOffset(g.reduced, g.red_dim, g.red_stride, k);
+}
+
+// The geometry of a reduction of an input of per-example shape `in` (rank 1..kMaxRank) over
+// `axes` (0-based), as the CUDA factory and the host tests make it.
+inline ReduceGeometry ReduceGeometryOf(const int* in, int rank, const int* axes, int num_axes, bool mean) {
+  ReduceGeometry g;
+  int64_t stride[kMaxRank] = {};
+  stride[rank - 1] = 1;
+  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * in[d + 1];
+  g.in_size = stride[0] * in[0];
+  g.out_size = 1;
+  g.count = 1;
+  g.mean = mean;
+  for (int d = 0; d < rank; ++d) {
+    bool reduced = false;
+    for (int k = 0; k < num_axes; ++k) reduced = reduced || axes[k] == d;
+    if (reduced) {
+      g.red_dim[g.reduced] = in[d];
+      g.red_stride[g.reduced++] = stride[d];
+      g.count *= in[d];
+    } else {
+      g.kept_dim[g.kept] = in[d];
+      g.kept_stride[g.kept++] = stride[d];
+      g.out_size *= in[d];
+    }
   }
-  return off;
+  return g;
 }
 
 // Output o of one example `x`: the float sum in k order, divided by count for a mean.
