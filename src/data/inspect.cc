@@ -78,10 +78,22 @@ Status CheckOptions(const InspectOptions& o) {
 Status CountClasses(const Shard& all, Inspection* in) {
   const ExampleSpec& spec = all.spec();
   in->num_classes = spec.num_classes;
-  // Float targets are values, not classes: nothing to count.
-  if (spec.float_targets) return Status::Ok();
-  for (const ExampleSpec::Part& t : spec.targets) {
-    if (t.float_targets) return Status::Ok();
+  // Float targets are values, not classes, and several outputs' labels are counted by no
+  // one class list: say what they are instead.
+  if (spec.float_targets) {
+    in->num_classes = 0;
+    in->label_mode = "float targets, " + std::to_string(spec.label_size()) + " per example";
+    return Status::Ok();
+  }
+  if (!spec.targets.empty()) {
+    in->num_classes = 0;
+    in->label_mode = "one array per output:";
+    for (const ExampleSpec::Part& t : spec.targets) {
+      in->label_mode += " " + t.name + " (" + std::to_string(t.size) + " per example, " +
+                        (t.float_targets ? std::string("float targets") : std::to_string(t.num_classes) + " classes") +
+                        ")";
+    }
+    return Status::Ok();
   }
   std::vector<int64_t> counts(static_cast<size_t>(std::max(spec.num_classes, 0)), 0);
   // Several labels per example (masks, multi-hot): every label counts, so the example is read.

@@ -46,7 +46,8 @@ std::string FormatInspection(const Inspection& in) {
   s += in.files.empty() ? "\n" : ": " + Names(in.files, in.num_files) + "\n";
   s += "  examples:   " + std::to_string(in.examples) + "\n";
   s += "  shape:      " + Shape(in.shape) + " (" + std::to_string(in.floats_per_example) + " floats)\n";
-  s += "  labels:     " + in.label_mode + ", " + std::to_string(in.num_classes) + " classes\n";
+  s += "  labels:     " + in.label_mode +
+       (in.num_classes > 0 || in.classes.size() > 0 ? ", " + std::to_string(in.num_classes) + " classes" : "") + "\n";
   // Shares of all labels counted: one per example, or several (masks, multi-hot).
   int64_t labels = 0;
   for (const ClassCount& c : in.classes) labels += c.count;

@@ -133,6 +133,19 @@ TEST_F(MultiIoTest, AReduceLayerTrainsAndAKerasArchiveOfItIsRefusedAtTheStart) {
   EXPECT_EQ(Count(r.output, "Epoch 1/"), 0u) << "refused before training";
 }
 
+// `data inspect` says what each output's labels are, instead of counting them as one class list.
+TEST_F(MultiIoTest, DataInspectDescribesEachOutputsLabels) {
+  const std::string path = tmp_.path() + "/job.json";
+  WriteFile(path, Job(tmp_.path() + "/out").dump());
+  Process p(RingtrainBinary(), {"data", "inspect", path}, {});
+  ProcessResult r = p.Wait(60);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("labels:     one array per output: digit (1 per example, 10 classes) large (1 per example, "
+                          "2 classes)"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(MultiIoTest, DataAndLossesThatDoNotNameTheModelsInputsAndOutputsAreRefused) {
   const std::string out = tmp_.path() + "/out";
   json job = Job(out);
