@@ -161,9 +161,12 @@ StatusOr<Shard> OpenShard(const SourceFormat& format, const json& source_json, S
 StatusOr<Dataset> Materialize(const Shard& shard) {
   if (!shard.source) return FailedPreconditionError("Materialize of a shard that was not opened");
   const ExampleSpec& spec = shard.spec();
-  if (spec.label_size() != 1) {
-    return UnimplementedError("a source with per-pixel labels (masks) is read through the input pipeline only: "
-                              "train and evaluate it with a job's data.train and data.eval")
+  if (spec.label_size() != 1 || spec.float_targets || !spec.inputs.empty()) {
+    const std::string what = !spec.targets.empty() || !spec.inputs.empty()
+                                 ? "arrays named per model input or output"
+                                 : spec.float_targets ? "float targets" : "several labels per example (masks, targets)";
+    return UnimplementedError("a source with " + what + " is read through the input pipeline only: train and "
+                              "evaluate it with a job's data.train and data.eval (ringtrain launch)")
         .About(Subject::kConfig);
   }
   Dataset d;

@@ -85,6 +85,17 @@ TEST_F(MultiIoTest, TrainsWithALossPerOutputAndTheSameBitsInOneProcessOrTwo) {
   r = Launch(Job(b), "1");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(ReadFileOrEmpty(a + "/model.safetensors"), ReadFileOrEmpty(b + "/model.safetensors"));
+
+  // `evaluate` reads one array of examples and one of labels: it sends these to the job.
+  const std::string path = tmp_.path() + "/job.json";
+  WriteFile(path, Job(a).dump());
+  Process evaluate(RingtrainBinary(), {"evaluate", "--job", path, "--model", a + "/model.safetensors"}, {});
+  r = evaluate.Wait(60);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("a source with arrays named per model input or output is read through the input pipeline "
+                          "only"),
+            std::string::npos)
+      << r.output;
 }
 
 // A shared layer in training: quadrant_features made square (4 -> 4) and called again on its
