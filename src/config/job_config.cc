@@ -201,7 +201,7 @@ Status CheckLossAndMetrics(const nlohmann::json& loss_json, const nlohmann::json
 // model (the trainer matches them against its outputs).
 Status CheckPerOutput(JobConfig* job) {
   const nlohmann::json& loss = job->loss;
-  const bool loss_per_output = loss.is_array() || (loss.is_object() && !loss.contains("type") && !loss.contains("class_name"));
+  const bool loss_per_output = nn::LossPerOutput(loss);
   if (loss_per_output && loss.empty()) {
     return InvalidArgumentError("loss: an empty " + std::string(loss.is_array() ? "list" : "object") +
                                 "; give one loss, or one per model output").About(Subject::kConfig);
@@ -227,10 +227,7 @@ Status CheckPerOutput(JobConfig* job) {
                                 "them by output name, got " + JsonBrief(w)).About(Subject::kConfig);
   }
   const nlohmann::json& m = job->metrics;
-  const bool metrics_per_output =
-      m.is_object() || (m.is_array() && !m.empty() &&
-                        std::all_of(m.begin(), m.end(), [](const nlohmann::json& x) { return x.is_array() || x.is_null(); }));
-  if (!metrics_per_output) {
+  if (!nn::MetricsPerOutput(m)) {
     if (!loss_per_output) return CheckLossAndMetrics(loss, m);
     return CheckLossAndMetrics(losses.empty() ? nlohmann::json("sparse_categorical_crossentropy") : losses[0], m);
   }
@@ -263,10 +260,7 @@ Status ParseLossAndMetrics(const nlohmann::json& j, JobConfig* job) {
   job->metrics = j.value("metrics", nlohmann::json::array({"accuracy"}));
   if (job->metrics.is_null()) job->metrics = nlohmann::json::array();
   job->loss_weights = j.value("loss_weights", nlohmann::json());
-  const nlohmann::json& loss = job->loss;
-  const bool loss_per_output = loss.is_array() || (loss.is_object() && !loss.contains("type") && !loss.contains("class_name"));
-  if (loss_per_output || !job->loss_weights.is_null() || job->metrics.is_object() ||
-      (job->metrics.is_array() && !job->metrics.empty() && job->metrics[0].is_array())) {
+  if (nn::LossPerOutput(job->loss) || !job->loss_weights.is_null() || nn::MetricsPerOutput(job->metrics)) {
     return CheckPerOutput(job);
   }
   return CheckLossAndMetrics(job->loss, job->metrics);

@@ -96,23 +96,15 @@ StatusOr<nlohmann::json> ForOutput(const nlohmann::json& field, const char* key,
 
 }  // namespace
 
-bool Objective::PerOutput(const nlohmann::json& loss) {
-  return loss.is_array() || (loss.is_object() && !loss.contains("type") && !loss.contains("class_name"));
-}
-
 StatusOr<Objective> Objective::ForOutputs(const nlohmann::json& loss, const nlohmann::json& loss_weights,
                                           const nlohmann::json& metrics, const std::vector<OutputLayout>& outputs) {
   Objective o;
   o.layouts_ = outputs;
-  // A flat list of metrics (strings or single metric objects) applies to every output.
-  const bool metrics_per_output =
-      metrics.is_object() || (metrics.is_array() && !metrics.empty() &&
-                               std::all_of(metrics.begin(), metrics.end(),
-                                           [](const nlohmann::json& m) { return m.is_array() || m.is_null(); }));
+  const bool metrics_per_output = nn::MetricsPerOutput(metrics);
   for (size_t k = 0; k < outputs.size(); ++k) {
     const OutputLayout& out = outputs[k];
     const std::string ctx = "output \"" + out.name + "\"";
-    RT_ASSIGN_OR_RETURN(nlohmann::json l, PerOutput(loss) ? ForOutput(loss, "loss", outputs, k, nlohmann::json())
+    RT_ASSIGN_OR_RETURN(nlohmann::json l, nn::LossPerOutput(loss) ? ForOutput(loss, "loss", outputs, k, nlohmann::json())
                                                           : StatusOr<nlohmann::json>(loss));
     if (l.is_null()) return InvalidArgumentError("loss: names no loss for " + ctx).About(Subject::kConfig);
     RT_ASSIGN_OR_RETURN(nlohmann::json m, metrics_per_output

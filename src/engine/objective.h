@@ -53,9 +53,6 @@ class Objective {
   // INVALID_ARGUMENT about Subject::kConfig naming the output and field.
   static StatusOr<Objective> ForOutputs(const nlohmann::json& loss, const nlohmann::json& loss_weights,
                                         const nlohmann::json& metrics, const std::vector<OutputLayout>& outputs);
-  // Whether `loss` (or `metrics`, `loss_weights`) names something per output: a list of
-  // losses or an object keyed by output names (not one loss's {"type"/"class_name": ...}).
-  static bool PerOutput(const nlohmann::json& loss);
 
   // Sparse categorical cross-entropy from logits with "accuracy": what a job that names
   // neither trains with (and an engine uses until it is given another).

@@ -83,8 +83,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const config::JobConfig& job,
   // value (seen once the data is open, below) remakes it, so its error waits until then.
   Status class_objective = Status::Ok();
   const bool several_outputs = t->model_->outputs().size() > 1;
-  if (!several_outputs && (engine::Objective::PerOutput(job.loss) || !job.loss_weights.is_null())) {
-    return InvalidArgumentError(std::string(engine::Objective::PerOutput(job.loss) ? "loss" : "loss_weights") +
+  if (!several_outputs && (nn::LossPerOutput(job.loss) || !job.loss_weights.is_null())) {
+    return InvalidArgumentError(std::string(nn::LossPerOutput(job.loss) ? "loss" : "loss_weights") +
                                 ": names something per output, but the model has one output; give one loss")
         .About(Subject::kConfig);
   }

@@ -10,12 +10,7 @@
 namespace ringtrain::train {
 namespace {
 
-std::string NameList(const std::vector<nn::ModelIo>& parts) {
-  std::string s;
-  for (const nn::ModelIo& p : parts) s += (s.empty() ? "\"" : ", \"") + p.name + "\"";
-  return s;
-}
-
+// '"a", "b"': the names of the model's inputs or outputs, or of a source's arrays.
 template <typename Parts>
 std::string PartNames(const Parts& parts) {
   std::string s;
@@ -37,7 +32,7 @@ Status Trainer::FitNamedInputs() const {
                                   (d.inputs.empty() ? std::string("one unnamed array of examples")
                                                     : std::to_string(d.inputs.size()) + " (" + PartNames(d.inputs) + ")") +
                                   " but the model has " + std::to_string(inputs.size()) + " inputs (" +
-                                  NameList(inputs) + "); name one array per input in \"x\"");
+                                  PartNames(inputs) + "); name one array per input in \"x\"");
     }
     for (const nn::ModelIo& in : inputs) {
       const data::ExampleSpec::Part* part = nullptr;
@@ -70,7 +65,7 @@ Status Trainer::FitOutputs(const config::JobConfig& job) {
                                   (d.targets.empty() ? std::string("one unnamed array of labels")
                                                      : std::to_string(d.targets.size()) + " (" + PartNames(d.targets) + ")") +
                                   " but the model has " + std::to_string(outputs.size()) + " outputs (" +
-                                  NameList(outputs) + "); name one array of labels per output in \"y\"");
+                                  PartNames(outputs) + "); name one array of labels per output in \"y\"");
     }
     std::vector<engine::OutputLayout> mine;
     for (const nn::ModelIo& out : outputs) {

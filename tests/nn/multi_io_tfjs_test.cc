@@ -21,6 +21,7 @@
 #include "nn/model.h"
 #include "nn/optimizers/optimizer.h"
 #include "test_util.h"
+#include "tfjs_model_check.h"
 #include "testing/tfjs_oracle.h"
 
 namespace ringtrain::nn {
@@ -137,11 +138,7 @@ TEST(MultiIoTfjsTest, TwoInputsAndTwoOutputsForwardAndGradientsMatchTfjs) {
   EXPECT_TRUE(AllClose(got_a, want_a)) << "head_a";
   EXPECT_TRUE(AllClose(got_b, want_b)) << "head_b";
   m.Backward(dy.data());
-  for (const ParamInfo& p : m.param_infos()) {
-    ASSERT_TRUE((*r)["weight_grads"].contains(p.name)) << p.name;
-    EXPECT_TRUE(AllClose(testing::Slice(m.grads(), p.offset, p.count), TfjsValues((*r)["weight_grads"][p.name], p.shape)))
-        << "gradient of " << p.name;
-  }
+  testing::ExpectWeightsMatchTfjs(m, m.grads(), (*r)["weight_grads"], "gradient");
 }
 
 TEST(MultiIoTfjsTest, LossPerOutputWithLossWeightsFollowsTfjsTraining) {
@@ -211,10 +208,7 @@ TEST(MultiIoTfjsTest, LossPerOutputWithLossWeightsFollowsTfjsTraining) {
   EXPECT_TRUE(AllClose(loss_a, want_a)) << "head_a's loss per step";
   EXPECT_TRUE(AllClose(loss_b, want_b)) << "head_b's loss per step";
   EXPECT_LT(want.back(), want.front()) << "the run must move";
-  for (const ParamInfo& p : m.param_infos()) {
-    EXPECT_TRUE(AllClose(testing::Slice(m.params(), p.offset, p.count), TfjsValues((*r)["weights"][p.name], p.shape)))
-        << "final " << p.name;
-  }
+  testing::ExpectWeightsMatchTfjs(m, m.params(), (*r)["weights"], "final value");
 }
 
 }  // namespace

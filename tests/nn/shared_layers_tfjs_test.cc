@@ -15,6 +15,7 @@
 #include "nn/keras/keras_json.h"
 #include "nn/model.h"
 #include "test_util.h"
+#include "tfjs_model_check.h"
 #include "testing/tfjs_oracle.h"
 
 namespace ringtrain::nn {
@@ -83,11 +84,7 @@ void CheckAgainstTfjs(const json& keras, size_t want_weights) {
   const float* out = m.Forward(x.data(), batch, /*training=*/true);
   EXPECT_TRUE(AllClose(testing::Slice(out, 0, batch), TfjsValues((*r)["outputs"][0], {batch, 1}))) << "output";
   m.Backward(dy.data());
-  for (const ParamInfo& p : m.param_infos()) {
-    ASSERT_TRUE((*r)["weight_grads"].contains(p.name)) << p.name;
-    EXPECT_TRUE(AllClose(testing::Slice(m.grads(), p.offset, p.count), TfjsValues((*r)["weight_grads"][p.name], p.shape)))
-        << "gradient of " << p.name;
-  }
+  testing::ExpectWeightsMatchTfjs(m, m.grads(), (*r)["weight_grads"], "gradient");
 }
 
 TEST(SharedLayersTfjsTest, ADenseCalledOnTwoInputsSumsItsGradients) {

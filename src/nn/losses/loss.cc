@@ -93,6 +93,10 @@ Status Loss::CheckLabels(const int32_t* labels, int batch) const {
   return Status::Ok();
 }
 
+bool LossPerOutput(const nlohmann::json& loss) {
+  return loss.is_array() || (loss.is_object() && !loss.contains("type") && !loss.contains("class_name"));
+}
+
 void Loss::ReportBadLabels(int bad) const {
   RT_LOG(ERROR) << name() << ": " << bad << " label(s) that " << config_.num_outputs
                 << " output(s) cannot take (Loss::CheckLabels); the loss is NaN. Check the dataset's labels "

@@ -67,6 +67,10 @@ struct LossConfig {
   bool float_targets = false;
 };
 
+// Whether a job's "loss" names a loss per model output: a list of them, or an object keyed
+// by output names (not one loss's {"type"/"class_name": ...}).
+bool LossPerOutput(const nlohmann::json& loss);
+
 class Loss {
  public:
   virtual ~Loss() = default;

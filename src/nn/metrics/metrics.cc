@@ -1,5 +1,6 @@
 #include "nn/metrics/metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -243,6 +244,12 @@ StatusOr<std::unique_ptr<Metric>> OneMetric(const nlohmann::json& entry, const L
 std::unique_ptr<Metric> NewAccuracy(AccuracyKind kind, std::string name, int num_outputs, double threshold,
                                     bool float_targets) {
   return std::make_unique<Accuracy>(kind, std::move(name), num_outputs, threshold, float_targets);
+}
+
+bool MetricsPerOutput(const nlohmann::json& metrics) {
+  return metrics.is_object() ||
+         (metrics.is_array() && !metrics.empty() &&
+          std::all_of(metrics.begin(), metrics.end(), [](const nlohmann::json& m) { return m.is_array() || m.is_null(); }));
 }
 
 std::unique_ptr<Metric> NewTopKAccuracy(std::string name, int num_outputs, int k) {

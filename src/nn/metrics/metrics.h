@@ -60,6 +60,10 @@ class Metric {
 // `metrics`: the job's "metrics" (a list, or null / absent for none); `loss`: the job's
 // "loss" (for "accuracy"; its errors are returned as Loss::FromJson's); num_outputs:
 // the model's last layer's units.
+// Whether a job's "metrics" names metrics per model output: an object of lists by output
+// name, or a list of lists (null entries for none); a flat list applies to every output.
+bool MetricsPerOutput(const nlohmann::json& metrics);
+
 // float_targets: the labels are float targets (nn::LossConfig::float_targets): only
 // "accuracy" / binary_accuracy take them (Keras' equal(y_true, y_pred > threshold)).
 StatusOr<std::vector<std::unique_ptr<Metric>>> MetricsFromJson(const nlohmann::json& metrics,
